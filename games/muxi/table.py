@@ -1,0 +1,614 @@
+"""The muxi table: a pure state machine, round by round (RULES.md 1.5 and 1.6).
+
+``MuxiTable.apply(action) -> list[event]`` either refuses the action with a ``RuleError`` (changing
+nothing) or carries it out and says what happened. Phases: the lobby, the banker choice, the
+players' draw (all at once), the banker's draw; the show-down ends a round and returns to the lobby.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from games.cards import DECK_54, Card
+from games.codec import Plain, from_plain, to_plain
+from games.errors import (
+    AlreadyDecided,
+    CannotDraw,
+    MustDraw,
+    NotInRound,
+    NotYourTurn,
+    TableIsClosed,
+    WrongPhase,
+)
+from games.events import (
+    ESCROW,
+    HOUSE,
+    Dealt,
+    Joined,
+    Left,
+    Paid,
+    PayReason,
+    TableClosed,
+    TimedOut,
+)
+from games.muxi.hands import Kind, MuxiHand, evaluate, settle
+from games.stakes import base_for_table, pro_rata
+from games.table import Cancel, Join, Leave, Ready, TableCore, Timeout
+
+MIN_SEATS, MAX_SEATS = 2, 5
+PLAYER_ESCAPE, BANKER_ESCAPE = 10, 50  # × base (RULES.md 1.6)
+ESCAPE_TO_BANKER = 8  # of every 10 a player's escape costs, the banker receives 8, the house 2
+PLAYER_SHARE_OF_BANKER_ESCAPE = 10  # × base to every player still in the round
+
+
+class Phase(StrEnum):
+    LOBBY = "lobby"
+    BANKER = "banker"  # 叫庄: asking each person in turn
+    DRAW = "draw"  # the players choose draw or stand, all at once
+    BANKER_DRAW = "banker_draw"
+    CLOSED = "closed"
+
+
+class Status(StrEnum):
+    """Where a hand stands in the drawing (RULES.md 1.5.4–5)."""
+
+    WAITING = "waiting"  # may draw or stand
+    FORCED = "forced"  # one joker among the first two cards: must draw
+    DREW = "drew"
+    STOOD = "stood"
+    NATURAL = "natural"  # invincible or (double) tiangong: stands by itself
+    FORFEIT = "forfeit"  # a forced draw not taken in time
+    ESCAPED = "escaped"
+
+
+PENDING = (Status.WAITING, Status.FORCED)
+
+
+class Move(StrEnum):
+    """What a person may press now (``MuxiTable.legal_actions``)."""
+
+    JOIN = "join"
+    LEAVE = "leave"
+    READY = "ready"
+    BE_BANKER = "be_banker"
+    PASS = "pass"
+    DRAW = "draw"
+    STAND = "stand"
+
+
+@dataclass(frozen=True, slots=True)
+class BeBanker:
+    person: int
+
+
+@dataclass(frozen=True, slots=True)
+class PassBanker:
+    person: int
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    person: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stand:
+    person: int
+
+
+MuxiAction = Join | Leave | Ready | Timeout | Cancel | BeBanker | PassBanker | Draw | Stand
+
+
+@dataclass(frozen=True, slots=True)
+class BankerAsked:
+    """``person`` is asked whether to be banker."""
+
+    person: int
+
+
+@dataclass(frozen=True, slots=True)
+class BankerChosen:
+    person: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandShown:
+    """A player's natural (invincible, double tiangong, tiangong), shown to the table at once."""
+
+    person: int
+    cards: tuple[Card, ...]
+    kind: Kind
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """Public: ``person`` drew a card (``drew``) or stood. The card itself goes by ``Dealt``."""
+
+    person: int
+    drew: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOf:
+    """The people who must now choose draw or stand."""
+
+    people: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PersonResult:
+    """One person's round: their cards, what they made of them, and the coins won (+) or lost (−)."""
+
+    person: int
+    is_banker: bool
+    cards: tuple[Card, ...]
+    kind: Kind | None  # None for a hand not judged (escaped, or a lone joker that forfeited)
+    points: int
+    status: Status
+    net: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundOver:
+    """``reason``: ``showdown``, ``banker_invincible``, ``players_escaped`` or ``banker_escaped``."""
+
+    round_no: int
+    reason: str
+    base: int
+    results: tuple[PersonResult, ...]
+
+
+@dataclass
+class Hand:
+    person: int
+    cards: list[Card]
+    status: Status
+
+
+@dataclass
+class MuxiState:
+    """Everything a muxi table is; round-trips through plain JSON."""
+
+    core: TableCore
+    phase: Phase = Phase.LOBBY
+    last_banker_seat: int = 0
+    participants: list[int] = field(default_factory=list)
+    asked: int = 0
+    banker: int | None = None
+    base: int = 0
+    hands: list[Hand] = field(default_factory=list)
+
+
+Event = object
+
+
+class MuxiTable:
+    """A muxi table. Create with :meth:`new`, then ``apply`` actions; save with :meth:`to_dict`."""
+
+    def __init__(self, state: MuxiState) -> None:
+        self.state = state
+        self.core = state.core
+
+    @classmethod
+    def new(cls, *, turn_seconds: int = 30, lobby_seconds: int = 300) -> MuxiTable:
+        return cls(MuxiState(TableCore(MIN_SEATS, MAX_SEATS, turn_seconds, lobby_seconds)))
+
+    def to_dict(self) -> dict[str, Plain]:
+        plain = to_plain(self.state)
+        assert isinstance(plain, dict)
+        return plain
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Plain]) -> MuxiTable:
+        return cls(from_plain(MuxiState, data))
+
+    # -- what the bot reads -----------------------------------------------------------------------
+    @property
+    def phase(self) -> Phase:
+        return self.state.phase
+
+    @property
+    def version(self) -> int:
+        return self.core.version
+
+    @property
+    def closed(self) -> bool:
+        return self.state.phase is Phase.CLOSED
+
+    def hand_of(self, person: int) -> Hand | None:
+        return next((hand for hand in self.state.hands if hand.person == person), None)
+
+    def pending(self) -> tuple[int, ...]:
+        """Who must still choose draw or stand."""
+        return tuple(hand.person for hand in self._deciders() if hand.status in PENDING)
+
+    def asked_person(self) -> int | None:
+        """Who is being asked to be banker now."""
+        return self.state.participants[self.state.asked] if self.state.phase is Phase.BANKER else None
+
+    def legal_actions(self, person: int) -> tuple[Move, ...]:
+        """The buttons ``person`` may press now."""
+        state, seat = self.state, self.core.seat_of(person)
+        if state.phase is Phase.CLOSED:
+            return ()
+        if seat is None:
+            return (Move.JOIN,) if len(self.core.seats) < self.core.max_seats else ()
+        moves: list[Move] = []
+        if state.phase is Phase.LOBBY and not seat.ready:
+            moves.append(Move.READY)
+        elif state.phase is Phase.BANKER and self.asked_person() == person:
+            moves += [Move.BE_BANKER, Move.PASS]
+        elif person in self.pending():
+            hand = self.hand_of(person)
+            assert hand is not None
+            moves += [Move.DRAW] if hand.status is Status.FORCED else [Move.DRAW, Move.STAND]
+        return (*moves, Move.LEAVE)
+
+    # -- applying actions -------------------------------------------------------------------------
+    def apply(self, action: MuxiAction) -> list[Event]:
+        """Carry out ``action`` and return what happened, or raise a ``RuleError`` changing nothing."""
+        if self.state.phase is Phase.CLOSED:
+            raise TableIsClosed()
+        handler = _HANDLERS.get(type(action))
+        if handler is None:
+            raise TypeError(f"not a muxi action: {action!r}")
+        events = handler(self, action)
+        self.core.version += 1
+        return events
+
+    def _join(self, action: Join) -> list[Event]:
+        events: list[Event] = [self.core.add_seat(action.person, action.balance)]
+        if self.state.phase is Phase.LOBBY:
+            events.append(self.core.start_timer(self.core.lobby_seconds))
+        return events
+
+    def _ready(self, action: Ready) -> list[Event]:
+        if self.state.phase is not Phase.LOBBY:
+            raise WrongPhase("Start is pressed between rounds")
+        self.core.require_seat(action.person)
+        if sorted(map(str, action.shuffle.deck)) != _DECK_TOKENS:
+            raise ValueError("a muxi shuffle holds the 54-card deck")
+        events: list[Event] = [self.core.set_ready(action.person)]
+        if self.core.everyone_ready():
+            events += self._start_round(action)
+        return events
+
+    def _leave(self, action: Leave) -> list[Event]:
+        person, phase = action.person, self.state.phase
+        self.core.require_seat(person)
+        hand = self.hand_of(person)
+        if (
+            phase in (Phase.DRAW, Phase.BANKER_DRAW)
+            and hand is not None
+            and hand.status is not Status.ESCAPED
+        ):
+            if person == self.state.banker:
+                return self._banker_escapes()
+            return self._player_escapes(hand)
+        self.core.remove_seat(person)
+        events: list[Event] = [Left(person)]
+        if phase is Phase.BANKER and person in self.state.participants:
+            events += self._leave_banker_choice(person)
+        elif phase is Phase.LOBBY:
+            events += self._lobby_changed()
+        return events
+
+    def _timeout(self, action: Timeout) -> list[Event]:
+        self.core.check_timer(action.timer)
+        phase = self.state.phase
+        if phase is Phase.LOBBY:
+            return [
+                TimedOut(action.timer, tuple(seat.person for seat in self.core.seats)),
+                *self._close("lobby_expired"),
+            ]
+        if phase is Phase.BANKER:
+            asked = self.asked_person()
+            assert asked is not None
+            return [TimedOut(action.timer, (asked,)), *self._ask_next()]
+        late = [hand for hand in self._deciders() if hand.status in PENDING]
+        for hand in late:
+            hand.status = Status.FORFEIT if hand.status is Status.FORCED else Status.STOOD
+        events: list[Event] = [TimedOut(action.timer, tuple(hand.person for hand in late))]
+        return events + (self._to_banker() if phase is Phase.DRAW else self._showdown())
+
+    def _cancel(self, _action: Cancel) -> list[Event]:
+        events: list[Event] = list(self.core.refund_escrow())
+        if self.core.shuffle is not None:
+            events.append(self.core.end_round())
+        return events + self._close("cancelled")
+
+    # -- the banker choice (叫庄) ------------------------------------------------------------------
+    def _start_round(self, ready: Ready) -> list[Event]:
+        state = self.state
+        state.base = base_for_table(seat.balance for seat in self.core.seats)
+        started = self.core.begin_round(ready.shuffle, state.base)
+        state.participants = self.core.seat_order_from(state.last_banker_seat)
+        state.asked = -1
+        state.phase = Phase.BANKER
+        return [started, *self._ask_next()]
+
+    def _ask_next(self) -> list[Event]:
+        state = self.state
+        state.asked += 1
+        if state.asked >= len(state.participants):
+            return [self.core.end_round(), *self._close("no_banker")]
+        return [BankerAsked(state.participants[state.asked]), self.core.start_timer(self.core.turn_seconds)]
+
+    def _check_asked(self, person: int) -> None:
+        if self.state.phase is not Phase.BANKER:
+            raise WrongPhase("the banker is chosen before the deal")
+        self.core.require_seat(person)
+        if person not in self.state.participants:
+            raise NotInRound()
+        if self.asked_person() != person:
+            raise NotYourTurn(f"waiting for {self.asked_person()}")
+
+    def _be_banker(self, action: BeBanker) -> list[Event]:
+        self._check_asked(action.person)
+        self.state.banker = action.person
+        return [BankerChosen(action.person), *self._deal()]
+
+    def _pass(self, action: PassBanker) -> list[Event]:
+        self._check_asked(action.person)
+        return self._ask_next()
+
+    def _leave_banker_choice(self, person: int) -> list[Event]:
+        """Leaving before the deal costs nothing; the round goes on while two people remain."""
+        state = self.state
+        index = state.participants.index(person)
+        state.participants.remove(person)
+        if len(state.participants) < MIN_SEATS:
+            state.participants = []
+            return [self.core.end_round(), *self._back_to_lobby()]
+        if index < state.asked:
+            state.asked -= 1
+        elif index == state.asked:
+            state.asked -= 1
+            return self._ask_next()
+        return []
+
+    # -- the deal and the draw --------------------------------------------------------------------
+    def _deal(self) -> list[Event]:
+        state, core = self.state, self.core
+        assert state.banker is not None
+        banker_seat = core.require_seat(state.banker).seat_no
+        order = [person for person in core.seat_order_from(banker_seat) if person in state.participants]
+        state.last_banker_seat = banker_seat
+        state.hands = [Hand(person, [], Status.WAITING) for person in order]
+        for _ in range(2):
+            for hand in state.hands:
+                hand.cards.append(core.deal())
+        state.phase = Phase.DRAW
+        events: list[Event] = [Dealt(hand.person, tuple(hand.cards)) for hand in state.hands]
+        banker = self._banker_hand()
+        if all(card.is_joker for card in banker.cards):
+            return events + self._banker_invincible()
+        for hand in state.hands:
+            if any(card.is_joker for card in hand.cards) and not all(card.is_joker for card in hand.cards):
+                hand.status = Status.FORCED
+            elif evaluate(hand.cards).kind.is_natural:
+                hand.status = Status.NATURAL
+                if hand is not banker:
+                    judged = evaluate(hand.cards)
+                    events.append(HandShown(hand.person, tuple(hand.cards), judged.kind, judged.points))
+        if self.pending():
+            return [*events, TurnOf(self.pending()), core.start_timer(core.turn_seconds)]
+        return events + self._to_banker()
+
+    def _deciders(self) -> list[Hand]:
+        """The hands that choose now: the players in the draw, the banker after them."""
+        if self.state.phase is Phase.DRAW:
+            return self._players()
+        if self.state.phase is Phase.BANKER_DRAW:
+            return [self._banker_hand()]
+        return []
+
+    def _decide(self, person: int, draw: bool) -> list[Event]:
+        if self.state.phase not in (Phase.DRAW, Phase.BANKER_DRAW):
+            raise WrongPhase("drawing comes after the deal")
+        self.core.require_seat(person)
+        hand = self.hand_of(person)
+        if hand is None or hand.status is Status.ESCAPED:
+            raise NotInRound()
+        if hand not in self._deciders():
+            raise NotYourTurn("the players choose first, then the banker")
+        if hand.status is Status.NATURAL:
+            raise CannotDraw()
+        if hand.status not in PENDING:
+            raise AlreadyDecided()
+        if hand.status is Status.FORCED and not draw:
+            raise MustDraw()
+        events: list[Event] = [Decided(person, draw)]
+        if draw:
+            card = self.core.deal()
+            hand.cards.append(card)
+            events.append(Dealt(person, (card,)))
+        hand.status = Status.DREW if draw else Status.STOOD
+        if self.pending():
+            return events
+        return events + (self._to_banker() if self.state.phase is Phase.DRAW else self._showdown())
+
+    def _draw(self, action: Draw) -> list[Event]:
+        return self._decide(action.person, draw=True)
+
+    def _stand(self, action: Stand) -> list[Event]:
+        return self._decide(action.person, draw=False)
+
+    def _to_banker(self) -> list[Event]:
+        banker = self._banker_hand()
+        if banker.status not in PENDING:
+            return self._showdown()
+        self.state.phase = Phase.BANKER_DRAW
+        return [TurnOf((banker.person,)), self.core.start_timer(self.core.turn_seconds)]
+
+    # -- the end of a round -----------------------------------------------------------------------
+    def _banker_hand(self) -> Hand:
+        return self.state.hands[-1]
+
+    def _players(self) -> list[Hand]:
+        return [hand for hand in self.state.hands[:-1] if hand.status is not Status.ESCAPED]
+
+    def _balance(self, person: int) -> int:
+        return self.core.require_seat(person).balance
+
+    def _owed_to_players(self) -> list[tuple[Hand, int]]:
+        """What each player receives from the banker (negative: pays), before anyone's limits."""
+        base, banker = self.state.base, self._banker_hand()
+        banker_judged = evaluate(banker.cards) if banker.status is not Status.FORFEIT else None
+        owed = []
+        for hand in self._players():
+            judged = evaluate(hand.cards) if hand.status is not Status.FORFEIT else None
+            if judged is None and banker_judged is None:
+                amount = 0
+            elif judged is None:
+                amount = -base * banker_judged.multiplier  # 1× when the banker holds muxi
+            elif banker_judged is None:
+                amount = base * judged.multiplier
+            else:
+                amount = settle(banker_judged, judged, base)
+            owed.append((hand, amount))
+        return owed
+
+    def _showdown(self) -> list[Event]:
+        banker = self._banker_hand()
+        owed = self._owed_to_players()
+        events: list[Event] = self._share_escape_penalties(banker.person)
+        for hand, amount in owed:
+            if amount < 0:
+                loss = min(-amount, self._balance(hand.person))
+                events += self.core.pay(hand.person, banker.person, loss, PayReason.SETTLEMENT)
+        winners = [(hand, amount) for hand, amount in owed if amount > 0]
+        shares = pro_rata(self._balance(banker.person), [amount for _, amount in winners])
+        for (hand, _), share in zip(winners, shares, strict=True):
+            events += self.core.pay(banker.person, hand.person, share, PayReason.SETTLEMENT)
+        return events + self._end_round("showdown")
+
+    def _banker_invincible(self) -> list[Event]:
+        banker, events = self._banker_hand(), []
+        for hand in self._players():
+            loss = min(self.state.base * Kind.INVINCIBLE.multiplier, self._balance(hand.person))
+            events += self.core.pay(hand.person, banker.person, loss, PayReason.SETTLEMENT)
+        return events + self._end_round("banker_invincible")
+
+    def _share_escape_penalties(self, banker: int | None) -> list[Paid]:
+        """Escaped players' penalties leave the escrow: 8 of 10 to the banker, the rest to the house."""
+        paid: list[Paid] = []
+        for contributor, held in list(self.core.escrow.items()):
+            to_banker = held * ESCAPE_TO_BANKER // PLAYER_ESCAPE if banker is not None else 0
+            paid += self.core.release(
+                contributor, banker if banker is not None else HOUSE, to_banker, PayReason.ESCAPE_SHARE
+            )
+            paid += self.core.release(contributor, HOUSE, held - to_banker, PayReason.ESCAPE_SHARE)
+        return paid
+
+    def _player_escapes(self, hand: Hand) -> list[Event]:
+        person = hand.person
+        penalty = min(PLAYER_ESCAPE * self.state.base, self._balance(person))
+        events: list[Event] = list(self.core.pay(person, ESCROW, penalty, PayReason.ESCAPE_PENALTY))
+        hand.status = Status.ESCAPED
+        self.core.remove_seat(person)
+        events.append(Left(person, escaped=True))
+        if not self._players():
+            return (
+                events + self._share_escape_penalties(self.state.banker) + self._end_round("players_escaped")
+            )
+        if self.state.phase is Phase.DRAW and not self.pending():
+            events += self._to_banker()
+        return events
+
+    def _banker_escapes(self) -> list[Event]:
+        base, banker = self.state.base, self._banker_hand().person
+        payment = min(BANKER_ESCAPE * base, self._balance(banker))
+        players = self._players()
+        shares = pro_rata(payment, [PLAYER_SHARE_OF_BANKER_ESCAPE * base] * len(players))
+        events: list[Event] = []
+        for hand, share in zip(players, shares, strict=True):
+            events += self.core.pay(banker, hand.person, share, PayReason.BANKER_ESCAPE)
+        events += self.core.pay(banker, HOUSE, payment - sum(shares), PayReason.BANKER_ESCAPE)
+        events += self._share_escape_penalties(None)
+        self._banker_hand().status = Status.ESCAPED
+        self.core.remove_seat(banker)
+        events.append(Left(banker, escaped=True))
+        return events + self._end_round("banker_escaped")
+
+    def _end_round(self, reason: str) -> list[Event]:
+        state = self.state
+        results = tuple(self._result(hand, reason) for hand in state.hands)
+        events: list[Event] = [
+            RoundOver(self.core.round_no, reason, state.base, results),
+            self.core.end_round(),
+        ]
+        state.hands, state.banker, state.participants = [], None, []
+        return events + self.core.unseat_poor() + self._back_to_lobby()
+
+    def _result(self, hand: Hand, reason: str) -> PersonResult:
+        judged: MuxiHand | None = None
+        if hand.status not in (Status.FORFEIT, Status.ESCAPED) and reason != "banker_escaped":
+            judged = _judge_or_none(hand.cards)
+        return PersonResult(
+            person=hand.person,
+            is_banker=hand.person == self.state.banker,
+            cards=tuple(hand.cards),
+            kind=judged.kind if judged else None,
+            points=judged.points if judged else 0,
+            status=hand.status,
+            net=self.core.round_net.get(hand.person, 0),
+        )
+
+    def _back_to_lobby(self) -> list[Event]:
+        self.state.phase = Phase.LOBBY
+        self.core.clear_ready()
+        return self._lobby_changed()
+
+    def _lobby_changed(self) -> list[Event]:
+        if not self.core.seats:
+            return self._close("empty")
+        return [self.core.start_timer(self.core.lobby_seconds)]
+
+    def _close(self, reason: str) -> list[Event]:
+        self.state.phase = Phase.CLOSED
+        self.core.timer = 0
+        return [TableClosed(reason)]
+
+
+def _judge_or_none(cards: list[Card]) -> MuxiHand | None:
+    try:
+        return evaluate(cards)
+    except ValueError:  # two cards with one joker: a hand that never drew
+        return None
+
+
+_DECK_TOKENS = sorted(map(str, DECK_54))
+_HANDLERS = {
+    Join: MuxiTable._join,
+    Leave: MuxiTable._leave,
+    Ready: MuxiTable._ready,
+    Timeout: MuxiTable._timeout,
+    Cancel: MuxiTable._cancel,
+    BeBanker: MuxiTable._be_banker,
+    PassBanker: MuxiTable._pass,
+    Draw: MuxiTable._draw,
+    Stand: MuxiTable._stand,
+}
+
+__all__ = [
+    "BankerAsked",
+    "BankerChosen",
+    "BeBanker",
+    "Decided",
+    "Draw",
+    "HandShown",
+    "Joined",
+    "Move",
+    "MuxiAction",
+    "MuxiTable",
+    "PassBanker",
+    "PersonResult",
+    "Phase",
+    "RoundOver",
+    "Stand",
+    "Status",
+    "TurnOf",
+]

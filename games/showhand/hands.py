@@ -1,0 +1,228 @@
+"""Showhand (梭哈) hands: the 28-card five-card stud of RULES.md section 2.
+
+Every one of the C(28, 5) = 98,280 five-card hands is rated once, at import, and kept in a table
+keyed by a 28-bit mask (one bit per card). :func:`evaluate` is then validation plus a few lookups,
+and returns a shared :class:`ShowhandHand`. The face-up cards of RULES.md 2.2 (1 to 4 cards) get the
+same treatment in a second, smaller table behind :func:`visible_strength`.
+
+Order (RULES.md 2.1): straight flush > four of a kind > full house > flush > straight > three of a
+kind > two pair > one pair > high card; ranks A > K > Q > J > 10 > 9 > 8 (8 and A are not
+consecutive); suits spade > heart > club > diamond, used only by the tie rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from itertools import combinations
+
+from games.cards import ACE, DECK_28, JACK, KING, QUEEN, SUITS, Card
+
+__all__ = ["Category", "ShowhandHand", "compare", "compare_visible", "evaluate", "visible_strength"]
+
+
+class Category(StrEnum):
+    """The nine showhand hand kinds, best first (full house above flush, as the seed ranks them)."""
+
+    STRAIGHT_FLUSH = "straight_flush"
+    FOUR_OF_A_KIND = "four_of_a_kind"
+    FULL_HOUSE = "full_house"
+    FLUSH = "flush"
+    STRAIGHT = "straight"
+    THREE_OF_A_KIND = "three_of_a_kind"
+    TWO_PAIR = "two_pair"
+    ONE_PAIR = "one_pair"
+    HIGH_CARD = "high_card"
+
+    @property
+    def power(self) -> int:
+        """8 for a straight flush down to 0 for high card: the category's place in the order."""
+        return _POWER[self]
+
+
+_POWER: dict[Category, int] = {category: 8 - i for i, category in enumerate(Category)}
+_SHIFT = 8  # the tie-break key of any category stays below 2**8 (two pair: at most 6*28 + 6*4 + 3)
+
+
+@dataclass(frozen=True, slots=True)
+class ShowhandHand:
+    """A rated five-card hand: shared instances, one per distinct set of five cards.
+
+    ``strength`` orders every hand as RULES.md 2.1 does (category, then the tie rules): the larger
+    strength wins, and two hands dealt from one deck never have the same strength. ``cards`` holds
+    the five cards best first, for display (the quads / trips / pairs first, each by suit).
+    """
+
+    category: Category
+    cards: tuple[Card, ...]
+    strength: int
+
+
+#: Rank order for showhand: 8 is 0, ..., K is 5, A is 6 (the top card).
+_RANK_INDEX: dict[int, int] = {8: 0, 9: 1, 10: 2, JACK: 3, QUEEN: 4, KING: 5, ACE: 6}
+#: The three straights, as sets of rank indexes: Q-J-10-9-8, K-Q-J-10-9, A-K-Q-J-10.
+_STRAIGHTS: frozenset[frozenset[int]] = frozenset(frozenset(range(low, low + 5)) for low in range(3))
+
+
+def _order(card: Card) -> int:
+    """0 (8♦) to 27 (A♠): rank index * 4 + suit strength, so a larger number is a better card."""
+    return _RANK_INDEX[card.rank] * 4 + (card.suit.strength if card.suit is not None else 0)
+
+
+#: The deck by order number, and each card's bit in a hand mask (bit ``_order(card)``).
+_BY_ORDER: tuple[Card, ...] = tuple(sorted(DECK_28, key=_order))
+_CARD_BITS: dict[Card, int] = {card: 1 << _order(card) for card in _BY_ORDER}
+
+
+def _bits_by_suit_rank() -> dict[int, tuple[int, ...]]:
+    """``id(suit) -> bit of each rank 0..15`` (0 for ranks outside the deck), for the fast path.
+
+    Keyed by ``id`` because suits are enum singletons and ``Enum.__hash__`` is a Python-level call:
+    reading ``card.suit`` / ``card.rank`` and indexing is about twice as fast as hashing a Card.
+    """
+    table: dict[int, tuple[int, ...]] = {}
+    for suit in SUITS:
+        bits = [0] * 16
+        for card, bit in _CARD_BITS.items():
+            if card.suit is suit:
+                bits[card.rank] = bit
+        table[id(suit)] = tuple(bits)
+    return table
+
+
+_BITS: dict[int, tuple[int, ...]] = _bits_by_suit_rank()
+
+
+def _rate(orders: tuple[int, ...]) -> tuple[Category, int, tuple[Card, ...]]:
+    """Category, strength and display order of 1 to 5 distinct cards given by order number.
+
+    ``orders`` must be descending (best card first). Straights and flushes need five cards.
+    """
+    groups: dict[int, list[int]] = {}
+    for order in orders:
+        groups.setdefault(order >> 2, []).append(order)
+    # Bigger groups first; the sort is stable, so equal sizes stay higher rank first, and inside
+    # a group the best suit is already first.
+    ordered = sorted(groups.values(), key=len, reverse=True)
+    display = tuple(_BY_ORDER[order] for group in ordered for order in group)
+    top = ordered[0]
+    top_rank, top_card = top[0] >> 2, top[0]
+    if len(top) == 4:
+        category, key = Category.FOUR_OF_A_KIND, top_rank
+    elif len(top) == 3:
+        full = len(ordered) > 1 and len(ordered[1]) == 2
+        category, key = (Category.FULL_HOUSE if full else Category.THREE_OF_A_KIND), top_rank
+    elif len(top) == 2 and len(ordered) > 1 and len(ordered[1]) == 2:
+        category, key = Category.TWO_PAIR, top_rank * 28 + (ordered[1][0] >> 2) * 4 + (top_card & 3)
+    elif len(top) == 2:
+        category, key = Category.ONE_PAIR, top_card
+    else:
+        flush = len(orders) == 5 and len({order & 3 for order in orders}) == 1
+        if len(orders) == 5 and frozenset(groups) in _STRAIGHTS:
+            category = Category.STRAIGHT_FLUSH if flush else Category.STRAIGHT
+        else:
+            category = Category.FLUSH if flush else Category.HIGH_CARD
+        key = top_card
+    return category, (category.power << _SHIFT) | key, display
+
+
+def _build_tables() -> tuple[dict[int, ShowhandHand], dict[int, int]]:
+    """Every five-card hand by mask, and the strength of every 1 to 4 face-up cards by mask."""
+    hands: dict[int, ShowhandHand] = {}
+    visible: dict[int, int] = {}
+    best_first = range(27, -1, -1)
+    for combo in combinations(best_first, 5):
+        category, strength, display = _rate(combo)
+        mask = (1 << combo[0]) | (1 << combo[1]) | (1 << combo[2]) | (1 << combo[3]) | (1 << combo[4])
+        hands[mask] = ShowhandHand(category, display, strength)
+    for count in range(1, 5):
+        for combo in combinations(best_first, count):
+            visible[sum(1 << order for order in combo)] = _rate(combo)[1]
+    return hands, visible
+
+
+_HANDS, _VISIBLE = _build_tables()
+
+
+def _invalid(cards: object, *, allowed: str) -> ValueError:
+    """The ValueError for cards that missed the fast path, naming what is wrong and the bad token."""
+    if isinstance(cards, (Card, str)) or not isinstance(cards, Iterable):
+        return ValueError(f"expected a sequence of cards, got {cards!r}")
+    items = list(cards)
+    seen: set[Card] = set()
+    for item in items:
+        if not isinstance(item, Card):
+            return ValueError(f"not a card: {item!r}")
+        if item not in _CARD_BITS:
+            return ValueError(f"not a card of the 28-card showhand deck (8 to A): {item}")
+        if item in seen:
+            return ValueError(f"repeated card: {item}")
+        seen.add(item)
+    tokens = " ".join(str(item) for item in items) or "no cards"
+    return ValueError(f"{allowed}, got {len(items)}: {tokens}")
+
+
+def evaluate(cards: Sequence[Card]) -> ShowhandHand:
+    """Rate exactly five distinct cards of the 28-card deck (RULES.md 2.1).
+
+    Returns the shared :class:`ShowhandHand` of that set of cards (the order given does not
+    matter). ``ValueError`` naming the problem and the bad card for a wrong count, a repeated card,
+    or a card outside the deck (``2S``, a joker).
+    """
+    try:
+        a, b, c, d, e = cards
+        bits = _BITS
+        return _HANDS[
+            bits[id(a.suit)][a.rank]
+            | bits[id(b.suit)][b.rank]
+            | bits[id(c.suit)][c.rank]
+            | bits[id(d.suit)][d.rank]
+            | bits[id(e.suit)][e.rank]
+        ]
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+        # A 2S or a joker adds no bit (or has no suit) and a repeat adds none twice: either way
+        # the mask is no five-card hand. The slow path works out which card to blame.
+        raise _invalid(cards, allowed="a showhand hand is exactly 5 cards") from None
+
+
+def compare(a: ShowhandHand, b: ShowhandHand) -> int:
+    """Positive when ``a`` wins, negative when ``b`` wins, 0 only for equal strength.
+
+    Two hands dealt from one deck (no card in common) never compare 0.
+    """
+    return a.strength - b.strength
+
+
+def visible_strength(cards: Sequence[Card]) -> int:
+    """The strength of 1 to 4 face-up cards for choosing the lead (RULES.md 2.2).
+
+    Only what face-up cards can show counts: four of a kind > three of a kind > two pair > pair >
+    high card, with the tie rules of 2.1 (high card: top rank, then its suit; pair: rank, then best
+    suit in it; two pair: higher pair, lower pair, best suit in the higher pair; three and four:
+    rank). Compare only strengths of equally many cards; the largest one leads. ``ValueError``
+    naming the bad card for a wrong count, a repeated card or a card outside the deck.
+    """
+    try:
+        mask = 0
+        bits = _BITS
+        for card in cards:
+            mask |= bits[id(card.suit)][card.rank]
+        if mask.bit_count() == len(cards):
+            return _VISIBLE[mask]
+    except (TypeError, KeyError, AttributeError, IndexError):
+        pass
+    raise _invalid(cards, allowed="face-up cards are 1 to 4 cards")
+
+
+def compare_visible(cards_a: Sequence[Card], cards_b: Sequence[Card]) -> int:
+    """Positive when face-up ``cards_a`` beat ``cards_b`` for the lead, negative when they lose.
+
+    Both sides must show the same number of cards, 1 to 4 (``ValueError`` otherwise). Two sets of
+    face-up cards with no card in common never compare 0.
+    """
+    if len(cards_a) != len(cards_b):
+        raise ValueError(
+            f"face-up cards to compare must be as many on each side, got {len(cards_a)} vs {len(cards_b)}"
+        )
+    return visible_strength(cards_a) - visible_strength(cards_b)

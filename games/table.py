@@ -1,0 +1,217 @@
+"""What both games' tables share: seats and readiness, the deck and its commitment, timers, the escrow.
+
+A game's table keeps a ``TableCore`` and adds its own phases. Nothing here reads a clock or a random
+source: a deadline is a number the caller arms a timer for, the deck arrives in a ``Shuffle``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from games.cards import Card
+from games.errors import AlreadyReady, AlreadySeated, NotEnoughCoins, NotSeated, StaleTimer, TableFull
+from games.events import (
+    ESCROW,
+    Account,
+    DeckRevealed,
+    Joined,
+    Paid,
+    PayReason,
+    Readied,
+    RoundStarted,
+    TimerStarted,
+    Unseated,
+)
+from games.fairness import Shuffle
+from games.stakes import MIN_BALANCE
+
+
+@dataclass
+class Seat:
+    """A seated person, their coins as the table knows them, and whether they pressed Start."""
+
+    person: int
+    balance: int
+    seat_no: int
+    ready: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """Sit down with ``balance`` coins (the caller reads it from the wallet)."""
+
+    person: int
+    balance: int
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """Get up; during a round, after the deal, this is an escape and costs what the rules say."""
+
+    person: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """Press Start (or Continue). ``shuffle`` is the deck used if this press starts the round."""
+
+    person: int
+    shuffle: Shuffle
+
+
+@dataclass(frozen=True, slots=True)
+class Timeout:
+    """The deadline ``timer`` (from ``TimerStarted``) has passed."""
+
+    timer: int
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """End the table (an admin's decision): the escrow goes back to whoever put it in."""
+
+
+@dataclass
+class TableCore:
+    """Seats, the round's deck, the running deadline and the escrow, with their invariants."""
+
+    min_seats: int
+    max_seats: int
+    turn_seconds: int
+    lobby_seconds: int
+    seats: list[Seat] = field(default_factory=list)
+    version: int = 0
+    round_no: int = 0
+    seats_taken: int = 0
+    timer: int = 0
+    timers_started: int = 0
+    shuffle: Shuffle | None = None
+    dealt: int = 0
+    escrow: dict[int, int] = field(default_factory=dict)
+    round_net: dict[int, int] = field(default_factory=dict)
+
+    # -- seats ------------------------------------------------------------------------------------
+    def seat_of(self, person: int) -> Seat | None:
+        return next((seat for seat in self.seats if seat.person == person), None)
+
+    def require_seat(self, person: int) -> Seat:
+        seat = self.seat_of(person)
+        if seat is None:
+            raise NotSeated(f"person {person}")
+        return seat
+
+    def check_join(self, person: int, balance: int) -> None:
+        if self.seat_of(person) is not None:
+            raise AlreadySeated(f"person {person}")
+        if len(self.seats) >= self.max_seats:
+            raise TableFull(f"{self.max_seats} seats")
+        if balance < MIN_BALANCE:
+            raise NotEnoughCoins(f"{balance} < {MIN_BALANCE}")
+
+    def add_seat(self, person: int, balance: int) -> Joined:
+        self.check_join(person, balance)
+        self.seats_taken += 1
+        self.seats.append(Seat(person, balance, self.seats_taken))
+        return Joined(person, balance)
+
+    def remove_seat(self, person: int) -> None:
+        self.seats = [seat for seat in self.seats if seat.person != person]
+
+    def set_ready(self, person: int) -> Readied:
+        seat = self.require_seat(person)
+        if seat.ready:
+            raise AlreadyReady()
+        seat.ready = True
+        return Readied(person)
+
+    def everyone_ready(self) -> bool:
+        return len(self.seats) >= self.min_seats and all(seat.ready for seat in self.seats)
+
+    def clear_ready(self) -> None:
+        for seat in self.seats:
+            seat.ready = False
+
+    def seat_order_from(self, seat_no: int) -> list[int]:
+        """Seated people in seat order, starting with the first whose seat number is after ``seat_no``."""
+        ordered = sorted(self.seats, key=lambda seat: seat.seat_no)
+        later = [seat.person for seat in ordered if seat.seat_no > seat_no]
+        return later + [seat.person for seat in ordered if seat.seat_no <= seat_no]
+
+    def unseat_poor(self) -> list[Unseated]:
+        """After a round: unseat everyone under the minimum to sit (RULES.md 1.5.7, 2.5)."""
+        poor = [seat for seat in self.seats if seat.balance < MIN_BALANCE]
+        for seat in poor:
+            self.remove_seat(seat.person)
+        return [Unseated(seat.person, seat.balance) for seat in poor]
+
+    # -- the round's deck -------------------------------------------------------------------------
+    def begin_round(self, shuffle: Shuffle, base: int) -> RoundStarted:
+        self.round_no += 1
+        self.shuffle = shuffle
+        self.dealt = 0
+        self.round_net = {}
+        return RoundStarted(self.round_no, shuffle.commitment, base)
+
+    def deal(self) -> Card:
+        assert self.shuffle is not None, "dealing needs a round"
+        card = self.shuffle.deck[self.dealt]
+        self.dealt += 1
+        return card
+
+    def end_round(self) -> DeckRevealed:
+        """Reveal the deck and salt of the round that just ended, and stop its timer."""
+        assert self.shuffle is not None, "no round to end"
+        shuffle, self.shuffle = self.shuffle, None
+        self.timer = 0
+        return DeckRevealed(self.round_no, shuffle.deck, shuffle.salt, shuffle.commitment)
+
+    # -- deadlines --------------------------------------------------------------------------------
+    def start_timer(self, seconds: int) -> TimerStarted:
+        self.timers_started += 1
+        self.timer = self.timers_started
+        return TimerStarted(self.timer, seconds)
+
+    def check_timer(self, timer: int) -> None:
+        if self.timer == 0 or timer != self.timer:
+            raise StaleTimer(f"timer {timer}, running {self.timer or 'none'}")
+
+    # -- coins ------------------------------------------------------------------------------------
+    @property
+    def escrow_total(self) -> int:
+        return sum(self.escrow.values())
+
+    def pay(self, payer: Account, payee: Account, amount: int, reason: PayReason) -> list[Paid]:
+        """Move coins between seated people, the house and the escrow; nothing for 0.
+
+        A seated payer never pays more than they hold (the callers cap amounts first).
+        """
+        if amount <= 0:
+            return []
+        for account, delta in ((payer, -amount), (payee, amount)):
+            if isinstance(account, int):
+                seat = self.seat_of(account)
+                if seat is not None:
+                    seat.balance += delta
+                    assert seat.balance >= 0, f"{account} would go below zero"
+                self.round_net[account] = self.round_net.get(account, 0) + delta
+        if payee == ESCROW:
+            assert isinstance(payer, int)
+            self.escrow[payer] = self.escrow.get(payer, 0) + amount
+        return [Paid(payer, payee, amount, reason)]
+
+    def release(self, contributor: int, payee: Account, amount: int, reason: PayReason) -> list[Paid]:
+        """Pay ``amount`` out of what ``contributor`` put in the escrow."""
+        held = self.escrow.get(contributor, 0)
+        assert 0 <= amount <= held, f"escrow holds {held} of {contributor}, not {amount}"
+        if held == amount:
+            del self.escrow[contributor]
+        else:
+            self.escrow[contributor] = held - amount
+        return self.pay(ESCROW, payee, amount, reason)
+
+    def refund_escrow(self) -> list[Paid]:
+        """Give everything in the escrow back to whoever put it in (a cancelled table)."""
+        paid: list[Paid] = []
+        for contributor, held in list(self.escrow.items()):
+            paid += self.release(contributor, contributor, held, PayReason.REFUND)
+        return paid
