@@ -14,12 +14,12 @@ from functools import cache
 
 from games.cards import Card, parse_card
 
-Plain = None | bool | int | str | list["Plain"] | dict[str, "Plain"]
+Plain = None | bool | int | float | str | list["Plain"] | dict[str, "Plain"]
 
 
 def to_plain(value: object) -> Plain:
     """A JSON-ready form of a dataclass tree."""
-    if value is None or isinstance(value, bool | int | str):
+    if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, Card):
         return str(value)
@@ -57,8 +57,8 @@ def _decode(kind: object, data: Plain) -> object:
         for arg in args:
             if arg is type(None):
                 continue
-            if arg in (int, str, bool):
-                if type(data) is arg:
+            if arg in (int, float, str, bool):
+                if type(data) is arg or (arg is float and type(data) is int):
                     return data
                 continue
             return _decode(arg, data)
@@ -87,6 +87,8 @@ def _decode(kind: object, data: Plain) -> object:
         assert isinstance(data, dict)
         hints = _hints(kind)
         return kind(**{name: _decode(hints[name], item) for name, item in data.items()})
+    if kind is float and isinstance(data, int | float):
+        return float(data)
     if kind in (int, str, bool) or kind is type(None):
         return data
     raise TypeError(f"cannot decode {kind}")

@@ -6,10 +6,24 @@ source: a deadline is a number the caller arms a timer for, the deck arrives in 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import ClassVar, Protocol, Self
 
 from games.cards import Card
-from games.errors import AlreadyReady, AlreadySeated, NotEnoughCoins, NotSeated, StaleTimer, TableFull
+from games.codec import Plain, from_plain, to_plain
+from games.errors import (
+    AlreadyReady,
+    AlreadySeated,
+    NotEnoughCoins,
+    NotSeated,
+    StaleTimer,
+    TableFull,
+    TableIsClosed,
+    WrongPhase,
+)
 from games.events import (
     ESCROW,
     Account,
@@ -19,6 +33,7 @@ from games.events import (
     PayReason,
     Readied,
     RoundStarted,
+    TableClosed,
     TimerStarted,
     Unseated,
 )
@@ -209,9 +224,125 @@ class TableCore:
             self.escrow[contributor] = held - amount
         return self.pay(ESCROW, payee, amount, reason)
 
+    def release_all(self, payee: Account, reason: PayReason) -> list[Paid]:
+        """The whole escrow (a showhand pot) to ``payee`` as one payment."""
+        pot = self.escrow_total
+        self.escrow.clear()
+        return self.pay(ESCROW, payee, pot, reason)
+
     def refund_escrow(self) -> list[Paid]:
         """Give everything in the escrow back to whoever put it in (a cancelled table)."""
         paid: list[Paid] = []
         for contributor, held in list(self.escrow.items()):
             paid += self.release(contributor, contributor, held, PayReason.REFUND)
         return paid
+
+
+class Table(ABC):
+    """What both games' tables do alike: apply actions by type, sit, press Start, save and load.
+
+    A subclass names its state dataclass (``STATE``, with ``core`` and a ``phase`` whose values
+    include ``"lobby"`` and ``"closed"``), its deck, its handlers, and how a round starts.
+    """
+
+    STATE: ClassVar[type[TableState]]
+    DECK: ClassVar[tuple[Card, ...]]
+    HANDLERS: ClassVar[dict[type, Callable[..., list[object]]]]
+
+    def __init__(self, state: TableState) -> None:
+        self.state = state
+        self.core: TableCore = state.core
+
+    def to_dict(self) -> dict[str, Plain]:
+        plain = to_plain(self.state)
+        assert isinstance(plain, dict)
+        return plain
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Plain]) -> Self:
+        return cls(from_plain(cls.STATE, data))
+
+    @property
+    def version(self) -> int:
+        """Counts accepted actions."""
+        return self.core.version
+
+    @property
+    def closed(self) -> bool:
+        return self.state.phase == "closed"
+
+    def apply(self, action: object) -> list[object]:
+        """Carry out ``action`` and return what happened, or raise a ``RuleError`` changing nothing."""
+        if self.closed:
+            raise TableIsClosed()
+        handler = self.HANDLERS.get(type(action))
+        if handler is None:
+            raise TypeError(f"not an action of this table: {action!r}")
+        events = handler(self, action)
+        self.core.version += 1
+        return events
+
+    def _join(self, action: Join) -> list[object]:
+        events: list[object] = [self.core.add_seat(action.person, action.balance)]
+        if self.state.phase == "lobby":
+            events.append(self.core.start_timer(self.core.lobby_seconds))
+        return events
+
+    def _ready(self, action: Ready) -> list[object]:
+        if self.state.phase != "lobby":
+            raise WrongPhase("Start is pressed between rounds")
+        seat = self.require_seat_for_ready(action)
+        # Someone left while all the others were ready: pressing again starts the round.
+        if seat.ready and self.core.everyone_ready():
+            return self._start(action.shuffle)
+        events: list[object] = [self.core.set_ready(action.person)]
+        if self.core.everyone_ready():
+            events += self._start(action.shuffle)
+        return events
+
+    def require_seat_for_ready(self, action: Ready) -> Seat:
+        seat = self.core.require_seat(action.person)
+        if sorted(map(str, action.shuffle.deck)) != sorted(map(str, self.DECK)):
+            raise ValueError(f"this table's shuffle holds its {len(self.DECK)}-card deck")
+        return seat
+
+    def may_press_ready(self, seat: Seat) -> bool:
+        return self.state.phase == "lobby" and (not seat.ready or self.core.everyone_ready())
+
+    @abstractmethod
+    def _start(self, shuffle: Shuffle) -> list[object]:
+        """Everyone pressed Start: begin a round with this deck."""
+
+
+class TableState(Protocol):
+    core: TableCore
+    phase: StrEnum
+
+
+# -- the lobby and the end of a table, for either game's state ---------------------------------------
+def back_to_lobby(state: TableState) -> list[object]:
+    """A round is over: everyone presses Start again for the next one."""
+    state.phase = type(state.phase)("lobby")
+    state.core.clear_ready()
+    return lobby_changed(state)
+
+
+def lobby_changed(state: TableState) -> list[object]:
+    """The lobby's seats changed: its expiry starts again, or the table closes when nobody is left."""
+    if not state.core.seats:
+        return close(state, "empty")
+    return [state.core.start_timer(state.core.lobby_seconds)]
+
+
+def close(state: TableState, reason: str) -> list[object]:
+    state.phase = type(state.phase)("closed")
+    state.core.timer = 0
+    return [TableClosed(reason)]
+
+
+def cancel(state: TableState) -> list[object]:
+    """An admin ends the table: the escrow goes back to whoever put it in, the deck is revealed."""
+    events: list[object] = list(state.core.refund_escrow())
+    if state.core.shuffle is not None:
+        events.append(state.core.end_round())
+    return events + close(state, "cancelled")

@@ -11,14 +11,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from games.cards import DECK_54, Card
-from games.codec import Plain, from_plain, to_plain
 from games.errors import (
     AlreadyDecided,
     CannotDraw,
     MustDraw,
     NotInRound,
     NotYourTurn,
-    TableIsClosed,
     WrongPhase,
 )
 from games.events import (
@@ -29,12 +27,24 @@ from games.events import (
     Left,
     Paid,
     PayReason,
-    TableClosed,
     TimedOut,
 )
+from games.fairness import Shuffle
 from games.muxi.hands import Kind, MuxiHand, evaluate, settle
 from games.stakes import base_for_table, pro_rata
-from games.table import Cancel, Join, Leave, Ready, TableCore, Timeout
+from games.table import (
+    Cancel,
+    Join,
+    Leave,
+    Ready,
+    Table,
+    TableCore,
+    Timeout,
+    back_to_lobby,
+    cancel,
+    close,
+    lobby_changed,
+)
 
 MIN_SEATS, MAX_SEATS = 2, 5
 PLAYER_ESCAPE, BANKER_ESCAPE = 10, 50  # × base (RULES.md 1.6)
@@ -184,38 +194,21 @@ class MuxiState:
 Event = object
 
 
-class MuxiTable:
+class MuxiTable(Table):
     """A muxi table. Create with :meth:`new`, then ``apply`` actions; save with :meth:`to_dict`."""
 
-    def __init__(self, state: MuxiState) -> None:
-        self.state = state
-        self.core = state.core
+    STATE = MuxiState
+    DECK = DECK_54
+    state: MuxiState
 
     @classmethod
     def new(cls, *, turn_seconds: int = 30, lobby_seconds: int = 300) -> MuxiTable:
         return cls(MuxiState(TableCore(MIN_SEATS, MAX_SEATS, turn_seconds, lobby_seconds)))
 
-    def to_dict(self) -> dict[str, Plain]:
-        plain = to_plain(self.state)
-        assert isinstance(plain, dict)
-        return plain
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Plain]) -> MuxiTable:
-        return cls(from_plain(MuxiState, data))
-
     # -- what the bot reads -----------------------------------------------------------------------
     @property
     def phase(self) -> Phase:
         return self.state.phase
-
-    @property
-    def version(self) -> int:
-        return self.core.version
-
-    @property
-    def closed(self) -> bool:
-        return self.state.phase is Phase.CLOSED
 
     def hand_of(self, person: int) -> Hand | None:
         return next((hand for hand in self.state.hands if hand.person == person), None)
@@ -236,7 +229,7 @@ class MuxiTable:
         if seat is None:
             return (Move.JOIN,) if len(self.core.seats) < self.core.max_seats else ()
         moves: list[Move] = []
-        if state.phase is Phase.LOBBY and not seat.ready:
+        if self.may_press_ready(seat):
             moves.append(Move.READY)
         elif state.phase is Phase.BANKER and self.asked_person() == person:
             moves += [Move.BE_BANKER, Move.PASS]
@@ -247,34 +240,6 @@ class MuxiTable:
         return (*moves, Move.LEAVE)
 
     # -- applying actions -------------------------------------------------------------------------
-    def apply(self, action: MuxiAction) -> list[Event]:
-        """Carry out ``action`` and return what happened, or raise a ``RuleError`` changing nothing."""
-        if self.state.phase is Phase.CLOSED:
-            raise TableIsClosed()
-        handler = _HANDLERS.get(type(action))
-        if handler is None:
-            raise TypeError(f"not a muxi action: {action!r}")
-        events = handler(self, action)
-        self.core.version += 1
-        return events
-
-    def _join(self, action: Join) -> list[Event]:
-        events: list[Event] = [self.core.add_seat(action.person, action.balance)]
-        if self.state.phase is Phase.LOBBY:
-            events.append(self.core.start_timer(self.core.lobby_seconds))
-        return events
-
-    def _ready(self, action: Ready) -> list[Event]:
-        if self.state.phase is not Phase.LOBBY:
-            raise WrongPhase("Start is pressed between rounds")
-        self.core.require_seat(action.person)
-        if sorted(map(str, action.shuffle.deck)) != _DECK_TOKENS:
-            raise ValueError("a muxi shuffle holds the 54-card deck")
-        events: list[Event] = [self.core.set_ready(action.person)]
-        if self.core.everyone_ready():
-            events += self._start_round(action)
-        return events
-
     def _leave(self, action: Leave) -> list[Event]:
         person, phase = action.person, self.state.phase
         self.core.require_seat(person)
@@ -292,7 +257,7 @@ class MuxiTable:
         if phase is Phase.BANKER and person in self.state.participants:
             events += self._leave_banker_choice(person)
         elif phase is Phase.LOBBY:
-            events += self._lobby_changed()
+            events += lobby_changed(self.state)
         return events
 
     def _timeout(self, action: Timeout) -> list[Event]:
@@ -301,7 +266,7 @@ class MuxiTable:
         if phase is Phase.LOBBY:
             return [
                 TimedOut(action.timer, tuple(seat.person for seat in self.core.seats)),
-                *self._close("lobby_expired"),
+                *close(self.state, "lobby_expired"),
             ]
         if phase is Phase.BANKER:
             asked = self.asked_person()
@@ -314,16 +279,13 @@ class MuxiTable:
         return events + (self._to_banker() if phase is Phase.DRAW else self._showdown())
 
     def _cancel(self, _action: Cancel) -> list[Event]:
-        events: list[Event] = list(self.core.refund_escrow())
-        if self.core.shuffle is not None:
-            events.append(self.core.end_round())
-        return events + self._close("cancelled")
+        return cancel(self.state)
 
     # -- the banker choice (叫庄) ------------------------------------------------------------------
-    def _start_round(self, ready: Ready) -> list[Event]:
+    def _start(self, shuffle: Shuffle) -> list[Event]:
         state = self.state
         state.base = base_for_table(seat.balance for seat in self.core.seats)
-        started = self.core.begin_round(ready.shuffle, state.base)
+        started = self.core.begin_round(shuffle, state.base)
         state.participants = self.core.seat_order_from(state.last_banker_seat)
         state.asked = -1
         state.phase = Phase.BANKER
@@ -333,7 +295,7 @@ class MuxiTable:
         state = self.state
         state.asked += 1
         if state.asked >= len(state.participants):
-            return [self.core.end_round(), *self._close("no_banker")]
+            return [self.core.end_round(), *close(self.state, "no_banker")]
         return [BankerAsked(state.participants[state.asked]), self.core.start_timer(self.core.turn_seconds)]
 
     def _check_asked(self, person: int) -> None:
@@ -361,7 +323,7 @@ class MuxiTable:
         state.participants.remove(person)
         if len(state.participants) < MIN_SEATS:
             state.participants = []
-            return [self.core.end_round(), *self._back_to_lobby()]
+            return [self.core.end_round(), *back_to_lobby(self.state)]
         if index < state.asked:
             state.asked -= 1
         elif index == state.asked:
@@ -412,12 +374,12 @@ class MuxiTable:
         hand = self.hand_of(person)
         if hand is None or hand.status is Status.ESCAPED:
             raise NotInRound()
-        if hand not in self._deciders():
-            raise NotYourTurn("the players choose first, then the banker")
         if hand.status is Status.NATURAL:
             raise CannotDraw()
         if hand.status not in PENDING:
             raise AlreadyDecided()
+        if hand not in self._deciders():
+            raise NotYourTurn("the players choose first, then the banker")
         if hand.status is Status.FORCED and not draw:
             raise MustDraw()
         events: list[Event] = [Decided(person, draw)]
@@ -541,7 +503,7 @@ class MuxiTable:
             self.core.end_round(),
         ]
         state.hands, state.banker, state.participants = [], None, []
-        return events + self.core.unseat_poor() + self._back_to_lobby()
+        return events + self.core.unseat_poor() + back_to_lobby(self.state)
 
     def _result(self, hand: Hand, reason: str) -> PersonResult:
         judged: MuxiHand | None = None
@@ -557,21 +519,6 @@ class MuxiTable:
             net=self.core.round_net.get(hand.person, 0),
         )
 
-    def _back_to_lobby(self) -> list[Event]:
-        self.state.phase = Phase.LOBBY
-        self.core.clear_ready()
-        return self._lobby_changed()
-
-    def _lobby_changed(self) -> list[Event]:
-        if not self.core.seats:
-            return self._close("empty")
-        return [self.core.start_timer(self.core.lobby_seconds)]
-
-    def _close(self, reason: str) -> list[Event]:
-        self.state.phase = Phase.CLOSED
-        self.core.timer = 0
-        return [TableClosed(reason)]
-
 
 def _judge_or_none(cards: list[Card]) -> MuxiHand | None:
     try:
@@ -580,8 +527,7 @@ def _judge_or_none(cards: list[Card]) -> MuxiHand | None:
         return None
 
 
-_DECK_TOKENS = sorted(map(str, DECK_54))
-_HANDLERS = {
+MuxiTable.HANDLERS = {
     Join: MuxiTable._join,
     Leave: MuxiTable._leave,
     Ready: MuxiTable._ready,
