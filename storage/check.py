@@ -1,0 +1,174 @@
+"""The integrity check: do the books balance? From code (``check_database``) or the command line.
+
+It opens the file read-only (``mode=ro``), never creating one, and reads in one transaction so it
+sees a single consistent snapshot even while the bot is writing.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from storage.models import MINT
+from storage.schema import LATEST
+from storage.wallet import GRANT_REASONS
+
+SHOWN = 20  # problems of one kind listed before "... and N more"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    ok: bool
+    problems: tuple[str, ...] = ()
+    summary: str = ""
+    figures: dict[str, int] = field(default_factory=dict)
+
+    def render(self) -> str:
+        if self.ok:
+            return f"OK: {self.summary}"
+        lines = [f"FAILED: {len(self.problems)} problem(s)", *(f"- {p}" for p in self.problems)]
+        return "\n".join(lines)
+
+
+def check_database(path: str | os.PathLike[str]) -> CheckReport:
+    """Verify the ledger against the balances, the coin identity, and the escrow of open tables."""
+    file = Path(path)
+    if not file.is_file():
+        return CheckReport(False, (f"no database at {file}",))
+    try:
+        db = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        return CheckReport(False, (f"cannot open {file}: {exc}",))
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        db.execute("BEGIN")
+        return _check(db)
+    except sqlite3.Error as exc:
+        return CheckReport(False, (f"cannot read {file}: {exc}",))
+    finally:
+        db.close()
+
+
+def _check(db: sqlite3.Connection) -> CheckReport:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if not 1 <= version <= LATEST:
+        return CheckReport(
+            False, (f"not a database of this code: schema version {version} (known 1..{LATEST})",)
+        )
+    problems: list[str] = []
+
+    quick = [row[0] for row in db.execute("PRAGMA quick_check")]
+    if quick != ["ok"]:
+        problems.extend(f"sqlite quick_check: {line}" for line in quick[:SHOWN])
+    fk = db.execute("PRAGMA foreign_key_check").fetchall()
+    _listed(problems, [f"row {r[1]} of {r[0]} refers to a missing row of {r[2]}" for r in fk])
+
+    _listed(
+        problems,
+        [
+            f"person {pid}: balance {bal} but ledger sums to {total}"
+            for pid, bal, total in db.execute(
+                "SELECT p.id, p.balance, COALESCE(SUM(l.delta), 0) AS total FROM people p"
+                " LEFT JOIN ledger l ON l.person_id = p.id GROUP BY p.id HAVING p.balance <> total"
+            )
+        ],
+    )
+    _listed(
+        problems,
+        [
+            f"account {name}: balance {bal} but ledger sums to {total}"
+            for name, bal, total in db.execute(
+                "SELECT a.name, a.balance, COALESCE(SUM(l.delta), 0) AS total FROM accounts a"
+                " LEFT JOIN ledger l ON l.account = a.name GROUP BY a.name HAVING a.balance <> total"
+            )
+        ],
+    )
+    _listed(
+        problems,
+        [
+            f"ledger entry {entry}: {legs} legs summing to {total}, not two legs summing to 0"
+            for entry, legs, total in db.execute(
+                "SELECT entry, COUNT(*), SUM(delta) AS total FROM ledger GROUP BY entry"
+                " HAVING total <> 0 OR COUNT(*) <> 2"
+            )
+        ],
+    )
+    _listed(
+        problems,
+        [
+            f"person {pid} has a negative balance {bal}"
+            for pid, bal in db.execute("SELECT id, balance FROM people WHERE balance < 0")
+        ],
+    )
+
+    accounts = dict(db.execute("SELECT name, balance FROM accounts").fetchall())
+    people_total = db.execute("SELECT COALESCE(SUM(balance), 0) FROM people").fetchone()[0]
+    marks = ",".join("?" * len(GRANT_REASONS))
+    granted = db.execute(
+        f"SELECT COALESCE(SUM(delta), 0) FROM ledger WHERE person_id IS NOT NULL AND reason IN ({marks})",
+        GRANT_REASONS,
+    ).fetchone()[0]
+    house, escrow, mint = accounts.get("house", 0), accounts.get("escrow", 0), accounts.get(MINT, 0)
+    if people_total + escrow + house != granted:
+        problems.append(
+            f"balances {people_total} + escrow {escrow} + house {house} = {people_total + escrow + house},"
+            f" but {granted} coins were granted"
+        )
+    if -mint != granted:
+        problems.append(f"the mint has paid out {-mint} coins but the grants to people total {granted}")
+    if escrow < 0:
+        problems.append(f"the escrow account is negative: {escrow}")
+
+    held = db.execute("SELECT COALESCE(SUM(escrow), 0) FROM tables WHERE closed = 0").fetchone()[0]
+    if held != escrow:
+        problems.append(f"open tables hold {held} coins in escrow but the escrow account has {escrow}")
+    _listed(
+        problems,
+        [
+            f"closed table {tid} still holds {held} coins in escrow"
+            for tid, held in db.execute("SELECT id, escrow FROM tables WHERE closed = 1 AND escrow <> 0")
+        ],
+    )
+    _listed(
+        problems,
+        [
+            f"table {tid} says it holds {held} in escrow but its escrow movements sum to {moved}"
+            for tid, held, moved in db.execute(
+                "SELECT t.id, t.escrow, COALESCE(SUM(l.delta), 0) AS moved FROM tables t"
+                " LEFT JOIN ledger l ON l.table_id = t.id AND l.account = 'escrow'"
+                " GROUP BY t.id HAVING t.escrow <> moved"
+            )
+        ],
+    )
+    triggers = {row[0] for row in db.execute("SELECT name FROM sqlite_schema WHERE type = 'trigger'")}
+    for trigger in ("ledger_no_update", "ledger_no_delete"):
+        if trigger not in triggers:
+            problems.append(f"the ledger is not append-only: trigger {trigger} is missing")
+
+    people_count, rows, open_tables = db.execute(
+        "SELECT (SELECT COUNT(*) FROM people), (SELECT COUNT(*) FROM ledger),"
+        " (SELECT COUNT(*) FROM tables WHERE closed = 0)"
+    ).fetchone()
+    figures = {
+        "version": version,
+        "people": people_count,
+        "ledger_rows": rows,
+        "open_tables": open_tables,
+        "granted": granted,
+        "balances": people_total,
+        "escrow": escrow,
+        "house": house,
+    }
+    summary = (
+        f"schema v{version}, {people_count} people, {rows} ledger rows, {open_tables} open tables;"
+        f" granted {granted:,} = balances {people_total:,} + escrow {escrow:,} + house {house:,}"
+    )
+    return CheckReport(not problems, tuple(problems), summary, figures)
+
+
+def _listed(problems: list[str], found: list[str]) -> None:
+    problems.extend(found[:SHOWN])
+    if len(found) > SHOWN:
+        problems.append(f"... and {len(found) - SHOWN} more like the above")

@@ -1,0 +1,75 @@
+"""What storage refuses, as domain exceptions the bot can turn into a message."""
+
+from __future__ import annotations
+
+
+class StorageError(Exception):
+    """Base of every error raised on purpose by ``storage``."""
+
+
+class SchemaTooNew(StorageError):
+    """The database was written by a newer version of the code than this one."""
+
+    def __init__(self, found: int, latest: int) -> None:
+        super().__init__(f"database schema version {found} is newer than this code knows ({latest})")
+        self.found = found
+        self.latest = latest
+
+
+class UnknownPerson(StorageError):
+    """A person was referred to before ``ensure_person`` created them."""
+
+    def __init__(self, person_id: int) -> None:
+        super().__init__(f"unknown person {person_id}")
+        self.person_id = person_id
+
+
+class UnknownTable(StorageError):
+    def __init__(self, table_id: int) -> None:
+        super().__init__(f"unknown table {table_id}")
+        self.table_id = table_id
+
+
+class TableAlreadyOpen(StorageError):
+    """A chat has at most one open table."""
+
+    def __init__(self, chat_id: int, table_id: int) -> None:
+        super().__init__(f"chat {chat_id} already has open table {table_id}")
+        self.chat_id = chat_id
+        self.table_id = table_id
+
+
+class TableNotOpen(StorageError):
+    """An action was committed to a table that is already closed."""
+
+    def __init__(self, table_id: int) -> None:
+        super().__init__(f"table {table_id} is closed")
+        self.table_id = table_id
+
+
+class StaleVersion(StorageError):
+    """A new action carries a version the saved table has already reached."""
+
+    def __init__(self, table_id: int, saved: int, given: int) -> None:
+        super().__init__(f"table {table_id} is at version {saved}; action version {given} is stale")
+        self.table_id = table_id
+        self.saved = saved
+        self.given = given
+
+
+class IdempotencyConflict(StorageError):
+    """Some keys of a batch are booked already but not all, or with other amounts: not a replay."""
+
+
+class EscrowMismatch(StorageError):
+    """The escrow a caller declares differs from what the booked movements put there."""
+
+
+class InsufficientFunds(StorageError):
+    """A booking would make a balance negative; nothing of it was booked."""
+
+    def __init__(self, account: int | str, balance: int, delta: int) -> None:
+        super().__init__(f"account {account} has {balance} coins; a change of {delta} would go below 0")
+        self.account = account
+        self.balance = balance
+        self.delta = delta

@@ -1,0 +1,142 @@
+"""The rows storage hands back (frozen dataclasses) and the round record it takes in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+GAMES: tuple[str, ...] = ("muxi", "showhand")
+
+MINT = "mint"
+"""The named account grants come from; its balance is minus every coin ever granted."""
+
+DEFAULT_TURN_SECONDS = 30
+DEFAULT_LOBBY_SECONDS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    id: int
+    name: str
+    language: str | None
+    balance: int
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSettings:
+    """A chat's settings; ``language`` None means "the bot's default"."""
+
+    chat_id: int
+    language: str | None = None
+    turn_seconds: int = DEFAULT_TURN_SECONDS
+    lobby_seconds: int = DEFAULT_LOBBY_SECONDS
+    allowed_games: tuple[str, ...] = GAMES
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One leg of a coin movement: ``delta`` for ``account``, the other leg is ``counterparty``'s."""
+
+    id: int
+    account: int | str
+    delta: int
+    reason: str
+    counterparty: int | str
+    table_id: int | None
+    round_no: int | None
+    key: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DailyClaim:
+    """The answer to a daily-bonus claim: ``claimed`` False when today's was taken already."""
+
+    claimed: bool
+    amount: int
+    balance: int
+    day: date
+    next_claim_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SavedTable:
+    id: int
+    chat_id: int
+    game: str
+    state: dict[str, Any]
+    version: int
+    deadline: datetime | None
+    message_id: int | None
+    dm_message_ids: dict[int, int]
+    escrow: int
+    closed: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """One person's outcome of a round: net coins (signed), whether they won, their hand's name."""
+
+    person_id: int
+    net: int
+    won: bool
+    hand: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """What the caller passes to ``commit_action`` when a round ends; the game is the table's."""
+
+    round_no: int
+    commitment: str
+    deck: str
+    salt: str
+    results: tuple[RoundResult, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class SavedRound:
+    """A stored round with its fairness proof (commitment, revealed deck order and salt)."""
+
+    id: int
+    table_id: int
+    chat_id: int
+    game: str
+    round_no: int
+    commitment: str
+    deck: str
+    salt: str
+    created_at: datetime
+    results: tuple[RoundResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderRow:
+    """A leaderboard line: ``coins`` is net won in the chat, or the balance on the global board."""
+
+    rank: int
+    person_id: int
+    name: str
+    coins: int
+    rounds: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameStats:
+    game: str
+    rounds: int = 0
+    won: int = 0
+    net: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PersonStats:
+    """Per-game and overall (``total.game == "all"``) round statistics of one person."""
+
+    person_id: int
+    games: tuple[GameStats, ...]
+    total: GameStats

@@ -1,0 +1,92 @@
+"""People and chats: who they are, their language, a chat's settings."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+
+import aiosqlite
+
+from storage.models import GAMES, ChatSettings, Person
+from storage.timeutil import from_db_required
+
+PERSON_COLUMNS = "id, name, language, balance, created_at"
+CHAT_COLUMNS = "id, language, turn_seconds, lobby_seconds, allowed_games"
+
+
+def person_from_row(row: sqlite3.Row) -> Person:
+    return Person(
+        id=row["id"],
+        name=row["name"],
+        language=row["language"],
+        balance=row["balance"],
+        created_at=from_db_required(row["created_at"]),
+    )
+
+
+def chat_from_row(row: sqlite3.Row) -> ChatSettings:
+    return ChatSettings(
+        chat_id=row["id"],
+        language=row["language"],
+        turn_seconds=row["turn_seconds"],
+        lobby_seconds=row["lobby_seconds"],
+        allowed_games=tuple(json.loads(row["allowed_games"])),
+    )
+
+
+async def get_person(db: aiosqlite.Connection, person_id: int) -> Person | None:
+    rows = list(await db.execute_fetchall(f"SELECT {PERSON_COLUMNS} FROM people WHERE id = ?", (person_id,)))
+    return person_from_row(rows[0]) if rows else None
+
+
+async def insert_person(
+    db: aiosqlite.Connection, person_id: int, name: str, language: str | None, now_text: str
+) -> None:
+    await db.execute(
+        "INSERT INTO people (id, name, language, balance, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
+        (person_id, name, language, now_text, now_text),
+    )
+
+
+async def rename_person(
+    db: aiosqlite.Connection, person_id: int, name: str, language: str | None, now_text: str
+) -> None:
+    """Update the display name, and the language when one is given (None keeps the stored one)."""
+    await db.execute(
+        "UPDATE people SET name = ?, language = COALESCE(?, language), updated_at = ? WHERE id = ?",
+        (name, language, now_text, person_id),
+    )
+
+
+def games_json(games: Iterable[str]) -> str:
+    chosen = tuple(dict.fromkeys(games))
+    unknown = [g for g in chosen if g not in GAMES]
+    if unknown:
+        raise ValueError(f"unknown games {unknown}; known: {list(GAMES)}")
+    return json.dumps(list(chosen))
+
+
+async def get_chat(db: aiosqlite.Connection, chat_id: int) -> ChatSettings | None:
+    rows = list(await db.execute_fetchall(f"SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?", (chat_id,)))
+    return chat_from_row(rows[0]) if rows else None
+
+
+async def ensure_chat(db: aiosqlite.Connection, chat_id: int, now_text: str) -> None:
+    await db.execute(
+        "INSERT INTO chats (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+        (chat_id, now_text, now_text),
+    )
+
+
+async def update_chat(
+    db: aiosqlite.Connection, chat_id: int, changes: dict[str, object], now_text: str
+) -> None:
+    """Set the given columns (names checked by the caller) of an existing chat row."""
+    if not changes:
+        return
+    assignments = ", ".join(f"{column} = ?" for column in changes)
+    await db.execute(
+        f"UPDATE chats SET {assignments}, updated_at = ? WHERE id = ?",
+        (*changes.values(), now_text, chat_id),
+    )

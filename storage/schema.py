@@ -1,0 +1,150 @@
+"""The schema as numbered migration steps; ``PRAGMA user_version`` holds the step reached.
+
+A step is never edited once released: a new need is a new step appended to ``MIGRATIONS``. Each
+step runs in its own ``BEGIN IMMEDIATE`` transaction together with the version bump, so a crash
+leaves the database at the previous version, never half-migrated, and two processes starting at
+once cannot both apply a step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+
+import aiosqlite
+
+from storage.errors import SchemaTooNew
+
+V1_BASE: tuple[str, ...] = (
+    """CREATE TABLE people (
+        id         INTEGER PRIMARY KEY,          -- Telegram user id
+        name       TEXT    NOT NULL,
+        language   TEXT,
+        balance    INTEGER NOT NULL DEFAULT 0 CHECK (balance >= 0),
+        created_at TEXT    NOT NULL,
+        updated_at TEXT    NOT NULL
+    )""",
+    """CREATE TABLE chats (
+        id            INTEGER PRIMARY KEY,       -- Telegram chat id
+        language      TEXT,
+        turn_seconds  INTEGER NOT NULL DEFAULT 30  CHECK (turn_seconds > 0),
+        lobby_seconds INTEGER NOT NULL DEFAULT 300 CHECK (lobby_seconds > 0),
+        created_at    TEXT    NOT NULL,
+        updated_at    TEXT    NOT NULL
+    )""",
+    # mint: where grants come from (minus all coins ever granted); house: the house's takings;
+    # escrow: coins held by open tables. Only the escrow is bounded, like a person.
+    """CREATE TABLE accounts (
+        name    TEXT    PRIMARY KEY CHECK (name IN ('mint', 'house', 'escrow')),
+        balance INTEGER NOT NULL DEFAULT 0,
+        CHECK (name <> 'escrow' OR balance >= 0)
+    )""",
+    "INSERT INTO accounts (name) VALUES ('mint'), ('house'), ('escrow')",
+    """CREATE TABLE tables (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        chat_id    INTEGER NOT NULL REFERENCES chats (id),
+        game       TEXT    NOT NULL CHECK (game IN ('muxi', 'showhand')),
+        state      TEXT    NOT NULL CHECK (json_valid(state)),
+        version    INTEGER NOT NULL DEFAULT 0,
+        deadline   TEXT,
+        message_id INTEGER,
+        dm_ids     TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(dm_ids)),
+        escrow     INTEGER NOT NULL DEFAULT 0 CHECK (escrow >= 0),
+        closed     INTEGER NOT NULL DEFAULT 0 CHECK (closed IN (0, 1)),
+        created_at TEXT    NOT NULL,
+        updated_at TEXT    NOT NULL
+    )""",
+    "CREATE UNIQUE INDEX tables_one_open_per_chat ON tables (chat_id) WHERE closed = 0",
+    # Double entry: a movement (``entry``) is two legs, one per account, that sum to zero.
+    """CREATE TABLE ledger (
+        id           INTEGER PRIMARY KEY,
+        person_id    INTEGER REFERENCES people (id),
+        account      TEXT    REFERENCES accounts (name),
+        delta        INTEGER NOT NULL CHECK (delta <> 0),
+        reason       TEXT    NOT NULL,
+        counterparty TEXT    NOT NULL,
+        entry        TEXT    NOT NULL,
+        idem_key     TEXT    NOT NULL UNIQUE,
+        table_id     INTEGER REFERENCES tables (id),
+        round_no     INTEGER,
+        created_at   TEXT    NOT NULL,
+        CHECK ((person_id IS NULL) <> (account IS NULL))
+    )""",
+    "CREATE INDEX ledger_person ON ledger (person_id, id) WHERE person_id IS NOT NULL",
+    """CREATE TRIGGER ledger_no_update BEFORE UPDATE ON ledger
+        BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END""",
+    """CREATE TRIGGER ledger_no_delete BEFORE DELETE ON ledger
+        BEGIN SELECT RAISE(ABORT, 'ledger is append-only'); END""",
+)
+
+V2_ALLOWED_GAMES: tuple[str, ...] = (
+    """ALTER TABLE chats ADD COLUMN allowed_games TEXT NOT NULL
+        DEFAULT '["muxi","showhand"]' CHECK (json_valid(allowed_games))""",
+)
+
+V3_ROUNDS: tuple[str, ...] = (
+    """CREATE TABLE rounds (
+        id         INTEGER PRIMARY KEY,
+        table_id   INTEGER NOT NULL REFERENCES tables (id),
+        chat_id    INTEGER NOT NULL REFERENCES chats (id),
+        game       TEXT    NOT NULL,
+        round_no   INTEGER NOT NULL,
+        commitment TEXT    NOT NULL,
+        deck       TEXT    NOT NULL,
+        salt       TEXT    NOT NULL,
+        created_at TEXT    NOT NULL,
+        UNIQUE (table_id, round_no)
+    )""",
+    "CREATE INDEX rounds_chat ON rounds (chat_id, id)",
+    """CREATE TABLE round_results (
+        round_id  INTEGER NOT NULL REFERENCES rounds (id),
+        person_id INTEGER NOT NULL REFERENCES people (id),
+        net       INTEGER NOT NULL,
+        won       INTEGER NOT NULL CHECK (won IN (0, 1)),
+        hand      TEXT,
+        PRIMARY KEY (round_id, person_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX round_results_person ON round_results (person_id)",
+    # For the chat leaderboard (ledger rows of a chat's tables) and the per-table escrow check.
+    "CREATE INDEX ledger_table ON ledger (table_id, person_id) WHERE table_id IS NOT NULL",
+    "CREATE INDEX tables_chat ON tables (chat_id, id)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1_BASE, V2_ALLOWED_GAMES, V3_ROUNDS)
+"""Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
+
+LATEST = len(MIGRATIONS)
+
+
+async def schema_version(db: aiosqlite.Connection) -> int:
+    async with db.execute("PRAGMA user_version") as cursor:
+        row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def migrate(db: aiosqlite.Connection, target: int = LATEST) -> int:
+    """Bring the database up to ``target`` in place, one transaction per step; return the version.
+
+    ``db`` must be in autocommit mode (``isolation_level=None``). Refuses a database newer than
+    this code (``SchemaTooNew``) rather than guessing what it holds.
+    """
+    if not 0 <= target <= LATEST:
+        raise ValueError(f"no schema version {target}; the latest is {LATEST}")
+    while True:
+        try:
+            await db.execute("BEGIN IMMEDIATE")
+            version = await schema_version(db)
+            if version > LATEST:
+                raise SchemaTooNew(version, LATEST)
+            if version >= target:
+                await db.execute("COMMIT")
+                return version
+            for statement in MIGRATIONS[version]:
+                await db.execute(statement)
+            # user_version lives in the file header, which the transaction covers.
+            await db.execute(f"PRAGMA user_version = {version + 1}")
+            await db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                await db.execute("ROLLBACK")
+            raise

@@ -1,0 +1,233 @@
+"""Saved tables: the engine's state with its version, deadline, message ids and escrow.
+
+Write functions run inside the caller's write transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import aiosqlite
+
+from games.events import ESCROW, Paid
+from storage import wallet
+from storage.errors import (
+    EscrowMismatch,
+    InsufficientFunds,
+    StaleVersion,
+    StorageError,
+    TableAlreadyOpen,
+    TableNotOpen,
+    UnknownPerson,
+    UnknownTable,
+)
+from storage.models import GAMES, RoundRecord, SavedTable
+from storage.people import ensure_chat
+from storage.timeutil import from_db, from_db_required, to_db
+
+TABLE_COLUMNS = (
+    "id, chat_id, game, state, version, deadline, message_id, dm_ids, escrow, closed, created_at, updated_at"
+)
+
+
+def state_json(state: Mapping[str, Any]) -> str:
+    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+
+
+def table_from_row(row: sqlite3.Row) -> SavedTable:
+    return SavedTable(
+        id=row["id"],
+        chat_id=row["chat_id"],
+        game=row["game"],
+        state=json.loads(row["state"]),
+        version=row["version"],
+        deadline=from_db(row["deadline"]),
+        message_id=row["message_id"],
+        dm_message_ids={int(k): int(v) for k, v in json.loads(row["dm_ids"]).items()},
+        escrow=row["escrow"],
+        closed=bool(row["closed"]),
+        created_at=from_db_required(row["created_at"]),
+        updated_at=from_db_required(row["updated_at"]),
+    )
+
+
+async def load_table(db: aiosqlite.Connection, table_id: int) -> SavedTable | None:
+    rows = list(await db.execute_fetchall(f"SELECT {TABLE_COLUMNS} FROM tables WHERE id = ?", (table_id,)))
+    return table_from_row(rows[0]) if rows else None
+
+
+async def open_table_of(db: aiosqlite.Connection, chat_id: int) -> SavedTable | None:
+    rows = list(
+        await db.execute_fetchall(
+            f"SELECT {TABLE_COLUMNS} FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,)
+        )
+    )
+    return table_from_row(rows[0]) if rows else None
+
+
+async def open_tables(db: aiosqlite.Connection) -> list[SavedTable]:
+    rows = await db.execute_fetchall(f"SELECT {TABLE_COLUMNS} FROM tables WHERE closed = 0 ORDER BY id")
+    return [table_from_row(row) for row in rows]
+
+
+async def create_table(
+    db: aiosqlite.Connection,
+    chat_id: int,
+    game: str,
+    state: Mapping[str, Any],
+    *,
+    version: int,
+    deadline: datetime | None,
+    message_id: int | None,
+    now_text: str,
+) -> int:
+    if game not in GAMES:
+        raise ValueError(f"unknown game {game!r}; known: {list(GAMES)}")
+    await ensure_chat(db, chat_id, now_text)
+    rows = list(
+        await db.execute_fetchall("SELECT id FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,))
+    )
+    if rows:
+        raise TableAlreadyOpen(chat_id, rows[0][0])
+    cursor = await db.execute(
+        "INSERT INTO tables (chat_id, game, state, version, deadline, message_id, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            chat_id,
+            game,
+            state_json(state),
+            version,
+            None if deadline is None else to_db(deadline),
+            message_id,
+            now_text,
+            now_text,
+        ),
+    )
+    table_id = cursor.lastrowid
+    await cursor.close()
+    assert table_id is not None
+    return table_id
+
+
+async def commit_action(
+    db: aiosqlite.Connection,
+    table_id: int,
+    *,
+    round_no: int,
+    action_seq: int,
+    payments: Sequence[Paid],
+    state: Mapping[str, Any],
+    deadline: datetime | None,
+    escrow: int | None,
+    closed: bool,
+    round_record: RoundRecord | None,
+    now_text: str,
+) -> bool:
+    """Book one action's movements and save the table; False (and no change) on a replayed batch.
+
+    A batch is a replay when all its keys are booked already; with no payments, when the table is
+    at ``action_seq`` already. The table's escrow after the action must be what the movements in
+    and out of the escrow make it (``escrow`` None: take that), and 0 when the table closes.
+    """
+    legs = wallet.action_legs(table_id, round_no, action_seq, payments)
+    state_text = state_json(state)  # bad input fails here, before anything is written
+    deadline_text = None if deadline is None else to_db(deadline)
+    rows = list(
+        await db.execute_fetchall(
+            "SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ?", (table_id,)
+        )
+    )
+    if not rows:
+        raise UnknownTable(table_id)
+    saved = rows[0]
+    if await wallet.is_replay(db, legs):
+        return False
+    if action_seq <= saved["version"]:
+        if not legs:
+            return False
+        raise StaleVersion(table_id, saved["version"], action_seq)
+    if saved["closed"]:
+        raise TableNotOpen(table_id)
+    new_escrow = saved["escrow"] + sum(leg.delta for leg in legs if leg.account == ESCROW)
+    if new_escrow < 0:
+        raise InsufficientFunds(f"escrow of table {table_id}", saved["escrow"], new_escrow - saved["escrow"])
+    if escrow is not None and escrow != new_escrow:
+        raise EscrowMismatch(
+            f"table {table_id}: escrow {escrow} declared, the movements make it {new_escrow}"
+        )
+    if closed and new_escrow != 0:
+        raise EscrowMismatch(f"table {table_id} cannot close holding {new_escrow} coins in escrow")
+    await wallet.book(db, legs, now_text=now_text, table_id=table_id, round_no=round_no)
+    await db.execute(
+        "UPDATE tables SET state = ?, version = ?, deadline = ?, escrow = ?, closed = ?, updated_at = ?"
+        " WHERE id = ?",
+        (
+            state_text,
+            action_seq,
+            deadline_text,
+            new_escrow,
+            int(closed),
+            now_text,
+            table_id,
+        ),
+    )
+    if round_record is not None:
+        await insert_round(db, table_id, saved["chat_id"], saved["game"], round_record, now_text)
+    return True
+
+
+async def insert_round(
+    db: aiosqlite.Connection, table_id: int, chat_id: int, game: str, record: RoundRecord, now_text: str
+) -> None:
+    try:
+        cursor = await db.execute(
+            "INSERT INTO rounds (table_id, chat_id, game, round_no, commitment, deck, salt, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (table_id, chat_id, game, record.round_no, record.commitment, record.deck, record.salt, now_text),
+        )
+    except sqlite3.IntegrityError as exc:
+        raise StorageError(f"table {table_id} has a record of round {record.round_no} already") from exc
+    round_id = cursor.lastrowid
+    await cursor.close()
+    people = [r.person_id for r in record.results]
+    if len(set(people)) != len(people):
+        raise StorageError(f"round {record.round_no} lists a person twice")
+    if people:
+        marks = ",".join("?" * len(people))
+        known = {
+            row[0]
+            for row in await db.execute_fetchall(f"SELECT id FROM people WHERE id IN ({marks})", people)
+        }
+        for person in people:
+            if person not in known:
+                raise UnknownPerson(person)
+    await db.executemany(
+        "INSERT INTO round_results (round_id, person_id, net, won, hand) VALUES (?, ?, ?, ?, ?)",
+        [(round_id, r.person_id, r.net, int(r.won), r.hand) for r in record.results],
+    )
+
+
+async def update_messages(
+    db: aiosqlite.Connection,
+    table_id: int,
+    *,
+    message_id: int | None,
+    set_message: bool,
+    dm_updates: Mapping[int, int | None] | None,
+    now_text: str,
+) -> None:
+    """Set the table message id and merge DM ids (a None value forgets that person's DM)."""
+    patch = json.dumps({str(person): mid for person, mid in (dm_updates or {}).items()})
+    cursor = await db.execute(
+        "UPDATE tables SET message_id = CASE WHEN ? THEN ? ELSE message_id END,"
+        " dm_ids = json_patch(dm_ids, ?), updated_at = ? WHERE id = ?",
+        (int(set_message), message_id, patch, now_text, table_id),
+    )
+    changed = cursor.rowcount
+    await cursor.close()
+    if changed == 0:
+        raise UnknownTable(table_id)

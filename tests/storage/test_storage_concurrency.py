@@ -1,0 +1,270 @@
+"""Many writers at once, reads beside a held write, and a process killed in the middle of bookings."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import textwrap
+import threading
+import time
+
+import pytest
+
+from games.events import ESCROW
+from storage import InsufficientFunds, check_database, open_store
+from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, settle, subprocess_env
+
+TABLES = 12
+ACTIONS = 25  # per table: 300 bookings, each sent twice
+
+
+def plan_actions(rng: random.Random, people: list[int]) -> list[list]:
+    """A table's batches: antes into escrow, then the escrow paid out, plus settlements between people."""
+    batches = []
+    for seq in range(ACTIONS):
+        if seq % 2 == 0:
+            batches.append(
+                [ante(p, rng.randint(1, 50)) for p in people[:2]] + [settle(people[2], people[3], 7)]
+            )
+        else:
+            batches.append("payout")  # resolved once the previous batch's escrow is known
+    return batches
+
+
+async def test_hundreds_of_concurrent_bookings_lose_nothing_and_replays_book_nothing(store):
+    rng = random.Random(4)
+    expected: dict[int, int] = {}
+    legs = 0
+    calls = []
+    for t in range(TABLES):
+        people = [100 * t + i for i in range(4)]
+        for p in people:
+            await store.ensure_person(p, f"p{p}")
+            expected[p] = 10_000
+        table = await store.create_table(-t - 1, "showhand", STATE)
+        held: list = []
+        for seq, batch in enumerate(plan_actions(rng, people), start=1):
+            if batch == "payout":
+                total = sum(paid.amount for paid in held)
+                batch = [pot(people[seq % 4], total)]
+            for paid in batch:
+                for account, sign in ((paid.payer, -1), (paid.payee, 1)):
+                    if account != ESCROW:
+                        expected[account] += sign * paid.amount
+            legs += 2 * len(batch)
+            held = [paid for paid in batch if paid.payee == ESCROW]
+            escrow = sum(paid.amount for paid in held)
+            for _ in range(2):  # every batch is sent twice: the second must book nothing
+                calls.append(
+                    store.commit_action(
+                        table.id,
+                        round_no=1 + seq // 10,
+                        action_seq=seq,
+                        payments=batch,
+                        state={**STATE, "seq": seq},
+                        deadline=None,
+                        escrow=escrow,
+                    )
+                )
+    results = await asyncio.gather(*calls)
+    assert results.count(True) == TABLES * ACTIONS == 300 and results.count(False) == 300
+    for person, balance in expected.items():
+        assert await store.balance(person) == balance
+    for table in await store.open_tables():
+        assert table.version == ACTIONS and table.state["seq"] == ACTIONS
+    report = await store.check()
+    assert report.ok, report.problems
+    assert report.figures["ledger_rows"] == 2 * len(expected) + legs  # the grants, and each batch once
+
+
+async def test_concurrent_spending_beyond_a_balance_never_goes_negative(store):
+    await store.ensure_person(1, "Ming")
+    tables = [await store.create_table(-c, "showhand", STATE) for c in range(1, 61)]
+    outcomes = await asyncio.gather(
+        *(
+            store.commit_action(
+                t.id, round_no=1, action_seq=1, payments=[ante(1, 300)], state=STATE, deadline=None
+            )
+            for t in tables
+        ),
+        return_exceptions=True,
+    )
+    assert outcomes.count(True) == 33
+    assert all(isinstance(o, InsufficientFunds) for o in outcomes if o is not True)
+    assert await store.balance(1) == 100
+    report = await store.check()
+    assert report.ok and report.figures["escrow"] == 9_900
+
+
+async def test_reads_do_not_wait_for_a_held_write_transaction(store):
+    await store.ensure_person(1, "Ming")
+    table = await store.create_table(-1, "muxi", STATE)
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_writer():
+        async with store._write() as db:
+            await db.execute("UPDATE people SET name = 'changed' WHERE id = 1")
+            entered.set()
+            await release.wait()
+
+    writer = asyncio.create_task(slow_writer())
+    await entered.wait()
+    started = time.perf_counter()
+    person = await asyncio.wait_for(store.get_person(1), timeout=1)
+    await asyncio.wait_for(store.load_table(table.id), timeout=1)
+    await asyncio.wait_for(store.global_leaderboard(), timeout=1)
+    assert time.perf_counter() - started < 0.5
+    assert person.name == "Ming"  # the uncommitted change is not visible
+    queued = asyncio.create_task(store.update_messages(table.id, message_id=3))  # a write waits its turn
+    await asyncio.sleep(0.05)
+    assert not queued.done()
+    release.set()
+    await writer
+    await queued
+    assert (await store.get_person(1)).name == "changed"
+    assert (await store.load_table(table.id)).message_id == 3
+
+
+async def test_a_held_write_lock_from_another_process_does_not_block_reads(store, db_path):
+    import sqlite3
+
+    await store.ensure_person(1, "Ming")
+    other = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("UPDATE people SET name = 'other' WHERE id = 1")
+        person = await asyncio.wait_for(store.get_person(1), timeout=1)
+        assert person.name == "Ming"
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+BOOKER = textwrap.dedent(
+    """
+    import asyncio, random, sys
+    from games.events import ESCROW
+    from storage import open_store
+    from tests.storage.storage_helpers import STATE, ante, pot, settle
+
+    async def main(path):
+        store = await open_store(path, start_grant=1_000_000)
+        people = list(range(1, 7))
+        for p in people:
+            await store.ensure_person(p, f"p{p}")
+        tables = []
+        for chat in (-1, -2, -3):
+            tables.append(await store.open_table(chat) or await store.create_table(chat, "showhand", STATE))
+        rng = random.Random(7)
+        booked = 0
+
+        async def act(table, seq):
+            saved = await store.load_table(table.id)
+            if seq % 2:
+                batch = [ante(p, rng.randint(1, 90)) for p in rng.sample(people, 3)]
+            else:
+                batch = [pot(rng.choice(people), saved.escrow), settle(rng.choice(people[:3]), 6, 5)]
+            return await store.commit_action(table.id, round_no=seq // 4, action_seq=seq, payments=batch,
+                                             state={**STATE, "seq": seq}, deadline=None)
+
+        seq = 0
+        while True:
+            seq += 1
+            results = await asyncio.gather(*(act(t, seq) for t in tables))
+            booked += sum(results)
+            print(booked, flush=True)
+
+    asyncio.run(main(sys.argv[1]))
+    """
+)
+
+
+@pytest.mark.parametrize("kill_after", [150, 400])
+async def test_a_process_killed_while_booking_leaves_sound_books(tmp_path, kill_after):
+    path = tmp_path / "killed.sqlite3"
+    script = tmp_path / "booker.py"
+    script.write_text(BOOKER)
+    env = subprocess_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests" / "storage"), env["PYTHONPATH"]])
+    child = subprocess.Popen(
+        [python(), str(script), str(path)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    watchdog = threading.Timer(60, child.kill)  # a hung child must not hang the suite
+    watchdog.start()
+    try:
+        booked = 0
+        while booked < kill_after:
+            line = child.stdout.readline()
+            if not line:
+                break
+            booked = int(line)
+        assert booked >= kill_after, child.stderr.read() if child.poll() is not None else "too slow"
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        watchdog.cancel()
+        if child.poll() is None:
+            child.kill()
+        child.wait(timeout=10)
+        child.stdout.close()
+        child.stderr.close()
+    assert child.returncode == -signal.SIGKILL
+
+    report = check_database(path)
+    assert report.ok, report.problems
+    assert report.figures["ledger_rows"] >= 12 + kill_after * 4
+    # The database opens again and keeps booking from where the saved tables are.
+    async with await open_store(path, start_grant=1_000_000) as store:
+        for table in await store.open_tables():
+            assert await store.commit_action(
+                table.id,
+                round_no=999,
+                action_seq=table.version + 1,
+                payments=[pot(1, table.escrow)] if table.escrow else [],
+                state=STATE,
+                deadline=None,
+                closed=True,
+            )
+        report = await store.check()
+        assert report.ok and report.figures["escrow"] == 0, report.problems
+
+
+async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
+    for person in (1, 2):
+        await store.ensure_person(person, f"p{person}")
+    table = await store.create_table(-1, "showhand", STATE)
+    outcomes = []
+    for seq in range(1, 41):
+        task = asyncio.create_task(
+            store.commit_action(
+                table.id,
+                round_no=1,
+                action_seq=seq,
+                payments=[ante(1, 10), ante(2, 10)],
+                state={"seq": seq},
+                deadline=None,
+            )
+        )
+        await asyncio.sleep((seq % 10) * 0.0002)  # cancel at a different point each time
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        saved = await store.load_table(table.id)
+        antes = [e for e in await store.ledger(1, limit=1000) if e.reason == "ante"]
+        booked = any(e.key == f"{table.id}:1:{seq}:0:1" for e in antes)
+        outcomes.append(booked)
+        # Booked as a whole (ledger, escrow, state and version together) or not at all.
+        assert saved.escrow == 20 * len(antes)
+        assert (saved.version == seq) == booked
+        assert saved.state == ({"seq": saved.version} if saved.version else STATE)
+        report = await store.check()
+        assert report.ok, report.problems
+    assert any(outcomes) and not all(outcomes)

@@ -1,0 +1,140 @@
+"""Opening, pragmas, and migrations: an older database is upgraded in place, keeping every row."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import aiosqlite
+import pytest
+
+from storage import SCHEMA_VERSION, RoundRecord, RoundResult, SchemaTooNew, open_store, schema
+from tests.storage.storage_helpers import STATE, ante, pot
+
+V1_ROWS = [
+    "INSERT INTO people VALUES (1, 'Ming', 'zh-hans', 9900, 't0', 't0')",
+    "INSERT INTO people VALUES (2, 'Hong', NULL, 10000, 't0', 't0')",
+    "INSERT INTO chats (id, language, turn_seconds, lobby_seconds, created_at, updated_at)"
+    " VALUES (-10, 'en', 45, 600, 't0', 't0')",
+    "UPDATE accounts SET balance = -20000 WHERE name = 'mint'",
+    "UPDATE accounts SET balance = 100 WHERE name = 'escrow'",
+    "INSERT INTO tables (id, chat_id, game, state, version, escrow, created_at, updated_at)"
+    " VALUES (7, -10, 'showhand', '{\"v\":1}', 3, 100, 't0', 't0')",
+    "INSERT INTO ledger (person_id, account, delta, reason, counterparty, entry, idem_key, created_at) VALUES"
+    " (NULL, 'mint', -10000, 'grant', '1', 'grant:1', 'grant:1:mint', 't0'),"
+    " (1, NULL, 10000, 'grant', 'mint', 'grant:1', 'grant:1:1', 't0'),"
+    " (NULL, 'mint', -10000, 'grant', '2', 'grant:2', 'grant:2:mint', 't0'),"
+    " (2, NULL, 10000, 'grant', 'mint', 'grant:2', 'grant:2:2', 't0')",
+    "INSERT INTO ledger (person_id, account, delta, reason, counterparty, entry, idem_key, table_id,"
+    " round_no, created_at) VALUES"
+    " (1, NULL, -100, 'ante', 'escrow', '7:1:3:0', '7:1:3:0:1', 7, 1, 't0'),"
+    " (NULL, 'escrow', 100, 'ante', '1', '7:1:3:0', '7:1:3:0:escrow', 7, 1, 't0')",
+]
+V1_TABLES = ("people", "chats", "accounts", "tables", "ledger")
+T0 = "'2024-01-01T00:00:00.000000+00:00'"  # replaces 't0' above
+
+
+async def make_old_database(path: Path, version: int) -> None:
+    async with aiosqlite.connect(path, isolation_level=None) as db:
+        assert await schema.migrate(db, target=version) == version
+        for statement in V1_ROWS:
+            await db.execute(statement.replace("'t0'", T0))
+
+
+def dump(path: Path, table: str) -> list[tuple]:
+    with sqlite3.connect(path) as db:
+        return db.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+
+
+async def test_a_new_database_is_at_the_latest_version_with_wal_and_foreign_keys(db_path):
+    async with await open_store(db_path) as store:
+        assert await schema.schema_version(store._writer) == SCHEMA_VERSION == 3
+        assert (await store._writer.execute_fetchall("PRAGMA journal_mode"))[0][0] == "wal"
+        for db in (store._writer, store._reader):
+            assert (await db.execute_fetchall("PRAGMA foreign_keys"))[0][0] == 1
+            assert (await db.execute_fetchall("PRAGMA busy_timeout"))[0][0] == 5000
+        assert (await store._reader.execute_fetchall("PRAGMA query_only"))[0][0] == 1
+
+
+async def test_the_path_defaults_to_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAIJU_DB", str(tmp_path / "from-env.sqlite3"))
+    async with await open_store() as store:
+        assert store.path == str(tmp_path / "from-env.sqlite3")
+    assert (tmp_path / "from-env.sqlite3").is_file()
+    monkeypatch.delenv("PAIJU_DB")
+    monkeypatch.chdir(tmp_path)
+    async with await open_store() as store:
+        assert store.path == "paiju.sqlite3"
+    assert (tmp_path / "paiju.sqlite3").is_file()
+
+
+@pytest.mark.parametrize("old_version", [1, 2])
+async def test_an_older_database_is_upgraded_in_place_keeping_every_row(db_path, old_version):
+    await make_old_database(db_path, old_version)
+    before = {table: dump(db_path, table) for table in V1_TABLES}
+    inode = db_path.stat().st_ino
+
+    async with await open_store(db_path) as store:
+        assert await schema.schema_version(store._writer) == SCHEMA_VERSION
+    assert db_path.stat().st_ino == inode  # upgraded in place, not rebuilt
+    for table, rows in before.items():
+        width = len(rows[0])
+        assert [row[:width] for row in dump(db_path, table)] == rows, table
+
+    async with await open_store(db_path) as store:
+        assert (await store.get_person(1)).name == "Ming"
+        assert await store.balance(1) == 9900
+        settings = await store.chat_settings(-10)
+        assert (settings.language, settings.turn_seconds, settings.lobby_seconds) == ("en", 45, 600)
+        assert settings.allowed_games == ("muxi", "showhand")  # v2's default for chats that predate it
+        table = await store.open_table(-10)
+        assert (table.id, table.state, table.version, table.escrow) == (7, {"v": 1}, 3, 100)
+        report = await store.check()
+        assert report.ok, report.problems
+        # The upgraded database is usable: book on the old table, then close it with a round record (v3).
+        assert await store.commit_action(
+            7, round_no=1, action_seq=4, payments=[ante(2, 100)], state=STATE, deadline=None
+        )
+        assert await store.commit_action(
+            7,
+            round_no=1,
+            action_seq=5,
+            payments=[pot(1, 200)],
+            state=STATE,
+            deadline=None,
+            closed=True,
+            round_record=RoundRecord(1, "c0ffee", "AS KS", "salt", (RoundResult(1, 100, True, "pair"),)),
+        )
+        assert await store.balance(1) == 10_100
+        assert [r.round_no for r in await store.last_rounds(chat_id=-10)] == [1]
+        report = await store.check()
+        assert report.ok, report.problems
+
+
+async def test_a_failing_migration_step_leaves_the_previous_version(db_path, monkeypatch):
+    async with await open_store(db_path):
+        pass
+    broken = ("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL")
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, broken))
+    monkeypatch.setattr(schema, "LATEST", SCHEMA_VERSION + 1)
+    async with aiosqlite.connect(db_path, isolation_level=None) as db:
+        with pytest.raises(sqlite3.OperationalError):
+            await schema.migrate(db, target=SCHEMA_VERSION + 1)
+        assert await schema.schema_version(db) == SCHEMA_VERSION
+        names = {row[0] for row in await db.execute_fetchall("SELECT name FROM sqlite_schema")}
+        assert "half_done" not in names
+
+
+async def test_a_database_from_newer_code_is_refused(db_path):
+    with sqlite3.connect(db_path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(SchemaTooNew):
+        await open_store(db_path)
+
+
+async def test_opening_twice_migrates_once(db_path):
+    async with await open_store(db_path) as store:
+        await store.ensure_person(1, "Ming")
+    async with await open_store(db_path) as store:
+        assert await store.balance(1) == 10_000
+        assert await schema.schema_version(store._writer) == SCHEMA_VERSION
