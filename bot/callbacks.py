@@ -1,0 +1,56 @@
+"""Callback data: our own short strings, ``<game>:<table>:<round>:<action>[:<arg>]`` (≤ 64 bytes).
+
+The round number, not the table's version, marks a stale button: during the simultaneous draw every
+player presses at once, and the table message is edited at most every few seconds, so a version
+would refuse presses that are perfectly good; the engine refuses what no longer fits the round.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+GAME_CODES = {"muxi": "m", "showhand": "s"}
+GAMES_BY_CODE = {code: game for game, code in GAME_CODES.items()}
+PICK = "pick"  # the game picker of a bare /newgame: ``pick:<game>``
+MAX_BYTES = 64
+_PATTERN = re.compile(r"^([ms]):(\d{1,12}):(\d{1,9}):([a-z_]{1,16})(?::([0-9a-z_]{1,16}))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """A decoded table button."""
+
+    game: str
+    table_id: int
+    round_no: int
+    action: str
+    arg: str | None = None
+
+
+def encode(game: str, table_id: int, round_no: int, action: str, arg: str | int | None = None) -> str:
+    data = f"{GAME_CODES[game]}:{table_id}:{round_no}:{action}" + (f":{arg}" if arg is not None else "")
+    assert len(data.encode()) <= MAX_BYTES and _PATTERN.match(data), data
+    return data
+
+
+def decode(data: str | None) -> Press | None:
+    """The press a button's data stands for, or None for anything we did not make."""
+    if not data or len(data.encode()) > MAX_BYTES:
+        return None
+    match = _PATTERN.match(data)
+    if match is None:
+        return None
+    code, table_id, round_no, action, arg = match.groups()
+    return Press(GAMES_BY_CODE[code], int(table_id), int(round_no), action, arg)
+
+
+def pick(game: str) -> str:
+    return f"{PICK}:{game}"
+
+
+def decode_pick(data: str | None) -> str | None:
+    if data and data.startswith(PICK + ":"):
+        game = data.removeprefix(PICK + ":")
+        return game if game in GAME_CODES else None
+    return None

@@ -1,0 +1,158 @@
+"""Commands that work anywhere: /start, /help, /rules, /balance, /daily, /language, /verify."""
+
+from __future__ import annotations
+
+from telegram import Update
+from telegram.ext import CallbackQueryHandler, CommandHandler
+
+from bot.handlers.common import Context, is_group, language_for, may_manage, person_of, reply, runtime
+from bot.i18n import t
+from bot.settings import LANGUAGES
+from bot.views.common import coins, keyboard
+from bot.views.rules import rules_text
+
+LANGUAGE_PICK = "lang:"
+
+
+async def start(update: Update, context: Context) -> None:
+    user, chat = update.effective_user, update.effective_chat
+    assert user is not None and chat is not None
+    person, granted = await person_of(context, user)
+    language = await language_for(context, update)
+    if is_group(chat):
+        await reply(update, t(language, "start.group"))
+        return
+    lines = [t(language, "start.welcome", name=user.first_name)]
+    if granted:
+        lines.append(t(language, "start.granted", amount=coins(runtime(context).settings.start_grant)))
+    lines.append(t(language, "start.balance", amount=coins(person.balance)))
+    payload = context.args[0] if context.args else ""
+    if payload.startswith("t") and payload[1:].isdigit():
+        lines.append(await _back_to_table(context, user.id, int(payload[1:]), language))
+    lines.append(t(language, "start.next"))
+    await reply(update, "\n".join(lines))
+
+
+async def _back_to_table(context: Context, person: int, table_id: int, language: str) -> str:
+    """A deep link from a table whose DM failed: the person's cards now, and the way back."""
+    paiju = runtime(context)
+    live = next((live for live in paiju.tables.by_chat.values() if live.table_id == table_id), None)
+    if live is None or person not in live.seated():
+        return t(language, "start.table_gone")
+    async with paiju.tables.lock(live.chat_id):
+        if person in live.view.dm_failed:
+            live.view.dm_failed.remove(person)
+        await paiju.send_private(live, person)
+    return t(language, "start.back_to_table")
+
+
+async def help_command(update: Update, context: Context) -> None:
+    await reply(update, t(await language_for(context, update), "help"))
+
+
+async def rules(update: Update, context: Context) -> None:
+    language = await language_for(context, update)
+    game = (context.args[0].lower() if context.args else "muxi").replace("suoha", "showhand")
+    if game not in ("muxi", "showhand"):
+        await reply(update, t(language, "rules.unknown", game=game[:20]))
+        return
+    await reply(update, rules_text(game, language))
+
+
+async def balance(update: Update, context: Context) -> None:
+    user = update.effective_user
+    assert user is not None
+    person, _ = await person_of(context, user)
+    language = await language_for(context, update)
+    await reply(update, t(language, "balance", name=user.first_name, amount=coins(person.balance)))
+
+
+async def daily(update: Update, context: Context) -> None:
+    user = update.effective_user
+    assert user is not None
+    await person_of(context, user)
+    paiju, language = runtime(context), await language_for(context, update)
+    claim = await paiju.store.claim_daily(user.id)
+    if claim.claimed:
+        await reply(
+            update, t(language, "daily.claimed", amount=coins(claim.amount), balance=coins(claim.balance))
+        )
+    else:
+        when = claim.next_claim_at.astimezone(paiju.zone).strftime("%m-%d %H:%M")
+        await reply(update, t(language, "daily.already", time=when, balance=coins(claim.balance)))
+
+
+async def language_command(update: Update, context: Context) -> None:
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None and user is not None
+    language = await language_for(context, update)
+    if is_group(chat) and not await may_manage(context, chat.id, user.id):
+        await reply(update, t(language, "language.admins_only"))
+        return
+    key = "language.pick_chat" if is_group(chat) else "language.pick_person"
+    buttons = [[(t(code, "language.name"), LANGUAGE_PICK + code) for code in LANGUAGES]]
+    await reply(update, t(language, key), reply_markup=keyboard(buttons))
+
+
+async def language_pick(update: Update, context: Context) -> None:
+    query, chat, user = update.callback_query, update.effective_chat, update.effective_user
+    assert query is not None and chat is not None and user is not None
+    code = (query.data or "").removeprefix(LANGUAGE_PICK)
+    paiju = runtime(context)
+    if code not in LANGUAGES:
+        await query.answer(t(paiju.settings.language, "press.unknown"))
+        return
+    if is_group(chat):
+        if not await may_manage(context, chat.id, user.id):
+            await query.answer(t(await paiju.chat_language(chat.id), "language.admins_only"), show_alert=True)
+            return
+        await paiju.store.update_chat_settings(chat.id, language=code)
+    else:
+        await person_of(context, user)
+        await paiju.store.ensure_person(user.id, user.full_name, code)
+    await query.answer(t(code, "language.set"))
+    if query.message is not None:
+        await query.edit_message_text(t(code, "language.set"))
+
+
+async def verify(update: Update, context: Context) -> None:
+    """/verify [table round]: a round's deck order and salt, and how to recompute its commitment."""
+    chat = update.effective_chat
+    assert chat is not None
+    paiju, language = runtime(context), await language_for(context, update)
+    args = context.args or []
+    if len(args) == 2 and all(arg.isdigit() for arg in args):
+        found = await paiju.store.get_round(int(args[0]), int(args[1]))
+    elif not args and is_group(chat):
+        rounds = await paiju.store.last_rounds(chat_id=chat.id, limit=1)
+        found = rounds[0] if rounds else None
+    else:
+        await reply(update, t(language, "verify.usage"))
+        return
+    if found is None:
+        await reply(update, t(language, "verify.none"))
+        return
+    await reply(
+        update,
+        t(
+            language,
+            "verify.proof",
+            table=found.table_id,
+            round=found.round_no,
+            commitment=found.commitment,
+            deck=found.deck,
+            salt=found.salt,
+        ),
+    )
+
+
+HANDLERS = [
+    CommandHandler("start", start),
+    CommandHandler("help", help_command),
+    CommandHandler("rules", rules),
+    CommandHandler("balance", balance),
+    CommandHandler("daily", daily),
+    CommandHandler("language", language_command),
+    CommandHandler("verify", verify),
+    CallbackQueryHandler(language_pick, pattern=f"^{LANGUAGE_PICK}"),
+]

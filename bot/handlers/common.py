@@ -1,0 +1,59 @@
+"""What every handler needs: the runtime, the person behind an update, and how to reply."""
+
+from __future__ import annotations
+
+from telegram import Chat, Update, User
+from telegram.constants import ChatMemberStatus, ChatType, ParseMode
+from telegram.ext import ContextTypes
+
+from bot.i18n import language_of
+from bot.runtime import RUNTIME, Paiju
+from storage import Person
+
+Context = ContextTypes.DEFAULT_TYPE
+
+
+def runtime(context: Context) -> Paiju:
+    return context.application.bot_data[RUNTIME]
+
+
+def display_name(user: User) -> str:
+    return user.full_name or user.username or str(user.id)
+
+
+async def person_of(context: Context, user: User) -> tuple[Person, bool]:
+    """The person (created with the starting grant on first sight) and whether they were just granted."""
+    paiju = runtime(context)
+    person, granted = await paiju.store.ensure_person(user.id, display_name(user))
+    if person.language is None and user.language_code:
+        person, _ = await paiju.store.ensure_person(
+            user.id, display_name(user), language_of(user.language_code, paiju.settings.language)
+        )
+    return person, granted
+
+
+def is_group(chat: Chat) -> bool:
+    return chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
+
+
+async def language_for(context: Context, update: Update) -> str:
+    """The language to answer in: the chat's in a group, the person's in a DM."""
+    paiju, chat, user = runtime(context), update.effective_chat, update.effective_user
+    assert chat is not None
+    if is_group(chat):
+        return await paiju.chat_language(chat.id)
+    return await paiju.person_language(user.id, user.language_code) if user else paiju.settings.language
+
+
+async def reply(update: Update, text: str, **options: object) -> None:
+    message = update.effective_message
+    assert message is not None
+    await message.reply_text(text, parse_mode=ParseMode.HTML, do_quote=False, **options)  # type: ignore[arg-type]
+
+
+async def may_manage(context: Context, chat_id: int, user_id: int) -> bool:
+    """Chat admins and the bot's owners may cancel tables and change a chat's settings."""
+    if user_id in runtime(context).settings.owners:
+        return True
+    member = await context.bot.get_chat_member(chat_id, user_id)
+    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)

@@ -1,0 +1,257 @@
+"""Group commands and the table's buttons: /newgame, /join, /leave, /table, /cancel, presses, leaving."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import CallbackQuery, Update, User
+from telegram.ext import CallbackQueryHandler, CommandHandler, MessageHandler, filters
+
+from bot import callbacks
+from bot.handlers.common import Context, is_group, language_for, may_manage, person_of, reply, runtime
+from bot.i18n import t
+from bot.kinds import KINDS
+from bot.live import LiveTable
+from bot.views.common import coins, keyboard
+from games.errors import RuleError
+from games.stakes import MIN_BALANCE
+from games.table import Cancel, Join, Leave, Ready
+
+log = logging.getLogger(__name__)
+GAME_ALIASES = {
+    "muxi": "muxi",
+    "木虱": "muxi",
+    "showhand": "showhand",
+    "suoha": "showhand",
+    "梭哈": "showhand",
+}
+
+
+class Refused(Exception):
+    """A request the bot turns down before the engine sees it; ``key`` is the catalog message."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(key)
+        self.key, self.values = key, values
+
+
+def refusal_text(language: str, error: Exception) -> str:
+    if isinstance(error, Refused):
+        return t(language, error.key, **error.values)
+    assert isinstance(error, RuleError)
+    return t(language, f"error.{error.code}")
+
+
+async def group_only(update: Update, context: Context) -> bool:
+    chat = update.effective_chat
+    assert chat is not None
+    if is_group(chat):
+        runtime(context).chat_titles[chat.id] = chat.title or ""
+        return True
+    await reply(update, t(await language_for(context, update), "group_only"))
+    return False
+
+
+# -- sitting down and getting up -------------------------------------------------------------------
+async def join(context: Context, live: LiveTable, user: User) -> None:
+    """Seat ``user`` (the caller holds the chat's lock); ``Refused`` or ``RuleError`` when not possible."""
+    paiju = runtime(context)
+    person, _ = await person_of(context, user)
+    elsewhere = paiju.tables.table_of(user.id)
+    if elsewhere is not None and elsewhere is not live:
+        raise Refused("join.elsewhere")
+    if person.balance < MIN_BALANCE:
+        raise Refused("join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE))
+    live.view.names[user.id] = person.name
+    await paiju.perform(live, Join(user.id, person.balance))
+
+
+async def newgame(update: Update, context: Context) -> None:
+    if not await group_only(update, context):
+        return
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None and user is not None
+    language = await language_for(context, update)
+    game = GAME_ALIASES.get(context.args[0].lower()) if context.args else None
+    if not context.args:
+        buttons = [[(t(language, f"{name}.title"), callbacks.pick(name)) for name in KINDS]]
+        await reply(update, t(language, "newgame.pick"), reply_markup=keyboard(buttons))
+        return
+    if game is None or game not in KINDS:
+        await reply(update, t(language, "newgame.unknown", games=" / ".join(KINDS)))
+        return
+    await open_table(update, context, game, user, language)
+
+
+async def open_table(update: Update, context: Context, game: str, user: User, language: str) -> None:
+    chat = update.effective_chat
+    assert chat is not None
+    paiju = runtime(context)
+    settings = await paiju.store.chat_settings(chat.id)
+    if game not in settings.allowed_games:
+        await reply(update, t(language, "newgame.not_allowed"))
+        return
+    async with paiju.tables.lock(chat.id):
+        if paiju.tables.get(chat.id) is not None:
+            await reply(update, t(language, "newgame.exists"))
+            return
+        elsewhere = paiju.tables.table_of(user.id)
+        if elsewhere is not None:
+            await reply(update, t(language, "join.elsewhere"))
+            return
+        person, _ = await person_of(context, user)
+        if person.balance < MIN_BALANCE:
+            await reply(
+                update, t(language, "join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE))
+            )
+            return
+        live = await paiju.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
+        await join(context, live, user)
+
+
+async def pick_game(update: Update, context: Context) -> None:
+    query, user = update.callback_query, update.effective_user
+    assert query is not None and user is not None
+    game = callbacks.decode_pick(query.data)
+    language = await language_for(context, update)
+    await query.answer()
+    if game is None:
+        return
+    if query.message is not None:
+        await query.delete_message()
+    await open_table(update, context, game, user, language)
+
+
+async def join_command(update: Update, context: Context) -> None:
+    await _table_command(update, context, "join")
+
+
+async def leave_command(update: Update, context: Context) -> None:
+    await _table_command(update, context, "leave")
+
+
+async def _table_command(update: Update, context: Context, what: str) -> None:
+    if not await group_only(update, context):
+        return
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None and user is not None
+    paiju, language = runtime(context), await language_for(context, update)
+    async with paiju.tables.lock(chat.id):
+        live = paiju.tables.get(chat.id)
+        if live is None:
+            await reply(update, t(language, "table.none"))
+            return
+        try:
+            if what == "join":
+                await join(context, live, user)
+            else:
+                await paiju.perform(live, Leave(user.id))
+        except (Refused, RuleError) as error:
+            await reply(update, refusal_text(language, error))
+
+
+async def table_command(update: Update, context: Context) -> None:
+    """/table: post the table message again at the bottom of the chat."""
+    if not await group_only(update, context):
+        return
+    chat = update.effective_chat
+    assert chat is not None
+    paiju = runtime(context)
+    async with paiju.tables.lock(chat.id):
+        live = paiju.tables.get(chat.id)
+        if live is None:
+            await reply(update, t(await language_for(context, update), "table.none"))
+            return
+        await paiju.presenter.post_table(live, await paiju.screen(chat.id))
+
+
+async def cancel(update: Update, context: Context) -> None:
+    if not await group_only(update, context):
+        return
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None and user is not None
+    paiju, language = runtime(context), await language_for(context, update)
+    if not await may_manage(context, chat.id, user.id):
+        await reply(update, t(language, "cancel.admins_only"))
+        return
+    async with paiju.tables.lock(chat.id):
+        live = paiju.tables.get(chat.id)
+        if live is None:
+            await reply(update, t(language, "table.none"))
+            return
+        await paiju.perform(live, Cancel())
+
+
+async def member_left(update: Update, context: Context) -> None:
+    """Leaving the group during a round is an escape, as leaving the table is."""
+    message, chat = update.effective_message, update.effective_chat
+    if message is None or chat is None or message.left_chat_member is None:
+        return
+    paiju, person = runtime(context), message.left_chat_member.id
+    async with paiju.tables.lock(chat.id):
+        live = paiju.tables.get(chat.id)
+        if live is not None and person in live.seated():
+            await paiju.perform(live, Leave(person))
+
+
+# -- the buttons -----------------------------------------------------------------------------------
+async def press(update: Update, context: Context) -> None:
+    """Every table button: always answered, with the reason when the press is refused."""
+    query, user = update.callback_query, update.effective_user
+    assert query is not None and user is not None
+    paiju = runtime(context)
+    language = await paiju.person_language(user.id, user.language_code)
+    try:
+        answer = await _press(query, context, user, language)
+    except (Refused, RuleError) as error:
+        await query.answer(refusal_text(language, error), show_alert=isinstance(error, Refused))
+        return
+    except Exception:
+        log.exception("a button press failed")
+        await query.answer(t(language, "press.failed"), show_alert=True)
+        return
+    await query.answer(*answer)
+
+
+async def _press(
+    query: CallbackQuery, context: Context, user: User, language: str
+) -> tuple[str | None, bool]:
+    """Carry out one press; the popup (text, as an alert) to answer it with."""
+    found = callbacks.decode(query.data)
+    message = query.message
+    if found is None or message is None:
+        raise Refused("press.unknown")
+    paiju, chat_id = runtime(context), message.chat.id
+    paiju.chat_titles[chat_id] = getattr(message.chat, "title", None) or ""
+    async with paiju.tables.lock(chat_id):
+        live = paiju.tables.get(chat_id)
+        if live is None or live.table_id != found.table_id:
+            raise Refused("press.table_over")
+        if found.round_no != live.round_no:
+            raise Refused("press.old_round")
+        if found.action == "cards":
+            private = KINDS[live.game].private_hand(live, user.id, language)
+            return (private or t(language, "press.no_cards")), True
+        if found.action == "join":
+            await join(context, live, user)
+        elif found.action == "leave":
+            await paiju.perform(live, Leave(user.id))
+        elif found.action == "ready":
+            await paiju.perform(live, Ready(user.id, paiju.shuffle(live.game)))
+        elif found.action in KINDS[live.game].moves:
+            await paiju.perform(live, KINDS[live.game].moves[found.action](user.id))
+        else:
+            raise Refused("press.unknown")
+    return None, False
+
+
+HANDLERS = [
+    CommandHandler("newgame", newgame),
+    CommandHandler("join", join_command),
+    CommandHandler("leave", leave_command),
+    CommandHandler("table", table_command),
+    CommandHandler("cancel", cancel),
+    CallbackQueryHandler(pick_game, pattern=f"^{callbacks.PICK}:"),
+    CallbackQueryHandler(press),
+    MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, member_left),
+]

@@ -1,0 +1,94 @@
+"""A table as the bot holds it: the engine, what the table message shows besides, and its messages.
+
+Saved as ``{"engine": <engine.to_dict()>, "view": <ViewState>}`` after every action, so a restarted
+bot shows and carries on every open table exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from games.cards import Card
+from games.codec import Plain, from_plain, to_plain
+from games.table import TableCore
+
+
+@dataclass
+class ResultLine:
+    """One person's line on a results screen, whatever the game."""
+
+    person: int
+    cards: tuple[Card, ...]
+    hand: str | None  # the engine's kind/category name, None when not judged
+    points: int
+    status: str
+    net: int
+    is_banker: bool = False
+    won: bool = False
+
+
+@dataclass
+class Notice:
+    """Something worth a line on the table until the round ends (an escape, a timeout...)."""
+
+    key: str
+    person: int
+    amount: int = 0
+
+
+@dataclass
+class ViewState:
+    names: dict[int, str] = field(default_factory=dict)
+    commitment: str = ""
+    results: list[ResultLine] = field(default_factory=list)
+    results_round: int = 0
+    notices: list[Notice] = field(default_factory=list)
+    dm_failed: list[int] = field(default_factory=list)
+    deadline: float | None = None
+    closed_reason: str = ""
+
+
+class Engine(Protocol):
+    """What the bot needs of a game's table state machine."""
+
+    core: TableCore
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def apply(self, action: object) -> list[object]: ...
+
+    def to_dict(self) -> dict[str, Plain]: ...
+
+
+@dataclass
+class LiveTable:
+    table_id: int
+    chat_id: int
+    game: str
+    engine: Engine
+    view: ViewState
+    message_id: int | None = None
+    dm_ids: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def round_no(self) -> int:
+        return self.engine.core.round_no
+
+    def name(self, person: int) -> str:
+        return self.view.names.get(person, str(person))
+
+    def seated(self) -> list[int]:
+        return [seat.person for seat in self.engine.core.seats]
+
+    def state(self) -> dict[str, Plain]:
+        return {"engine": self.engine.to_dict(), "view": to_plain(self.view)}
+
+
+def view_from_plain(data: Plain) -> ViewState:
+    assert isinstance(data, dict)
+    return from_plain(ViewState, data)

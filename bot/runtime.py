@@ -1,0 +1,146 @@
+"""The running bot: settings, storage, the open tables, what is shown, and the turn timers.
+
+Every change of a table goes through :meth:`Paiju.perform` while the caller holds the chat's lock:
+apply and save (``Tables.apply``), re-arm the deadline, send the private cards, show the table.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from datetime import datetime
+from random import Random
+from zoneinfo import ZoneInfo
+
+from telegram import Bot
+from telegram.ext import ContextTypes, JobQueue
+
+from bot.i18n import language_of
+from bot.kinds import KINDS
+from bot.live import LiveTable
+from bot.presenter import Presenter
+from bot.service import Tables
+from bot.settings import Settings
+from bot.views.common import Screen
+from games.errors import StaleTimer
+from games.events import Dealt, RoundStarted
+from games.fairness import Shuffle
+from games.table import Timeout
+from storage import Store
+
+log = logging.getLogger(__name__)
+RUNTIME = "paiju"
+
+
+class Paiju:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        bot: Bot,
+        job_queue: JobQueue | None,
+        *,
+        rng: Random | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.bot = bot
+        self.job_queue = job_queue
+        self.rng = rng or secrets.SystemRandom()
+        self.clock = clock
+        self.tables = Tables(store, clock)
+        self.presenter = Presenter(bot, store, settings.edit_interval)
+        self.zone = ZoneInfo(settings.timezone)
+        self.chat_titles: dict[int, str] = {}
+
+    # -- languages and screens --------------------------------------------------------------------
+    async def chat_language(self, chat_id: int) -> str:
+        settings = await self.store.chat_settings(chat_id)
+        return settings.language or self.settings.language
+
+    async def person_language(self, person: int, telegram_code: str | None = None) -> str:
+        known = await self.store.get_person(person)
+        if known is not None and known.language:
+            return known.language
+        return language_of(telegram_code, self.settings.language)
+
+    async def screen(self, chat_id: int) -> Screen:
+        return Screen(await self.chat_language(chat_id), self.time_text, self.bot.username or "")
+
+    def time_text(self, moment: float) -> str:
+        return datetime.fromtimestamp(moment, self.zone).strftime("%H:%M:%S")
+
+    def shuffle(self, game: str) -> Shuffle:
+        return Shuffle.new(KINDS[game].deck, self.rng)
+
+    # -- changing a table (the caller holds the chat's lock) ------------------------------------------
+    async def perform(self, live: LiveTable, action: object) -> list[object]:
+        events = await self.tables.apply(live, action)
+        await self.show(live, events)
+        return events
+
+    async def show(self, live: LiveTable, events: list[object]) -> None:
+        self.arm(live)
+        screen = await self.screen(live.chat_id)
+        new_round = any(isinstance(event, RoundStarted) for event in events)
+        if new_round:
+            await self.presenter.forget_dms(live)
+        dealt = list(dict.fromkeys(event.person for event in events if isinstance(event, Dealt)))
+        for person in dealt:
+            await self.send_private(live, person)
+        if new_round and live.round_no > 1:
+            live.message_id = None  # each round gets its own message; the last one keeps its results
+        await self.presenter.refresh(live, screen)
+
+    async def send_private(self, live: LiveTable, person: int) -> bool:
+        language = await self.person_language(person)
+        title = self.chat_titles.get(live.chat_id, "")
+        sent = await self.presenter.send_private(live, person, language, title)
+        if not sent and person not in live.view.dm_failed:
+            live.view.dm_failed.append(person)
+        return sent
+
+    # -- deadlines --------------------------------------------------------------------------------
+    def arm(self, live: LiveTable) -> None:
+        """(Re-)arm the table's one timer at its saved deadline; a deadline already past fires now."""
+        if self.job_queue is None:
+            return
+        name = f"table:{live.chat_id}"
+        for job in self.job_queue.get_jobs_by_name(name):
+            job.schedule_removal()
+        deadline, timer = live.view.deadline, live.engine.core.timer
+        if deadline is None or timer == 0 or live.engine.closed:
+            return
+        self.job_queue.run_once(
+            _fire,
+            when=max(0.0, deadline - self.clock()),
+            name=name,
+            data=(live.chat_id, live.table_id, timer),
+        )
+
+    async def timeout(self, chat_id: int, table_id: int, timer: int) -> None:
+        async with self.tables.lock(chat_id):
+            live = self.tables.get(chat_id)
+            if live is None or live.table_id != table_id:
+                return
+            try:
+                await self.perform(live, Timeout(timer))
+            except StaleTimer:
+                return
+
+    async def restore(self) -> list[LiveTable]:
+        """At start-up: load every open table and re-arm its timer."""
+        restored = await self.tables.restore()
+        for live in restored:
+            self.arm(live)
+        return restored
+
+
+async def _fire(context: ContextTypes.DEFAULT_TYPE) -> None:
+    job = context.job
+    assert job is not None and isinstance(job.data, tuple)
+    chat_id, table_id, timer = job.data
+    await context.application.bot_data[RUNTIME].timeout(chat_id, table_id, timer)

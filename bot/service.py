@@ -1,0 +1,144 @@
+"""The open tables: one per chat, each behind its chat's lock, saved with its coins after every action.
+
+``Tables.apply`` is the one way a table changes: the engine applies the action, the view notes what
+the table message should say, and storage books the ``Paid`` events together with the saved state
+in one transaction. If saving fails, the table in memory goes back to what was saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from bot.kinds import KINDS, GameKind
+from bot.live import LiveTable, Notice, ViewState, view_from_plain
+from games.cards import format_cards
+from games.events import (
+    DeckRevealed,
+    Left,
+    Paid,
+    PayReason,
+    RoundStarted,
+    TableClosed,
+    TimerStarted,
+    Unseated,
+)
+from storage import RoundRecord, RoundResult, SavedTable, Store
+
+_PENALTIES = (PayReason.ESCAPE_PENALTY, PayReason.BANKER_ESCAPE)
+
+
+class Tables:
+    """Every open table in memory (the database holds the same, saved after each action)."""
+
+    def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.clock = clock
+        self.by_chat: dict[int, LiveTable] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    def lock(self, chat_id: int) -> asyncio.Lock:
+        return self._locks.setdefault(chat_id, asyncio.Lock())
+
+    def get(self, chat_id: int) -> LiveTable | None:
+        return self.by_chat.get(chat_id)
+
+    def table_of(self, person: int) -> LiveTable | None:
+        """The table where ``person`` sits (a person sits at one table at a time, across chats)."""
+        return next((live for live in self.by_chat.values() if person in live.seated()), None)
+
+    def kind(self, live: LiveTable) -> GameKind:
+        return KINDS[live.game]
+
+    async def restore(self) -> list[LiveTable]:
+        """Load every open table from the database (at start-up)."""
+        for saved in await self.store.open_tables():
+            live = self._from_saved(saved)
+            self.by_chat[live.chat_id] = live
+        return list(self.by_chat.values())
+
+    def _from_saved(self, saved: SavedTable) -> LiveTable:
+        engine = KINDS[saved.game].load(saved.state["engine"])
+        return LiveTable(
+            saved.id,
+            saved.chat_id,
+            saved.game,
+            engine,
+            view_from_plain(saved.state["view"]),
+            saved.message_id,
+            dict(saved.dm_message_ids),
+        )
+
+    async def open(self, chat_id: int, game: str, turn_seconds: int, lobby_seconds: int) -> LiveTable:
+        """A new empty table in a chat (the caller then seats the opener)."""
+        engine = KINDS[game].new(turn_seconds, lobby_seconds)
+        live = LiveTable(0, chat_id, game, engine, ViewState())
+        saved = await self.store.create_table(chat_id, game, live.state(), version=engine.version)
+        live.table_id = saved.id
+        self.by_chat[chat_id] = live
+        return live
+
+    async def apply(self, live: LiveTable, action: object) -> list[object]:
+        """Apply, note, and save one action; a ``RuleError`` leaves everything as it was."""
+        saved_engine, saved_view = live.engine.to_dict(), live.state()["view"]
+        events = live.engine.apply(action)
+        try:
+            record = self._note(live, events)
+            await self.store.commit_action(
+                live.table_id,
+                round_no=live.round_no,
+                action_seq=live.engine.version,
+                payments=[event for event in events if isinstance(event, Paid)],
+                state=live.state(),
+                deadline=datetime.fromtimestamp(live.view.deadline, UTC) if live.view.deadline else None,
+                escrow=live.engine.core.escrow_total,
+                closed=live.engine.closed,
+                round_record=record,
+            )
+        except BaseException:
+            live.engine = self.kind(live).load(saved_engine)
+            live.view = view_from_plain(saved_view)
+            raise
+        if live.engine.closed:
+            self.by_chat.pop(live.chat_id, None)
+        return events
+
+    def _note(self, live: LiveTable, events: list[object]) -> RoundRecord | None:
+        """Update what the table message shows; return the round's record if a round ended."""
+        view, kind = live.view, self.kind(live)
+        record: RoundRecord | None = None
+        results = None
+        for event in events:
+            if isinstance(event, RoundStarted):
+                view.commitment, view.notices, view.results = event.commitment, [], []
+            elif isinstance(event, TimerStarted):
+                view.deadline = self.clock() + event.seconds
+            elif isinstance(event, Left) and event.escaped:
+                paid = sum(
+                    e.amount
+                    for e in events
+                    if isinstance(e, Paid) and e.payer == event.person and e.reason in _PENALTIES
+                )
+                view.notices.append(Notice("notice.escaped", event.person, paid))
+            elif isinstance(event, Unseated):
+                view.notices.append(Notice("notice.unseated", event.person, event.balance))
+            elif isinstance(event, TableClosed):
+                view.closed_reason = event.reason
+            elif isinstance(event, DeckRevealed) and results is not None:
+                record = RoundRecord(
+                    round_no=event.round_no,
+                    commitment=event.commitment,
+                    deck=format_cards(event.deck),
+                    salt=event.salt,
+                    results=tuple(
+                        RoundResult(line.person, line.net, line.won, line.hand) for line in results
+                    ),
+                )
+            elif (found := kind.results(event)) is not None:
+                results = found
+                view.results, view.results_round = found, live.round_no
+        if live.engine.core.timer == 0:
+            view.deadline = None
+        return record

@@ -1,0 +1,74 @@
+"""What every screen shares: cards with suit symbols, coins with their sign, names made safe."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.i18n import t
+from games.cards import BIG_JOKER, SMALL_JOKER, Card
+
+# Emoji presentation: on phones ♥️ ♦️ show red and ♠️ ♣️ black.
+_SUIT_EMOJI = {"S": "♠️", "H": "♥️", "C": "♣️", "D": "♦️"}
+MINUS = "−"
+
+
+def card_text(card: Card, language: str) -> str:
+    if card.rank == BIG_JOKER:
+        return t(language, "card.big_joker")
+    if card.rank == SMALL_JOKER:
+        return t(language, "card.small_joker")
+    assert card.suit is not None
+    return card.rank_token + _SUIT_EMOJI[card.suit.value]
+
+
+def cards_text(cards: Iterable[Card], language: str) -> str:
+    return " ".join(card_text(card, language) for card in cards)
+
+
+def coins(amount: int) -> str:
+    """``12,345``; negative amounts with a real minus sign."""
+    return f"{MINUS}{-amount:,}" if amount < 0 else f"{amount:,}"
+
+
+def signed(amount: int) -> str:
+    """Money always with its sign: ``+1,400``, ``−800``, ``±0``."""
+    if amount == 0:
+        return "±0"
+    return f"+{amount:,}" if amount > 0 else coins(amount)
+
+
+def name(text: str, limit: int = 16) -> str:
+    """A display name for HTML messages: cut to ``limit`` characters and escaped."""
+    text = " ".join(text.split()) or "?"
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return html.escape(text, quote=False)
+
+
+def short_hash(commitment: str) -> str:
+    return f"{commitment[:4]}…{commitment[-3:]}"
+
+
+Row = Sequence[tuple[str, str]]
+
+
+def keyboard(rows: Iterable[Row]) -> InlineKeyboardMarkup | None:
+    """Rows of (label, callback data) pairs; None when there is no button at all."""
+    built = [[InlineKeyboardButton(label, callback_data=data) for label, data in row] for row in rows if row]
+    return InlineKeyboardMarkup(built) if built else None
+
+
+@dataclass(frozen=True)
+class Screen:
+    """How a message is drawn: its language, how it shows a deadline, and the bot's username."""
+
+    language: str
+    when: Callable[[float], str]
+    bot_username: str
+
+    def deep_link(self, table_id: int) -> str:
+        return f"https://t.me/{self.bot_username}?start=t{table_id}"

@@ -1,0 +1,240 @@
+"""The muxi table message, its buttons, and the private views of a hand (DM and popup)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from telegram import InlineKeyboardMarkup
+
+from bot import callbacks
+from bot.i18n import t
+from bot.live import LiveTable, ResultLine
+from bot.views.common import Screen, cards_text, keyboard, name, short_hash, signed
+from games.muxi import Kind, MuxiTable, Phase, Status, evaluate
+from games.stakes import MIN_BALANCE
+
+GAME = "muxi"
+TimeText = Callable[[float], str]
+
+
+def hand_label(kind: str | None, points: int, language: str) -> str:
+    """``7点 三倍`` / ``双倍天公9`` / ``八倍 同花顺``: a hand's kind as players say it."""
+    if kind is None:
+        return ""
+    label = t(language, f"muxi.kind.{kind}")
+    if kind in (Kind.DOUBLE_TIANGONG, Kind.TIANGONG):
+        return f"{label}{points}"
+    if kind in (Kind.FLUSH, Kind.DOUBLE, Kind.NORMAL):
+        return t(language, "muxi.points", points=points, kind=label)
+    return label
+
+
+def judged_label(cards: list, language: str) -> str:
+    try:
+        hand = evaluate(cards)
+    except ValueError:  # a lone joker still to draw
+        return t(language, "muxi.must_draw_short")
+    return hand_label(hand.kind.value, hand.points, language)
+
+
+def _engine(live: LiveTable) -> MuxiTable:
+    engine = live.engine
+    assert isinstance(engine, MuxiTable)
+    return engine
+
+
+def _header(live: LiveTable, language: str, key: str) -> str:
+    engine = _engine(live)
+    return t(
+        language, key, title=t(language, "muxi.title"), round=engine.core.round_no, base=engine.state.base
+    )
+
+
+def _seat_lines(live: LiveTable, language: str, *, with_ready: bool) -> list[str]:
+    engine, lines = _engine(live), []
+    for number, seat in enumerate(engine.core.seats, 1):
+        mark = ""
+        if with_ready:
+            mark = t(language, "lobby.ready" if seat.ready else "lobby.not_ready")
+        lines.append(
+            t(language, "lobby.seat", n=number, name=name(live.name(seat.person)), mark=mark).rstrip()
+        )
+    return lines
+
+
+def _status_text(live: LiveTable, hand_person: int, language: str) -> str:
+    engine = _engine(live)
+    hand = engine.hand_of(hand_person)
+    assert hand is not None
+    if hand.status is Status.NATURAL and hand_person != engine.state.banker:
+        shown = cards_text(hand.cards, language) + " " + judged_label(hand.cards, language)
+        return t(language, "muxi.status.shown", hand=shown)
+    if hand.status is Status.NATURAL:
+        return t(language, "muxi.status.stands")
+    return t(language, f"muxi.status.{hand.status.value}")
+
+
+def _play_lines(live: LiveTable, language: str, when: TimeText) -> list[str]:
+    engine = _engine(live)
+    banker = engine.state.banker
+    assert banker is not None
+    lines = [
+        _header(live, language, "muxi.header.round"),
+        t(language, "muxi.banker", name=name(live.name(banker))),
+    ]
+    for number, hand in enumerate(engine.state.hands[:-1], 1):
+        status = _status_text(live, hand.person, language)
+        lines.append(
+            t(language, "muxi.player_line", n=number, name=name(live.name(hand.person)), status=status)
+        )
+    deadline = when(live.view.deadline) if live.view.deadline else ""
+    if engine.phase is Phase.DRAW:
+        lines.append(t(language, "muxi.draw_prompt", time=deadline))
+    else:
+        lines.append(t(language, "muxi.banker_prompt", name=name(live.name(banker)), time=deadline))
+    return lines
+
+
+def _banker_choice_lines(live: LiveTable, language: str, when: TimeText) -> list[str]:
+    engine = _engine(live)
+    asked = engine.asked_person()
+    lines = [_header(live, language, "muxi.header.round")]
+    for number, person in enumerate(engine.state.participants, 1):
+        pointer = " 👉" if person == asked else ""
+        lines.append(t(language, "lobby.seat", n=number, name=name(live.name(person)), mark=pointer).rstrip())
+    deadline = when(live.view.deadline) if live.view.deadline else ""
+    lines.append(t(language, "muxi.banker_ask", name=name(live.name(asked or 0)), time=deadline))
+    return lines
+
+
+def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
+    role = t(language, "muxi.role.banker") if line.is_banker else ""
+    if line.status in (Status.ESCAPED, Status.FORFEIT):
+        hand = t(language, f"muxi.status.{line.status}")
+    else:
+        hand = hand_label(line.hand, line.points, language)
+    return t(
+        language,
+        "muxi.result_line",
+        role=role,
+        name=name(live.name(line.person)),
+        cards=cards_text(line.cards, language),
+        hand=hand,
+        net=signed(line.net),
+    ).strip()
+
+
+def _results_lines(live: LiveTable, language: str) -> list[str]:
+    view = live.view
+    lines = [t(language, "muxi.header.results", title=t(language, "muxi.title"), round=view.results_round)]
+    lines += [result_line(live, line, language) for line in view.results]
+    lines.append(t(language, "round.verify", table=live.table_id, round=view.results_round))
+    return lines
+
+
+def _lobby_lines(live: LiveTable, language: str, when: TimeText) -> list[str]:
+    engine = _engine(live)
+    lines: list[str] = []
+    if engine.closed:
+        return [
+            t(
+                language,
+                "lobby.closed",
+                title=t(language, "muxi.title"),
+                reason=t(language, f"closed.{live.view.closed_reason or 'cancelled'}"),
+            )
+        ]
+    if not (live.view.results and live.view.results_round == engine.core.round_no):
+        lines.append(t(language, "lobby.title", title=t(language, "muxi.title")))
+    else:
+        lines.append("")
+    lines += _seat_lines(live, language, with_ready=True)
+    lines.append(t(language, "lobby.hint", low=2, high=5, min=f"{MIN_BALANCE:,}"))
+    if live.view.deadline:
+        lines.append(t(language, "lobby.expires", time=when(live.view.deadline)))
+    return lines
+
+
+def table_text(live: LiveTable, screen: Screen) -> str:
+    """The whole table message in the chat's language."""
+    engine, language, when = _engine(live), screen.language, screen.when
+    lines: list[str] = []
+    if live.view.results and live.view.results_round == engine.core.round_no:
+        lines += _results_lines(live, language)
+    if engine.phase in (Phase.LOBBY, Phase.CLOSED):
+        lines += _lobby_lines(live, language, when)
+    elif engine.phase is Phase.BANKER:
+        lines += _banker_choice_lines(live, language, when)
+    else:
+        lines += _play_lines(live, language, when)
+    for notice in live.view.notices:
+        lines.append(
+            t(language, notice.key, name=name(live.name(notice.person)), amount=f"{notice.amount:,}")
+        )
+    if live.view.commitment and engine.phase not in (Phase.LOBBY, Phase.CLOSED):
+        lines.append(t(language, "round.commitment", hash=short_hash(live.view.commitment)))
+    for person in live.view.dm_failed:
+        if person in live.seated():
+            lines.append(
+                t(language, "dm.failed", name=name(live.name(person)), link=screen.deep_link(live.table_id))
+            )
+    return "\n".join(lines)
+
+
+def table_keyboard(live: LiveTable, language: str) -> InlineKeyboardMarkup | None:
+    engine = _engine(live)
+    phase = engine.phase
+
+    def button(key: str, action: str) -> tuple[str, str]:
+        return t(language, key), callbacks.encode(GAME, live.table_id, engine.core.round_no, action)
+
+    if phase is Phase.CLOSED:
+        return None
+    if phase is Phase.LOBBY:
+        start = "button.continue" if engine.core.round_no else "button.ready"
+        return keyboard(
+            [[button("button.join", "join"), button(start, "ready")], [button("button.leave", "leave")]]
+        )
+    if phase is Phase.BANKER:
+        return keyboard(
+            [
+                [button("button.banker", "banker"), button("button.pass", "pass")],
+                [button("button.leave_table", "leave")],
+            ]
+        )
+    return keyboard(
+        [
+            [button("button.cards", "cards"), button("button.draw", "draw"), button("button.stand", "stand")],
+            [button("button.leave_table", "leave")],
+        ]
+    )
+
+
+def private_hand(live: LiveTable, person: int, language: str) -> str | None:
+    """A person's own cards, for the DM and the popup; None when they hold none this round."""
+    hand = _engine(live).hand_of(person)
+    if hand is None:
+        return None
+    return t(
+        language,
+        "muxi.your_cards",
+        cards=cards_text(hand.cards, language),
+        hand=judged_label(hand.cards, language),
+    )
+
+
+def dm_text(live: LiveTable, person: int, language: str, chat_title: str) -> str | None:
+    private = private_hand(live, person, language)
+    if private is None:
+        return None
+    return (
+        t(
+            language,
+            "muxi.dm",
+            title=t(language, "muxi.title"),
+            chat=name(chat_title, 32),
+            round=live.round_no,
+        )
+        + "\n"
+        + private
+    )

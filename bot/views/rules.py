@@ -1,0 +1,33 @@
+"""/rules: each game's hands, best first, with what they pay — short lines for a phone screen."""
+
+from __future__ import annotations
+
+from bot.i18n import t
+from games.muxi import Kind
+from games.showhand import Category
+
+
+def rules_text(game: str, language: str) -> str:
+    if game == "muxi":
+        hands = [
+            t(
+                language,
+                "rules.muxi.hand",
+                kind=t(language, f"muxi.kind.{kind}"),
+                what=t(language, f"rules.muxi.what.{kind}"),
+                pays=f"×{kind.multiplier}" if kind is not Kind.MUXI else "—",
+            )
+            for kind in Kind
+        ]
+    else:
+        hands = [
+            t(
+                language,
+                "rules.showhand.hand",
+                n=number,
+                kind=t(language, f"showhand.category.{category}"),
+                what=t(language, f"rules.showhand.what.{category}"),
+            )
+            for number, category in enumerate(Category, 1)
+        ]
+    return "\n".join([t(language, f"rules.{game}.title"), *hands, t(language, f"rules.{game}.play")])

@@ -1,0 +1,86 @@
+"""Simulated people using the bot in process: they send commands, press buttons by label, leave
+groups, and read what they see (the group, their DMs, their popups).
+"""
+
+from __future__ import annotations
+
+from telegram import Update
+from telegram.ext import Application
+
+from faketg.world import Message, World
+
+
+class Driver:
+    def __init__(self, world: World, application: Application) -> None:
+        self.world = world
+        self.application = application
+
+    async def deliver(self, update: dict[str, object]) -> None:
+        await self.application.process_update(Update.de_json(update, self.application.bot))
+
+    async def send(self, person: int, chat_id: int, text: str) -> None:
+        """``person`` writes ``text`` (a command) in a group or in their DM (``chat_id == person``)."""
+        await self.deliver(self.world.post(person, chat_id, text))
+
+    async def press(
+        self,
+        person: int,
+        chat_id: int,
+        label: str | None = None,
+        *,
+        data: str | None = None,
+        message: Message | None = None,
+    ) -> None:
+        """Press a button of the newest bot message in the chat that has it (by label or data)."""
+        message = message or self.message_with(chat_id, label=label, data=data)
+        button = self._button(message, label, data)
+        await self.deliver(
+            self.world.press(person, chat_id, message.message_id, str(button["callback_data"]))
+        )
+
+    async def leave_group(self, person: int, chat_id: int) -> None:
+        await self.deliver(self.world.leave_group(person, chat_id))
+
+    # -- what people see ------------------------------------------------------------------------
+    def message_with(self, chat_id: int, *, label: str | None = None, data: str | None = None) -> Message:
+        for message in reversed(self.world.bot_messages(chat_id)):
+            if any(self._matches(button, label, data) for button in message.buttons):
+                return message
+        raise LookupError(f"no message in {chat_id} has a button {label or data!r}")
+
+    @staticmethod
+    def _matches(button: dict[str, object], label: str | None, data: str | None) -> bool:
+        if data is not None:
+            return button.get("callback_data") == data
+        return label is not None and label in str(button.get("text", ""))
+
+    def _button(self, message: Message, label: str | None, data: str | None) -> dict[str, object]:
+        for button in message.buttons:
+            if self._matches(button, label, data):
+                return button
+        raise LookupError(f"message {message.message_id} has no button {label or data!r}")
+
+    def button_data(self, chat_id: int, label: str) -> tuple[int, str]:
+        """The message id and callback data of a button, to press it again later (when it is stale)."""
+        message = self.message_with(chat_id, label=label)
+        return message.message_id, str(self._button(message, label, None)["callback_data"])
+
+    async def press_data(self, person: int, chat_id: int, message_id: int, data: str) -> None:
+        """Press a button with this data under this message, even one the message no longer shows."""
+        await self.deliver(self.world.press(person, chat_id, message_id, data))
+
+    def last(self, chat_id: int) -> str:
+        """The text of the newest bot message in a chat."""
+        messages = self.world.bot_messages(chat_id)
+        return messages[-1].text if messages else ""
+
+    def texts(self, chat_id: int) -> list[str]:
+        return [message.text for message in self.world.bot_messages(chat_id)]
+
+    def popup(self, person: int) -> str:
+        popups = self.world.popups.get(person, [])
+        return popups[-1].text if popups else ""
+
+    def labels(self, chat_id: int) -> list[str]:
+        messages = self.world.bot_messages(chat_id)
+        return [str(button["text"]) for button in messages[-1].buttons] if messages else []

@@ -1,0 +1,428 @@
+"""An in-memory Telegram: people, groups, DMs, messages and their edits, popups, chat admins.
+
+It answers the Bot API methods the bot calls with the real API's JSON shapes and error shapes, and
+makes the updates people cause (a command, a button press, leaving a group). The in-process
+request object (``faketg.request``) and, later, an HTTP server are its two front doors.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import ClassVar
+
+JSON = dict[str, object]
+
+BOT_ID = 7_000_000_001
+BOT_USERNAME = "paiju_test_bot"
+TEXT_LIMIT = 4096
+POPUP_LIMIT = 200
+CALLBACK_DATA_LIMIT = 64
+
+
+class ApiError(Exception):
+    """A Bot API error: the HTTP status and the ``description`` Telegram sends."""
+
+    def __init__(self, code: int, description: str, parameters: JSON | None = None) -> None:
+        super().__init__(description)
+        self.code, self.description, self.parameters = code, description, parameters
+
+
+@dataclass
+class Person:
+    id: int
+    first_name: str
+    username: str | None = None
+    language_code: str | None = "zh-hans"
+    started_bot: bool = False  # has opened a DM with the bot (else DMs fail with 403)
+
+    def to_json(self) -> JSON:
+        data: JSON = {"id": self.id, "is_bot": False, "first_name": self.first_name}
+        if self.username:
+            data["username"] = self.username
+        if self.language_code:
+            data["language_code"] = self.language_code
+        return data
+
+
+@dataclass
+class Chat:
+    id: int
+    type: str  # "private", "group", "supergroup"
+    title: str | None = None
+    members: set[int] = field(default_factory=set)
+    admins: set[int] = field(default_factory=set)
+    creator: int | None = None
+    bot_is_member: bool = True
+
+    def to_json(self, people: dict[int, Person]) -> JSON:
+        if self.type == "private":
+            return {"id": self.id, "type": "private", "first_name": people[self.id].first_name}
+        return {"id": self.id, "type": self.type, "title": self.title or ""}
+
+
+@dataclass
+class Message:
+    chat_id: int
+    message_id: int
+    sender: int
+    text: str
+    date: int
+    reply_markup: JSON | None = None
+    edits: int = 0
+    deleted: bool = False
+
+    @property
+    def buttons(self) -> list[JSON]:
+        if not self.reply_markup:
+            return []
+        rows = self.reply_markup.get("inline_keyboard", [])
+        assert isinstance(rows, list)
+        return [button for row in rows for button in row]
+
+
+@dataclass
+class Popup:
+    text: str
+    show_alert: bool
+
+
+@dataclass
+class Request:
+    method: str
+    params: JSON
+    at: float
+    chat_id: int | None
+    error: int | None = None
+
+
+class _MarkupChecker(HTMLParser):
+    """Telegram's HTML parse mode: only a few tags, properly nested; a stray ``<`` or ``&`` fails."""
+
+    ALLOWED: ClassVar[set[str]] = {
+        "b",
+        "strong",
+        "i",
+        "em",
+        "u",
+        "ins",
+        "s",
+        "strike",
+        "del",
+        "a",
+        "code",
+        "pre",
+        "tg-spoiler",
+        "blockquote",
+        "span",
+    }
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.stack: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in self.ALLOWED:
+            raise ApiError(400, f'Bad Request: can\'t parse entities: unsupported start tag "{tag}"')
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack.pop() != tag:
+            raise ApiError(400, f'Bad Request: can\'t parse entities: unmatched end tag "{tag}"')
+
+    def handle_data(self, data: str) -> None:
+        if "<" in data or "&" in data:
+            raise ApiError(400, "Bad Request: can't parse entities: unescaped < or &")
+
+    def handle_entityref(self, name: str) -> None:
+        if name not in ("lt", "gt", "amp", "quot"):
+            raise ApiError(400, f'Bad Request: can\'t parse entities: unknown entity "{name}"')
+
+
+def check_html(text: str) -> None:
+    checker = _MarkupChecker()
+    checker.feed(text)
+    checker.close()
+    if checker.stack or checker.rawdata:
+        raise ApiError(400, "Bad Request: can't parse entities: unclosed tag")
+
+
+class World:
+    """The state of the fake Telegram, and the Bot API over it."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.people: dict[int, Person] = {}
+        self.chats: dict[int, Chat] = {}
+        self.messages: dict[tuple[int, int], Message] = {}
+        self.popups: dict[int, list[Popup]] = {}
+        self.open_queries: dict[str, int] = {}  # callback query id -> the person who pressed
+        self.requests: list[Request] = []
+        self.commands: dict[str, list[JSON]] = {}
+        self.updates: list[JSON] = []
+        self._update_ids = itertools.count(1)
+        self._message_ids: dict[int, itertools.count[int]] = {}
+        self._query_ids = itertools.count(1)
+        self.bot = {
+            "id": BOT_ID,
+            "is_bot": True,
+            "first_name": "Paiju",
+            "username": BOT_USERNAME,
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+        }
+
+    # -- the cast -----------------------------------------------------------------------------------
+    def add_person(
+        self,
+        person_id: int,
+        name: str,
+        *,
+        username: str | None = None,
+        language: str | None = "zh-hans",
+        started: bool = True,
+    ) -> Person:
+        person = Person(person_id, name, username, language, started)
+        self.people[person_id] = person
+        self.chats[person_id] = Chat(person_id, "private")
+        return person
+
+    def add_group(self, chat_id: int, title: str, members: list[int], *, admins: list[int] = ()) -> Chat:
+        chat = Chat(chat_id, "supergroup", title, set(members), set(admins), admins[0] if admins else None)
+        self.chats[chat_id] = chat
+        return chat
+
+    def _next_message_id(self, chat_id: int) -> int:
+        return next(self._message_ids.setdefault(chat_id, itertools.count(1)))
+
+    # -- what people do: each returns the update Telegram would deliver -----------------------------
+    def post(self, sender: int, chat_id: int, text: str) -> JSON:
+        """``sender`` writes ``text`` in a chat (a group, or their DM with the bot)."""
+        if chat_id == sender:
+            self.people[sender].started_bot = True
+        message = Message(chat_id, self._next_message_id(chat_id), sender, text, int(self.clock()))
+        self.messages[(chat_id, message.message_id)] = message
+        data = self._message_json(message)
+        if text.startswith("/"):
+            data["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
+        return self._update("message", data)
+
+    def press(self, person: int, chat_id: int, message_id: int, data: str) -> JSON:
+        """``person`` presses the button with callback ``data`` under a message."""
+        query_id = str(next(self._query_ids))
+        self.open_queries[query_id] = person
+        message = self.messages[(chat_id, message_id)]
+        query = {
+            "id": query_id,
+            "from": self.people[person].to_json(),
+            "chat_instance": str(chat_id),
+            "data": data,
+            "message": self._message_json(message),
+        }
+        return self._update("callback_query", query)
+
+    def leave_group(self, person: int, chat_id: int) -> JSON:
+        self.chats[chat_id].members.discard(person)
+        message = Message(chat_id, self._next_message_id(chat_id), person, "", int(self.clock()))
+        data = self._message_json(message)
+        del data["text"]
+        data["left_chat_member"] = self.people[person].to_json()
+        return self._update("message", data)
+
+    def _update(self, kind: str, payload: JSON) -> JSON:
+        update = {"update_id": next(self._update_ids), kind: payload}
+        self.updates.append(update)
+        return update
+
+    def _message_json(self, message: Message) -> JSON:
+        sender = self.bot if message.sender == BOT_ID else self.people[message.sender].to_json()
+        data: JSON = {
+            "message_id": message.message_id,
+            "date": message.date,
+            "chat": self.chats[message.chat_id].to_json(self.people),
+            "from": sender,
+            "text": message.text,
+        }
+        if message.edits:
+            data["edit_date"] = message.date
+        if message.reply_markup:
+            data["reply_markup"] = message.reply_markup
+        return data
+
+    # -- what people see ----------------------------------------------------------------------------
+    def chat_messages(self, chat_id: int) -> list[Message]:
+        found = [m for (c, _), m in self.messages.items() if c == chat_id and not m.deleted]
+        return sorted(found, key=lambda m: m.message_id)
+
+    def bot_messages(self, chat_id: int) -> list[Message]:
+        return [m for m in self.chat_messages(chat_id) if m.sender == BOT_ID]
+
+    # -- the Bot API --------------------------------------------------------------------------------
+    def call(self, method: str, params: JSON) -> object:
+        """Answer one Bot API call: the ``result`` on success, ``ApiError`` otherwise."""
+        chat_id = params.get("chat_id")
+        record = Request(method, params, self.clock(), int(chat_id) if chat_id is not None else None)
+        self.requests.append(record)
+        handler = getattr(self, "api_" + method, None)
+        if handler is None:
+            record.error = 404
+            raise ApiError(404, "Not Found: method not found")
+        try:
+            return handler(params)
+        except ApiError as error:
+            record.error = error.code
+            raise
+
+    def api_getMe(self, params: JSON) -> JSON:
+        return self.bot
+
+    def api_deleteWebhook(self, params: JSON) -> bool:
+        return True
+
+    def api_setMyCommands(self, params: JSON) -> bool:
+        commands = params.get("commands", [])
+        if isinstance(commands, str):
+            commands = json.loads(commands)
+        self.commands[str(params.get("language_code") or "")] = list(commands)
+        return True
+
+    def api_getUpdates(self, params: JSON) -> list[JSON]:
+        offset = int(params.get("offset") or 0)
+        self.updates = [u for u in self.updates if int(u["update_id"]) >= offset]
+        limit = int(params.get("limit") or 100)
+        return self.updates[:limit]
+
+    def _target_chat(self, params: JSON) -> Chat:
+        chat = self.chats.get(int(params["chat_id"]))
+        if chat is None:
+            raise ApiError(400, "Bad Request: chat not found")
+        if chat.type == "private" and not self.people[chat.id].started_bot:
+            raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
+        if chat.type != "private" and not chat.bot_is_member:
+            raise ApiError(403, "Forbidden: bot was kicked from the supergroup chat")
+        return chat
+
+    def _check_text(self, params: JSON) -> str:
+        text = str(params.get("text", ""))
+        if not text.strip():
+            raise ApiError(400, "Bad Request: message text is empty")
+        if len(text) > TEXT_LIMIT:
+            raise ApiError(400, "Bad Request: message is too long")
+        if params.get("parse_mode") == "HTML":
+            check_html(text)
+        return text
+
+    def _check_markup(self, params: JSON) -> JSON | None:
+        markup = params.get("reply_markup")
+        if markup is None:
+            return None
+        if isinstance(markup, str):
+            markup = json.loads(markup)
+        assert isinstance(markup, dict)
+        for row in markup.get("inline_keyboard", []):
+            for button in row:
+                data = button.get("callback_data")
+                if data is not None and len(str(data).encode()) > CALLBACK_DATA_LIMIT:
+                    raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+        return markup
+
+    def api_sendMessage(self, params: JSON) -> JSON:
+        chat = self._target_chat(params)
+        text, markup = self._check_text(params), self._check_markup(params)
+        message = Message(chat.id, self._next_message_id(chat.id), BOT_ID, text, int(self.clock()), markup)
+        self.messages[(chat.id, message.message_id)] = message
+        return self._message_json(message)
+
+    def _existing(self, params: JSON) -> Message:
+        self._target_chat(params)
+        message = self.messages.get((int(params["chat_id"]), int(params["message_id"])))
+        if message is None or message.deleted:
+            raise ApiError(400, "Bad Request: message to edit not found")
+        if message.sender != BOT_ID:
+            raise ApiError(400, "Bad Request: message can't be edited")
+        return message
+
+    def api_editMessageText(self, params: JSON) -> JSON:
+        message = self._existing(params)
+        text, markup = self._check_text(params), self._check_markup(params)
+        if text == message.text and markup == message.reply_markup:
+            raise ApiError(
+                400,
+                "Bad Request: message is not modified: specified new message content and "
+                "reply markup are exactly the same as a current content and reply markup "
+                "of the message",
+            )
+        message.text, message.reply_markup, message.edits = text, markup, message.edits + 1
+        return self._message_json(message)
+
+    def api_editMessageReplyMarkup(self, params: JSON) -> JSON:
+        message = self._existing(params)
+        markup = self._check_markup(params)
+        if markup == message.reply_markup:
+            raise ApiError(400, "Bad Request: message is not modified")
+        message.reply_markup, message.edits = markup, message.edits + 1
+        return self._message_json(message)
+
+    def api_deleteMessage(self, params: JSON) -> bool:
+        message = self.messages.get((int(params["chat_id"]), int(params["message_id"])))
+        if message is None or message.deleted:
+            raise ApiError(400, "Bad Request: message to delete not found")
+        message.deleted = True
+        return True
+
+    def api_answerCallbackQuery(self, params: JSON) -> bool:
+        person = self.open_queries.pop(str(params["callback_query_id"]), None)
+        if person is None:
+            raise ApiError(
+                400, "Bad Request: query is too old and response timeout expired or query id is invalid"
+            )
+        text = params.get("text")
+        if text is not None and len(str(text)) > POPUP_LIMIT:
+            raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+        if text:
+            self.popups.setdefault(person, []).append(Popup(str(text), bool(params.get("show_alert"))))
+        return True
+
+    def _member_json(self, chat: Chat, person_id: int) -> JSON:
+        if person_id == chat.creator:
+            status = "creator"
+        elif person_id in chat.admins:
+            status = "administrator"
+        elif person_id in chat.members:
+            status = "member"
+        else:
+            status = "left"
+        user = self.bot if person_id == BOT_ID else self.people[person_id].to_json()
+        data: JSON = {"status": status, "user": user}
+        if status == "administrator":
+            data |= {
+                "can_be_edited": False,
+                "is_anonymous": False,
+                "can_manage_chat": True,
+                "can_delete_messages": True,
+                "can_manage_video_chats": True,
+                "can_restrict_members": True,
+                "can_promote_members": False,
+                "can_change_info": True,
+                "can_invite_users": True,
+                "can_post_stories": False,
+                "can_edit_stories": False,
+                "can_delete_stories": False,
+            }
+        elif status == "creator":
+            data |= {"is_anonymous": False}
+        return data
+
+    def api_getChatMember(self, params: JSON) -> JSON:
+        chat = self._target_chat(params)
+        return self._member_json(chat, int(params["user_id"]))
+
+    def api_getChatAdministrators(self, params: JSON) -> list[JSON]:
+        chat = self._target_chat(params)
+        admins = sorted(chat.admins | ({chat.creator} if chat.creator else set()))
+        return [self._member_json(chat, person) for person in admins]

@@ -1,0 +1,20 @@
+import pytest
+
+from tests.bot.harness import make_world, start_bot, stop_bot
+
+
+@pytest.fixture
+def world():
+    return make_world()
+
+
+@pytest.fixture
+def database(tmp_path):
+    return str(tmp_path / "paiju.sqlite3")
+
+
+@pytest.fixture
+async def bot(world, database):
+    running = await start_bot(world, database)
+    yield running
+    await stop_bot(running)

@@ -1,0 +1,63 @@
+"""The real Application against the fake Telegram, in process (DESIGN.md, tests level 3)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from telegram.ext import Application
+
+from bot.app import build_application, close, prepare
+from bot.runtime import RUNTIME, Paiju
+from bot.settings import Settings
+from faketg.driver import Driver
+from faketg.request import FakeRequest
+from faketg.world import World
+
+GROUP = -100_123
+PEOPLE = {1: "阿明", 2: "小红", 3: "阿强", 4: "老王", 5: "阿珍", 6: "路人"}
+ADMIN = 9
+
+
+@dataclass
+class Bot:
+    world: World
+    application: Application
+    driver: Driver
+
+    @property
+    def paiju(self) -> Paiju:
+        return self.application.bot_data[RUNTIME]
+
+    async def balance(self, person: int) -> int:
+        return await self.paiju.store.balance(person)
+
+    async def fire_timer(self) -> None:
+        """The running deadline of the group's table passes now."""
+        jobs = self.application.job_queue.get_jobs_by_name(f"table:{GROUP}")
+        assert jobs, "no timer is armed"
+        await jobs[0].run(self.application)
+
+
+def make_world() -> World:
+    world = World()
+    for person, name in PEOPLE.items():
+        world.add_person(person, name)
+    world.add_person(ADMIN, "群主")
+    world.add_group(GROUP, "潮汕老乡", [*PEOPLE, ADMIN], admins=[ADMIN])
+    return world
+
+
+async def start_bot(world: World, database: str, *, seed: int = 1, **options: object) -> Bot:
+    settings = Settings(token="123456:TEST-TOKEN", database=database, edit_interval=0, **options)
+    application = build_application(
+        settings, request=FakeRequest(world), rate_limit=False, rng=random.Random(seed)
+    )
+    await application.initialize()
+    await prepare(application)
+    return Bot(world, application, Driver(world, application))
+
+
+async def stop_bot(bot: Bot) -> None:
+    await close(bot.application)
+    await bot.application.shutdown()
