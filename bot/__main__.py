@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 
 from telegram import Update
 
 from bot.app import build_application
+from bot.logs import configure_logging
 from bot.settings import Settings, SettingsError
 
 NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
@@ -20,8 +20,6 @@ Then add the bot to a group and send /newgame muxi there."""
 
 
 def main(argv: list[str]) -> int:
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # httpx logs request URLs, which hold the token
     try:
         settings = Settings.from_env()
     except SettingsError as error:
@@ -30,6 +28,7 @@ def main(argv: list[str]) -> int:
     if not settings.token:
         print(NO_TOKEN, file=sys.stderr)
         return 2
+    configure_logging(settings.token)
     application = build_application(settings)
     application.run_polling(allowed_updates=Update.ALL_TYPES)
     return 0

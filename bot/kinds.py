@@ -25,8 +25,9 @@ class GameKind:
     results: Callable[[object], list[ResultLine] | None]  # an event -> the results it announces
     table_text: Callable[[LiveTable, Screen], str]
     table_keyboard: Callable[[LiveTable, str], InlineKeyboardMarkup | None]
-    private_hand: Callable[[LiveTable, int, str], str | None]
-    dm_text: Callable[[LiveTable, int, str, str], str | None]
+    private_hand: Callable[[LiveTable, int, str], str | None]  # the popup of "my cards"
+    dm: Callable[[LiveTable, int, Screen, str], tuple[str, InlineKeyboardMarkup | None] | None]
+    private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
 
 
 def _muxi_results(event: object) -> list[ResultLine] | None:
@@ -57,7 +58,8 @@ MUXI = GameKind(
     table_text=muxi_view.table_text,
     table_keyboard=muxi_view.table_keyboard,
     private_hand=muxi_view.private_hand,
-    dm_text=muxi_view.dm_text,
+    dm=muxi_view.dm,
+    private_people=lambda live: [hand.person for hand in live.engine.state.hands],
 )
 
 KINDS: dict[str, GameKind] = {"muxi": MUXI}

@@ -34,6 +34,7 @@ class Presenter:
         self.clock = clock
         self._last_edit: dict[int, float] = {}
         self._pending: dict[int, asyncio.Task[None]] = {}
+        self._dm_shown: dict[tuple[int, int], tuple[str, str]] = {}  # what each DM shows now
 
     # -- the table message ----------------------------------------------------------------------
     async def post_table(self, live: LiveTable, screen: Screen) -> None:
@@ -95,29 +96,41 @@ class Presenter:
             await asyncio.gather(*list(self._pending.values()), return_exceptions=True)
 
     # -- private cards --------------------------------------------------------------------------
-    async def send_private(self, live: LiveTable, person: int, language: str, chat_title: str) -> bool:
-        """Send (or edit) ``person``'s DM with their cards; False when the DM cannot be sent."""
-        text = KINDS[live.game].dm_text(live, person, language, chat_title)
-        if text is None:
+    async def sync_private(self, live: LiveTable, person: int, screen: Screen, chat_title: str) -> bool:
+        """Bring ``person``'s DM up to date (sent, or edited if changed); False when it cannot be sent."""
+        drawn = KINDS[live.game].dm(live, person, screen, chat_title)
+        if drawn is None:
             return True
+        text, markup = drawn
+        shown = (text, markup.to_json() if markup else "")
         known = live.dm_ids.get(person)
+        if known is not None and self._dm_shown.get((live.table_id, person)) == shown:
+            return True
         try:
             if known is not None:
                 try:
-                    await self.bot.edit_message_text(text, person, known, parse_mode=ParseMode.HTML)
-                    return True
+                    await self.bot.edit_message_text(
+                        text, person, known, parse_mode=ParseMode.HTML, reply_markup=markup
+                    )
                 except BadRequest as error:
-                    if "not modified" in error.message:
-                        return True
-            message = await self.bot.send_message(person, text, parse_mode=ParseMode.HTML)
+                    if "not modified" not in error.message:
+                        raise
+                self._dm_shown[(live.table_id, person)] = shown
+                return True
+            message = await self.bot.send_message(
+                person, text, parse_mode=ParseMode.HTML, reply_markup=markup
+            )
         except Forbidden:
             return False
+        self._dm_shown[(live.table_id, person)] = shown
         live.dm_ids[person] = message.message_id
         await self.store.update_messages(live.table_id, dm_message_ids={person: message.message_id})
         return True
 
     async def forget_dms(self, live: LiveTable) -> None:
         """A new round: its cards go to new DMs."""
+        for person in live.dm_ids:
+            self._dm_shown.pop((live.table_id, person), None)
         if live.dm_ids:
             forgotten: dict[int, int | None] = dict.fromkeys(live.dm_ids)
             live.dm_ids = {}

@@ -25,7 +25,7 @@ from bot.service import Tables
 from bot.settings import Settings
 from bot.views.common import Screen
 from games.errors import StaleTimer
-from games.events import Dealt, RoundStarted
+from games.events import RoundStarted
 from games.fairness import Shuffle
 from games.table import Timeout
 from storage import Store
@@ -88,17 +88,18 @@ class Paiju:
         new_round = any(isinstance(event, RoundStarted) for event in events)
         if new_round:
             await self.presenter.forget_dms(live)
-        dealt = list(dict.fromkeys(event.person for event in events if isinstance(event, Dealt)))
-        for person in dealt:
+        for person in KINDS[live.game].private_people(live):
             await self.send_private(live, person)
         if new_round and live.round_no > 1:
             live.message_id = None  # each round gets its own message; the last one keeps its results
         await self.presenter.refresh(live, screen)
 
     async def send_private(self, live: LiveTable, person: int) -> bool:
-        language = await self.person_language(person)
+        if person in live.view.dm_failed:
+            return False  # told once: the table shows them a link and the popup has their cards
+        screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")
         title = self.chat_titles.get(live.chat_id, "")
-        sent = await self.presenter.send_private(live, person, language, title)
+        sent = await self.presenter.sync_private(live, person, screen, title)
         if not sent and person not in live.view.dm_failed:
             live.view.dm_failed.append(person)
         return sent

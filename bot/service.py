@@ -38,12 +38,16 @@ class Tables:
         self.clock = clock
         self.by_chat: dict[int, LiveTable] = {}
         self._locks: dict[int, asyncio.Lock] = {}
+        self.seating = asyncio.Lock()  # taken inside a chat's lock, never the other way round
 
     def lock(self, chat_id: int) -> asyncio.Lock:
         return self._locks.setdefault(chat_id, asyncio.Lock())
 
     def get(self, chat_id: int) -> LiveTable | None:
         return self.by_chat.get(chat_id)
+
+    def by_id(self, table_id: int) -> LiveTable | None:
+        return next((live for live in self.by_chat.values() if live.table_id == table_id), None)
 
     def table_of(self, person: int) -> LiveTable | None:
         """The table where ``person`` sits (a person sits at one table at a time, across chats)."""

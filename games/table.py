@@ -82,6 +82,15 @@ class Timeout:
 
 
 @dataclass(frozen=True, slots=True)
+class Credit:
+    """Coins came to a seated person from outside the table (the daily bonus): the table's view of
+    their balance follows, so it stays exact."""
+
+    person: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
 class Cancel:
     """End the table (an admin's decision): the escrow goes back to whoever put it in."""
 
@@ -299,6 +308,12 @@ class Table(ABC):
         if self.core.everyone_ready():
             events += self._start(action.shuffle)
         return events
+
+    def _credit(self, action: Credit) -> list[object]:
+        if action.amount <= 0:
+            raise ValueError("a credit is a positive amount")
+        self.core.require_seat(action.person).balance += action.amount
+        return []
 
     def require_seat_for_ready(self, action: Ready) -> Seat:
         seat = self.core.require_seat(action.person)

@@ -10,6 +10,7 @@ from bot.i18n import t
 from bot.settings import LANGUAGES
 from bot.views.common import coins, keyboard
 from bot.views.rules import rules_text
+from games.table import Credit
 
 LANGUAGE_PICK = "lang:"
 
@@ -36,7 +37,7 @@ async def start(update: Update, context: Context) -> None:
 async def _back_to_table(context: Context, person: int, table_id: int, language: str) -> str:
     """A deep link from a table whose DM failed: the person's cards now, and the way back."""
     paiju = runtime(context)
-    live = next((live for live in paiju.tables.by_chat.values() if live.table_id == table_id), None)
+    live = paiju.tables.by_id(table_id)
     if live is None or person not in live.seated():
         return t(language, "start.table_gone")
     async with paiju.tables.lock(live.chat_id):
@@ -74,12 +75,24 @@ async def daily(update: Update, context: Context) -> None:
     paiju, language = runtime(context), await language_for(context, update)
     claim = await paiju.store.claim_daily(user.id)
     if claim.claimed:
+        await _credit_at_table(context, user.id, claim.amount)
         await reply(
             update, t(language, "daily.claimed", amount=coins(claim.amount), balance=coins(claim.balance))
         )
     else:
         when = claim.next_claim_at.astimezone(paiju.zone).strftime("%m-%d %H:%M")
         await reply(update, t(language, "daily.already", time=when, balance=coins(claim.balance)))
+
+
+async def _credit_at_table(context: Context, person: int, amount: int) -> None:
+    """A seated person's table learns of the bonus, so its view of their coins stays exact."""
+    paiju = runtime(context)
+    live = paiju.tables.table_of(person)
+    if live is None:
+        return
+    async with paiju.tables.lock(live.chat_id):
+        if person in live.seated():
+            await paiju.tables.apply(live, Credit(person, amount))
 
 
 async def language_command(update: Update, context: Context) -> None:

@@ -57,13 +57,13 @@ async def join(context: Context, live: LiveTable, user: User) -> None:
     """Seat ``user`` (the caller holds the chat's lock); ``Refused`` or ``RuleError`` when not possible."""
     paiju = runtime(context)
     person, _ = await person_of(context, user)
-    elsewhere = paiju.tables.table_of(user.id)
-    if elsewhere is not None and elsewhere is not live:
-        raise Refused("join.elsewhere")
     if person.balance < MIN_BALANCE:
         raise Refused("join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE))
     live.view.names[user.id] = person.name
-    await paiju.perform(live, Join(user.id, person.balance))
+    async with paiju.tables.seating:  # one table at a time: no two chats seat a person at once
+        if paiju.tables.table_of(user.id) not in (None, live):
+            raise Refused("join.elsewhere")
+        await paiju.perform(live, Join(user.id, person.balance))
 
 
 async def newgame(update: Update, context: Context) -> None:
@@ -106,7 +106,11 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
             )
             return
         live = await paiju.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
-        await join(context, live, user)
+        try:
+            await join(context, live, user)
+        except (Refused, RuleError) as error:
+            await paiju.perform(live, Cancel())  # nobody sat down: no empty table is left behind
+            await reply(update, refusal_text(language, error))
 
 
 async def pick_game(update: Update, context: Context) -> None:
@@ -222,7 +226,13 @@ async def _press(
     if found is None or message is None:
         raise Refused("press.unknown")
     paiju, chat_id = runtime(context), message.chat.id
-    paiju.chat_titles[chat_id] = getattr(message.chat, "title", None) or ""
+    if is_group(message.chat):
+        paiju.chat_titles[chat_id] = message.chat.title or ""
+    else:  # a button in a player's DM
+        found_live = paiju.tables.by_id(found.table_id)
+        if found_live is None:
+            raise Refused("press.table_over")
+        chat_id = found_live.chat_id
     async with paiju.tables.lock(chat_id):
         live = paiju.tables.get(chat_id)
         if live is None or live.table_id != found.table_id:

@@ -10,7 +10,7 @@ from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
 from bot.views.common import Screen, cards_text, keyboard, name, short_hash, signed
-from games.muxi import Kind, MuxiTable, Phase, Status, evaluate
+from games.muxi import Kind, Move, MuxiTable, Phase, Status, evaluate
 from games.stakes import MIN_BALANCE
 
 GAME = "muxi"
@@ -223,18 +223,23 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
     )
 
 
-def dm_text(live: LiveTable, person: int, language: str, chat_title: str) -> str | None:
+def dm(
+    live: LiveTable, person: int, screen: Screen, chat_title: str
+) -> tuple[str, InlineKeyboardMarkup | None] | None:
+    """A person's DM for this round: their cards, and their own buttons while they must choose."""
+    engine, language = _engine(live), screen.language
     private = private_hand(live, person, language)
     if private is None:
         return None
-    return (
-        t(
-            language,
-            "muxi.dm",
-            title=t(language, "muxi.title"),
-            chat=name(chat_title, 32),
-            round=live.round_no,
-        )
-        + "\n"
-        + private
+    title = t(
+        language, "muxi.dm", title=t(language, "muxi.title"), chat=name(chat_title, 32), round=live.round_no
     )
+    lines, moves = [title, private], engine.legal_actions(person)
+    buttons = [
+        (t(language, f"button.{move}"), callbacks.encode(GAME, live.table_id, live.round_no, move.value))
+        for move in moves
+        if move in (Move.DRAW, Move.STAND)
+    ]
+    if buttons and live.view.deadline:
+        lines.append(t(language, "muxi.dm_choose", time=screen.when(live.view.deadline)))
+    return "\n".join(lines), keyboard([buttons])

@@ -34,6 +34,7 @@ from games.muxi.hands import Kind, MuxiHand, evaluate, settle
 from games.stakes import base_for_table, pro_rata
 from games.table import (
     Cancel,
+    Credit,
     Join,
     Leave,
     Ready,
@@ -529,6 +530,7 @@ def _judge_or_none(cards: list[Card]) -> MuxiHand | None:
 
 MuxiTable.HANDLERS = {
     Join: MuxiTable._join,
+    Credit: MuxiTable._credit,
     Leave: MuxiTable._leave,
     Ready: MuxiTable._ready,
     Timeout: MuxiTable._timeout,

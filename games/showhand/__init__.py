@@ -48,7 +48,7 @@ from games.showhand.hands import (
     visible_strength,
 )
 from games.showhand.table import Phase, Player, ShowhandAction, ShowhandTable
-from games.table import Cancel, Join, Leave, Ready, Timeout
+from games.table import Cancel, Credit, Join, Leave, Ready, Timeout
 
 __all__ = [
     "AllIn",
@@ -70,6 +70,7 @@ __all__ = [
     "Category",
     "Check",
     "Checked",
+    "Credit",
     "EndReason",
     "FaceUp",
     "Fold",

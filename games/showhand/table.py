@@ -33,7 +33,7 @@ from games.showhand.betting import (
 )
 from games.showhand.errors import AlreadyFolded
 from games.showhand.game import Event, Game, Phase, Player, ShowhandState
-from games.table import Cancel, Join, Leave, Ready, Table, TableCore, Timeout, close, lobby_changed
+from games.table import Cancel, Credit, Join, Leave, Ready, Table, TableCore, Timeout, close, lobby_changed
 
 MIN_SEATS, MAX_SEATS = 2, 4
 
@@ -175,6 +175,7 @@ class ShowhandTable(Table):
 
 ShowhandTable.HANDLERS = {
     Join: ShowhandTable._join,
+    Credit: ShowhandTable._credit,
     Leave: ShowhandTable._leave,
     Ready: ShowhandTable._ready,
     Timeout: ShowhandTable._timeout,

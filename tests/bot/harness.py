@@ -49,7 +49,9 @@ def make_world() -> World:
 
 
 async def start_bot(world: World, database: str, *, seed: int = 1, **options: object) -> Bot:
-    settings = Settings(token="123456:TEST-TOKEN", database=database, edit_interval=0, **options)
+    options.setdefault("edit_interval", 0)
+    options.setdefault("token", "123456:TEST-TOKEN")
+    settings = Settings(database=database, **options)
     application = build_application(
         settings, request=FakeRequest(world), rate_limit=False, rng=random.Random(seed)
     )

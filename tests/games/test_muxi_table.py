@@ -22,6 +22,7 @@ from games.muxi import (
     BankerAsked,
     BeBanker,
     Cancel,
+    Credit,
     Draw,
     HandShown,
     Join,
@@ -284,3 +285,13 @@ def test_pro_rata_shares_are_rounded_down_and_the_remainder_goes_first():
     assert pro_rata(10, [10, 10, 10]) == [4, 3, 3]
     assert pro_rata(7, [20, 50]) == [2, 5]
     assert pro_rata(0, [5]) == [0]
+
+
+def test_a_credit_from_outside_keeps_the_tables_balance_exact():
+    table, _ = seat([1, 2], 1_000)
+    table.apply(Credit(1, 2_000))
+    assert balances(table) == {1: 3_000, 2: 1_000}
+    with pytest.raises(errors.NotSeated):
+        table.apply(Credit(9, 10))
+    with pytest.raises(ValueError):
+        table.apply(Credit(1, 0))
