@@ -9,7 +9,7 @@ from telegram import BotCommand, BotCommandScopeDefault
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 from telegram.request import BaseRequest
 
-from bot.handlers import account, table
+from bot.handlers import account, chat_settings, records, table
 from bot.i18n import t
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
@@ -51,7 +51,7 @@ def build_application(
     application = builder.post_init(prepare).post_shutdown(close).build()
     application.bot_data["settings"] = settings
     application.bot_data["rng"] = rng
-    for handler in (*account.HANDLERS, *table.HANDLERS):
+    for handler in (*account.HANDLERS, *records.HANDLERS, *chat_settings.HANDLERS, *table.HANDLERS):
         application.add_handler(handler)
     application.add_error_handler(_log_error)
     return application

@@ -7,12 +7,15 @@ from dataclasses import dataclass
 
 from telegram import InlineKeyboardMarkup
 
-from bot.live import Engine, LiveTable, ResultLine
+from bot.live import Engine, LiveTable, ResultLine, ViewState
 from bot.views import muxi as muxi_view
+from bot.views import showhand as showhand_view
 from bot.views.common import Screen
-from games import muxi
-from games.cards import DECK_54, Card
+from games import muxi, showhand
+from games.cards import DECK_28, DECK_54, Card
 from games.codec import Plain
+
+Move = Callable[[int, str | None], object]  # (the person pressing, the button's argument) -> an action
 
 
 @dataclass(frozen=True)
@@ -21,8 +24,8 @@ class GameKind:
     deck: tuple[Card, ...]
     new: Callable[[int, int], Engine]  # (turn seconds, lobby seconds)
     load: Callable[[dict[str, Plain]], Engine]
-    moves: dict[str, Callable[[int], object]]  # a button's action -> the engine action of a person
-    results: Callable[[object], list[ResultLine] | None]  # an event -> the results it announces
+    moves: dict[str, Move]  # a button's action code -> the engine action it stands for
+    note: Callable[[ViewState, object], list[ResultLine] | None]  # notes an event; a round's results
     table_text: Callable[[LiveTable, Screen], str]
     table_keyboard: Callable[[LiveTable, str], InlineKeyboardMarkup | None]
     private_hand: Callable[[LiveTable, int, str], str | None]  # the popup of "my cards"
@@ -30,9 +33,10 @@ class GameKind:
     private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
 
 
-def _muxi_results(event: object) -> list[ResultLine] | None:
+def _muxi_note(view: ViewState, event: object) -> list[ResultLine] | None:
     if not isinstance(event, muxi.RoundOver):
         return None
+    view.end_reason = event.reason
     return [
         ResultLine(
             r.person,
@@ -48,13 +52,42 @@ def _muxi_results(event: object) -> list[ResultLine] | None:
     ]
 
 
+def _showhand_note(view: ViewState, event: object) -> list[ResultLine] | None:
+    if isinstance(event, showhand.LeadChanged):
+        view.lead_reason = event.reason.value
+    if not isinstance(event, showhand.GameOver):
+        return None
+    view.end_reason = event.reason.value
+    return [
+        ResultLine(
+            person=r.person,
+            cards=((r.hole,) if r.hole else ()) + r.face_up,
+            hand=r.category.value if r.category else None,
+            points=0,
+            status="escaped" if r.escaped else "folded" if r.folded else "",
+            net=r.net,
+            won=r.person == event.winner,
+        )
+        for r in event.results
+    ]
+
+
+def _amount(action: type) -> Move:
+    return lambda person, arg: action(person, int(arg or 0))
+
+
 MUXI = GameKind(
     name="muxi",
     deck=DECK_54,
     new=lambda turn, lobby: muxi.MuxiTable.new(turn_seconds=turn, lobby_seconds=lobby),
     load=muxi.MuxiTable.from_dict,
-    moves={"banker": muxi.BeBanker, "pass": muxi.PassBanker, "draw": muxi.Draw, "stand": muxi.Stand},
-    results=_muxi_results,
+    moves={
+        "banker": lambda person, _: muxi.BeBanker(person),
+        "pass": lambda person, _: muxi.PassBanker(person),
+        "draw": lambda person, _: muxi.Draw(person),
+        "stand": lambda person, _: muxi.Stand(person),
+    },
+    note=_muxi_note,
     table_text=muxi_view.table_text,
     table_keyboard=muxi_view.table_keyboard,
     private_hand=muxi_view.private_hand,
@@ -62,4 +95,25 @@ MUXI = GameKind(
     private_people=lambda live: [hand.person for hand in live.engine.state.hands],
 )
 
-KINDS: dict[str, GameKind] = {"muxi": MUXI}
+SHOWHAND = GameKind(
+    name="showhand",
+    deck=DECK_28,
+    new=lambda turn, lobby: showhand.ShowhandTable.new(turn_seconds=turn, lobby_seconds=lobby),
+    load=showhand.ShowhandTable.from_dict,
+    moves={
+        "check": lambda person, _: showhand.Check(person),
+        "bet": _amount(showhand.Bet),
+        "call": lambda person, _: showhand.Call(person),
+        "raise": _amount(showhand.Raise),
+        "allin": lambda person, _: showhand.AllIn(person),
+        "fold": lambda person, _: showhand.Fold(person),
+    },
+    note=_showhand_note,
+    table_text=showhand_view.table_text,
+    table_keyboard=showhand_view.table_keyboard,
+    private_hand=showhand_view.private_hand,
+    dm=showhand_view.dm,
+    private_people=showhand_view.private_people,
+)
+
+KINDS: dict[str, GameKind] = {"muxi": MUXI, "showhand": SHOWHAND}

@@ -47,6 +47,8 @@ class ViewState:
     dm_failed: list[int] = field(default_factory=list)
     deadline: float | None = None
     closed_reason: str = ""
+    lead_reason: str = ""  # showhand: why the lead speaks first
+    end_reason: str = ""  # how the last round ended
 
 
 class Engine(Protocol):

@@ -140,7 +140,7 @@ class Tables:
                         RoundResult(line.person, line.net, line.won, line.hand) for line in results
                     ),
                 )
-            elif (found := kind.results(event)) is not None:
+            elif (found := kind.note(view, event)) is not None:
                 results = found
                 view.results, view.results_round = found, live.round_no
         if live.engine.core.timer == 0:

@@ -81,6 +81,22 @@ async def person_stats(db: aiosqlite.Connection, person_id: int) -> PersonStats:
     return PersonStats(person_id, games, total)
 
 
+async def hands_held(db: aiosqlite.Connection, person_id: int) -> dict[str, tuple[str, ...]]:
+    """Every hand (kind or category name) the person has shown in a recorded round, per game."""
+    rows = await db.execute_fetchall(
+        """
+        SELECT DISTINCT r.game AS game, rr.hand AS hand
+        FROM round_results rr JOIN rounds r ON r.id = rr.round_id
+        WHERE rr.person_id = ? AND rr.hand IS NOT NULL ORDER BY r.game, rr.hand
+        """,
+        (person_id,),
+    )
+    held: dict[str, list[str]] = {}
+    for row in rows:
+        held.setdefault(row["game"], []).append(row["hand"])
+    return {game: tuple(hands) for game, hands in held.items()}
+
+
 async def last_rounds(
     db: aiosqlite.Connection, *, chat_id: int | None, table_id: int | None, limit: int
 ) -> list[SavedRound]:

@@ -334,6 +334,10 @@ class Store:
     async def person_stats(self, user_id: int) -> PersonStats:
         return await queries.person_stats(self._reader, user_id)
 
+    async def hands_held(self, user_id: int) -> dict[str, tuple[str, ...]]:
+        """Every hand a person has shown in a recorded round, per game (for the best hand in /stats)."""
+        return await queries.hands_held(self._reader, user_id)
+
     async def last_rounds(
         self, *, chat_id: int | None = None, table_id: int | None = None, limit: int = 10
     ) -> list[SavedRound]:

@@ -249,7 +249,7 @@ async def _press(
         elif found.action == "ready":
             await paiju.perform(live, Ready(user.id, paiju.shuffle(live.game)))
         elif found.action in KINDS[live.game].moves:
-            await paiju.perform(live, KINDS[live.game].moves[found.action](user.id))
+            await paiju.perform(live, KINDS[live.game].moves[found.action](user.id, found.arg))
         else:
             raise Refused("press.unknown")
     return None, False

@@ -9,9 +9,9 @@ from telegram import InlineKeyboardMarkup
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
-from bot.views.common import Screen, cards_text, keyboard, name, short_hash, signed
+from bot.views.common import Screen, cards_text, keyboard, name, signed
+from bot.views.lobby import footer_lines, lobby_lines, results_footer
 from games.muxi import Kind, Move, MuxiTable, Phase, Status, evaluate
-from games.stakes import MIN_BALANCE
 
 GAME = "muxi"
 TimeText = Callable[[float], str]
@@ -48,18 +48,6 @@ def _header(live: LiveTable, language: str, key: str) -> str:
     return t(
         language, key, title=t(language, "muxi.title"), round=engine.core.round_no, base=engine.state.base
     )
-
-
-def _seat_lines(live: LiveTable, language: str, *, with_ready: bool) -> list[str]:
-    engine, lines = _engine(live), []
-    for number, seat in enumerate(engine.core.seats, 1):
-        mark = ""
-        if with_ready:
-            mark = t(language, "lobby.ready" if seat.ready else "lobby.not_ready")
-        lines.append(
-            t(language, "lobby.seat", n=number, name=name(live.name(seat.person)), mark=mark).rstrip()
-        )
-    return lines
 
 
 def _status_text(live: LiveTable, hand_person: int, language: str) -> str:
@@ -128,31 +116,7 @@ def _results_lines(live: LiveTable, language: str) -> list[str]:
     view = live.view
     lines = [t(language, "muxi.header.results", title=t(language, "muxi.title"), round=view.results_round)]
     lines += [result_line(live, line, language) for line in view.results]
-    lines.append(t(language, "round.verify", table=live.table_id, round=view.results_round))
-    return lines
-
-
-def _lobby_lines(live: LiveTable, language: str, when: TimeText) -> list[str]:
-    engine = _engine(live)
-    lines: list[str] = []
-    if engine.closed:
-        return [
-            t(
-                language,
-                "lobby.closed",
-                title=t(language, "muxi.title"),
-                reason=t(language, f"closed.{live.view.closed_reason or 'cancelled'}"),
-            )
-        ]
-    if not (live.view.results and live.view.results_round == engine.core.round_no):
-        lines.append(t(language, "lobby.title", title=t(language, "muxi.title")))
-    else:
-        lines.append("")
-    lines += _seat_lines(live, language, with_ready=True)
-    lines.append(t(language, "lobby.hint", low=2, high=5, min=f"{MIN_BALANCE:,}"))
-    if live.view.deadline:
-        lines.append(t(language, "lobby.expires", time=when(live.view.deadline)))
-    return lines
+    return lines + results_footer(live, language)
 
 
 def table_text(live: LiveTable, screen: Screen) -> str:
@@ -162,22 +126,12 @@ def table_text(live: LiveTable, screen: Screen) -> str:
     if live.view.results and live.view.results_round == engine.core.round_no:
         lines += _results_lines(live, language)
     if engine.phase in (Phase.LOBBY, Phase.CLOSED):
-        lines += _lobby_lines(live, language, when)
+        lines += lobby_lines(live, screen, t(language, "muxi.title"), engine.closed, low=2, high=5)
     elif engine.phase is Phase.BANKER:
         lines += _banker_choice_lines(live, language, when)
     else:
         lines += _play_lines(live, language, when)
-    for notice in live.view.notices:
-        lines.append(
-            t(language, notice.key, name=name(live.name(notice.person)), amount=f"{notice.amount:,}")
-        )
-    if live.view.commitment and engine.phase not in (Phase.LOBBY, Phase.CLOSED):
-        lines.append(t(language, "round.commitment", hash=short_hash(live.view.commitment)))
-    for person in live.view.dm_failed:
-        if person in live.seated():
-            lines.append(
-                t(language, "dm.failed", name=name(live.name(person)), link=screen.deep_link(live.table_id))
-            )
+    lines += footer_lines(live, screen, in_round=engine.phase not in (Phase.LOBBY, Phase.CLOSED))
     return "\n".join(lines)
 
 

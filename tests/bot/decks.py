@@ -3,6 +3,7 @@
 import random
 
 from tests.games.muxi_helpers import rigged
+from tests.games.showhand_helpers import rigged as showhand_rigged
 
 
 class Stacked(random.Random):
@@ -18,5 +19,10 @@ class Stacked(random.Random):
 
 
 def stack(bot, order, hands, draws=""):
-    """Deal ``hands`` (person -> "C1 C2") round robin in ``order``, then ``draws``."""
+    """Muxi: deal ``hands`` (person -> "C1 C2") round robin in ``order``, then ``draws``."""
     bot.paiju.rng = Stacked(rigged(order, hands, draws).deck)
+
+
+def stack_showhand(bot, seats, lead, hands):
+    """Showhand: deal ``hands`` (person -> "hole up2 up3 up4 up5") as the table deals them."""
+    bot.paiju.rng = Stacked(showhand_rigged(seats, lead, hands).deck)

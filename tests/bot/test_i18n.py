@@ -8,10 +8,11 @@ import pytest
 from bot.app import COMMANDS
 from bot.i18n import catalog, language_of, t
 from bot.settings import LANGUAGES
+from bot.views.showhand import ACTION_CODES
 from games import errors as shared_errors
 from games.errors import RuleError
 from games.muxi import Kind, Status
-from games.showhand import Category
+from games.showhand import Category, EndReason, LeadReason
 from games.showhand import errors as showhand_errors
 
 BOT = Path(__file__).resolve().parents[2] / "bot"
@@ -48,6 +49,9 @@ def dynamic_keys():
         | {f"rules.{game}.{part}" for game in ("muxi", "showhand") for part in ("title", "play")}
         | {f"{game}.title" for game in ("muxi", "showhand")}
         | {f"button.{move}" for move in ("draw", "stand")}
+        | {f"showhand.button.{move}" for move in ACTION_CODES}
+        | {f"showhand.lead.{reason}" for reason in LeadReason}
+        | {f"showhand.end.{reason}" for reason in EndReason}
     )
 
 

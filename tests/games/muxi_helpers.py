@@ -1,9 +1,10 @@
 """Building muxi tables with chosen cards, for the scenario tests."""
 
 from games.cards import DECK_54, parse_cards
-from games.events import HOUSE, Paid
+from games.events import HOUSE
 from games.fairness import Shuffle
 from games.muxi import BeBanker, Join, MuxiTable, PassBanker, Phase, Ready
+from tests.games.helpers import balances, flows, of_type
 
 
 def rigged(order, hands, draws=""):
@@ -34,24 +35,6 @@ def choose_banker(table, banker):
         events += table.apply(PassBanker(table.asked_person()))
     assert table.phase is Phase.BANKER
     return events + table.apply(BeBanker(banker))
-
-
-def balances(table):
-    return {seat.person: seat.balance for seat in table.core.seats}
-
-
-def flows(events):
-    """Net coins per account over the Paid events."""
-    net = {}
-    for event in events:
-        if isinstance(event, Paid):
-            net[event.payer] = net.get(event.payer, 0) - event.amount
-            net[event.payee] = net.get(event.payee, 0) + event.amount
-    return {account: amount for account, amount in net.items() if amount}
-
-
-def of_type(events, kind):
-    return [event for event in events if isinstance(event, kind)]
 
 
 __all__ = ["HOUSE", "balances", "choose_banker", "flows", "of_type", "rigged", "seat"]

@@ -57,84 +57,10 @@ from games.showhand.events import (
     TurnOf,
     WentAllIn,
 )
-from games.showhand.hands import Category, visible_strength
+from games.showhand.hands import Category
 from games.showhand.table import Phase, ShowhandTable
 from games.table import Cancel, Join, Leave, Ready, Timeout
-
-# -- helpers ---------------------------------------------------------------------------------------
-
-
-def rigged(seats, lead, hands):
-    """A deck giving ``hands`` (person -> "hole up2 up3 up4 up5") as the table deals (RULES.md 2.2).
-
-    Cards 1 and 2 go round ``seats`` from ``lead``; card k (3 to 5) goes from the best face-up
-    cards after card k-1, to the people still holding k-1 cards. Give someone who folds fewer cards.
-    """
-    cards = {person: parse_cards(text) for person, text in hands.items()}
-
-    def order_from(first):
-        index = seats.index(first)
-        return seats[index:] + seats[:index]
-
-    top = [cards[p][0] for p in order_from(lead)] + [cards[p][1] for p in order_from(lead)]
-    for card_no in range(3, 6):
-        holders = [p for p in seats if len(cards[p]) >= card_no - 1]
-        lead = max(holders, key=lambda p: visible_strength(cards[p][1 : card_no - 1]))
-        top += [cards[p][card_no - 1] for p in order_from(lead) if len(cards[p]) >= card_no]
-    assert len(set(top)) == len(top)
-    return Shuffle(tuple(top + [card for card in DECK_28 if card not in top]), "x")
-
-
-def seat(people, balance=2_000, shuffle=None, **options):
-    """A table where ``people`` joined (in order) and pressed Start; returns (table, events)."""
-    table = ShowhandTable.new(**options)
-    balances = balance if isinstance(balance, dict) else dict.fromkeys(people, balance)
-    for person in people:
-        table.apply(Join(person, balances[person]))
-    shuffle = shuffle or Shuffle(DECK_28, "x")
-    events = []
-    for person in people:
-        events = table.apply(Ready(person, shuffle))
-    return table, events
-
-
-def play(table, *actions):
-    events = []
-    for action in actions:
-        events += table.apply(action)
-    return events
-
-
-def balances(table):
-    return {seat.person: seat.balance for seat in table.core.seats}
-
-
-def flows(events):
-    """Net coins per account over the Paid events."""
-    net = {}
-    for event in events:
-        if isinstance(event, Paid):
-            net[event.payer] = net.get(event.payer, 0) - event.amount
-            net[event.payee] = net.get(event.payee, 0) + event.amount
-    return {account: amount for account, amount in net.items() if amount}
-
-
-def of_type(events, kind):
-    return [event for event in events if isinstance(event, kind)]
-
-
-def totals(table):
-    return {player.person: player.total for player in table.players}
-
-
-def refused(table, action, error):
-    """``action`` is refused with ``error`` and changes nothing."""
-    before = table.to_dict()
-    with pytest.raises(error) as caught:
-        table.apply(action)
-    assert table.to_dict() == before
-    return caught.value
-
+from tests.games.showhand_helpers import balances, flows, of_type, play, refused, rigged, seat, totals
 
 # Leads: card 2 -> 2 (A♠), card 3 -> 3 (pair of K), card 4 -> 1 (three 9s), card 5 -> 3 (three K).
 # Show-down: 1 full house (9s over 8s) > 3 three kings > 2 a pair of aces.

@@ -143,3 +143,19 @@ async def test_chat_settings_default_and_update(store):
     for bad in ({"turn_seconds": 0}, {"lobby_seconds": -5}, {"allowed_games": ["poker"]}):
         with pytest.raises(ValueError):
             await store.update_chat_settings(-1, **bad)
+
+
+async def test_hands_held_per_game(store):
+    from storage import RoundRecord, RoundResult
+
+    await store.ensure_person(1, "a")
+    await store.ensure_person(2, "b")
+    saved = await store.create_table(-5, "muxi", {"s": 1})
+    record = RoundRecord(
+        1, "c" * 64, "AS 2S", "salt", (RoundResult(1, 10, True, "flush"), RoundResult(2, -10, False, None))
+    )
+    await store.commit_action(
+        saved.id, round_no=1, action_seq=1, state={"s": 2}, deadline=None, round_record=record
+    )
+    assert await store.hands_held(1) == {"muxi": ("flush",)}
+    assert await store.hands_held(2) == {}

@@ -1,0 +1,115 @@
+"""/settings: a chat's admins choose its language, turn seconds, lobby expiry and games, by buttons."""
+
+from __future__ import annotations
+
+from telegram import InlineKeyboardMarkup, Update
+from telegram.ext import CallbackQueryHandler, CommandHandler
+
+from bot.handlers.common import Context, is_group, language_for, may_manage, reply, runtime
+from bot.i18n import t
+from bot.kinds import KINDS
+from bot.settings import LANGUAGES
+from bot.views.common import keyboard
+from storage import ChatSettings
+
+PREFIX = "cfg:"
+TURN_CHOICES = (10, 20, 30, 45, 60, 90, 120)
+LOBBY_CHOICES = (60, 180, 300, 600, 1800)
+
+
+def settings_text(settings: ChatSettings, language: str, default_language: str) -> str:
+    games = " ".join(t(language, f"{game}.title") for game in settings.allowed_games)
+    return t(
+        language,
+        "settings.text",
+        language=t(settings.language or default_language, "language.name"),
+        turn=settings.turn_seconds,
+        lobby=settings.lobby_seconds // 60,
+        games=games,
+    )
+
+
+def settings_keyboard(
+    settings: ChatSettings, language: str, default_language: str
+) -> InlineKeyboardMarkup | None:
+    def mark(chosen: bool, label: str) -> str:
+        return f"✅ {label}" if chosen else label
+
+    current = settings.language or default_language
+    turn = [(mark(s == settings.turn_seconds, f"{s}s"), f"{PREFIX}turn:{s}") for s in TURN_CHOICES]
+    lobby = [
+        (mark(s == settings.lobby_seconds, t(language, "settings.minutes", n=s // 60)), f"{PREFIX}lobby:{s}")
+        for s in LOBBY_CHOICES
+    ]
+    return keyboard(
+        [
+            [(mark(code == current, t(code, "language.name")), f"{PREFIX}lang:{code}") for code in LANGUAGES],
+            turn[:4],
+            turn[4:],
+            lobby,
+            [
+                (mark(game in settings.allowed_games, t(language, f"{game}.title")), f"{PREFIX}game:{game}")
+                for game in KINDS
+            ],
+        ]
+    )
+
+
+async def settings_command(update: Update, context: Context) -> None:
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None and user is not None
+    paiju, language = runtime(context), await language_for(context, update)
+    if not is_group(chat):
+        await reply(update, t(language, "group_only"))
+        return
+    if not await may_manage(context, chat.id, user.id):
+        await reply(update, t(language, "settings.admins_only"))
+        return
+    current = await paiju.store.chat_settings(chat.id)
+    default = paiju.settings.language
+    await reply(
+        update,
+        settings_text(current, language, default),
+        reply_markup=settings_keyboard(current, language, default),
+    )
+
+
+async def settings_press(update: Update, context: Context) -> None:
+    query, chat, user = update.callback_query, update.effective_chat, update.effective_user
+    assert query is not None and chat is not None and user is not None
+    paiju = runtime(context)
+    language = await paiju.chat_language(chat.id)
+    if not is_group(chat) or not await may_manage(context, chat.id, user.id):
+        await query.answer(t(language, "settings.admins_only"), show_alert=True)
+        return
+    field, _, value = (query.data or "").removeprefix(PREFIX).partition(":")
+    current = await paiju.store.chat_settings(chat.id)
+    if field == "lang" and value in LANGUAGES:
+        current = await paiju.store.update_chat_settings(chat.id, language=value)
+    elif field == "turn" and value.isdigit() and int(value) in TURN_CHOICES:
+        current = await paiju.store.update_chat_settings(chat.id, turn_seconds=int(value))
+    elif field == "lobby" and value.isdigit() and int(value) in LOBBY_CHOICES:
+        current = await paiju.store.update_chat_settings(chat.id, lobby_seconds=int(value))
+    elif field == "game" and value in KINDS:
+        games = set(current.allowed_games) ^ {value}
+        if not games:
+            await query.answer(t(language, "settings.one_game"), show_alert=True)
+            return
+        current = await paiju.store.update_chat_settings(
+            chat.id, allowed_games=[g for g in KINDS if g in games]
+        )
+    else:
+        await query.answer(t(language, "press.unknown"))
+        return
+    language = current.language or paiju.settings.language
+    await query.answer(t(language, "settings.saved"))
+    default = paiju.settings.language
+    await query.edit_message_text(
+        settings_text(current, language, default), reply_markup=settings_keyboard(current, language, default)
+    )
+
+
+HANDLERS = [
+    CommandHandler("settings", settings_command),
+    CallbackQueryHandler(settings_press, pattern=f"^{PREFIX}"),
+]

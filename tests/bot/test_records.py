@@ -1,0 +1,108 @@
+"""/top, /stats, /history and /settings, in all three languages (issue 6)."""
+
+import pytest
+
+from tests.bot.decks import stack_showhand
+from tests.bot.harness import ADMIN, GROUP
+from tests.bot.test_showhand_games import TWO, act
+
+LABELS = {
+    "zh-hans": {
+        "join": "加入",
+        "start": "开始",
+        "check": "不下注",
+        "top": "本群排行",
+        "stats": "的战绩",
+        "best": "最好牌型 对子",
+        "history": "本群最近几局",
+        "settings": "本群设置",
+        "admins": "只有群管理员",
+    },
+    "zh-hant": {
+        "join": "加入",
+        "start": "開始",
+        "check": "不下注",
+        "top": "本群排行",
+        "stats": "的戰績",
+        "best": "最好牌型 對子",
+        "history": "本群最近幾局",
+        "settings": "本群設定",
+        "admins": "只有群管理員",
+    },
+    "en": {
+        "join": "Join",
+        "start": "Start",
+        "check": "Check",
+        "top": "This group's leaderboard",
+        "stats": "'s stats",
+        "best": "best hand One pair",
+        "history": "Recent rounds here",
+        "settings": "Group settings",
+        "admins": "Only the group's admins",
+    },
+}
+
+
+async def play_a_showhand_game(bot, labels):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, TWO)
+    await d.send(1, GROUP, "/newgame showhand")
+    await d.press(2, GROUP, labels["join"])
+    await d.press(1, GROUP, labels["start"])
+    await d.press(2, GROUP, labels["start"])
+    for _ in range(8):
+        await act(bot, labels["check"])
+
+
+@pytest.mark.parametrize("language", ["zh-hans", "zh-hant", "en"])
+async def test_top_stats_history_in_every_language(bot, world, language):
+    labels = LABELS[language]
+    await bot.paiju.store.update_chat_settings(GROUP, language=language)
+    for person in world.people.values():
+        person.language_code = language
+    d = bot.driver
+    await d.send(2, GROUP, "/top")
+    assert "/newgame muxi" in d.last(GROUP)
+    await play_a_showhand_game(bot, labels)
+    await d.send(2, GROUP, "/top")
+    board = d.last(GROUP)
+    assert labels["top"] in board and "1. 小红  +100" in board and "2. 阿明  −100" in board
+    await d.send(2, GROUP, "/top global")
+    assert "10,100" in d.last(GROUP)
+    await d.send(2, 2, "/stats")
+    stats = d.last(2)
+    assert labels["stats"] in stats and labels["best"] in stats and "+100" in stats
+    await d.send(1, GROUP, "/history")
+    history = d.last(GROUP)
+    assert labels["history"] in history and "/verify 1 1" in history and "小红 +100" in history
+
+
+@pytest.mark.parametrize("language", ["zh-hans", "zh-hant", "en"])
+async def test_settings_by_buttons_for_admins_only(bot, language):
+    labels = LABELS[language]
+    await bot.paiju.store.update_chat_settings(GROUP, language=language)
+    d = bot.driver
+    await d.send(1, GROUP, "/settings")
+    assert labels["admins"] in d.last(GROUP)
+    await d.send(ADMIN, GROUP, "/settings")
+    assert labels["settings"] in d.last(GROUP)
+    await d.press(1, GROUP, "60s")
+    assert labels["admins"] in d.popup(1)
+    await d.press(ADMIN, GROUP, "60s")
+    await d.press(ADMIN, GROUP, data="cfg:lobby:600")
+    settings = await bot.paiju.store.chat_settings(GROUP)
+    assert (settings.turn_seconds, settings.lobby_seconds) == (60, 600)
+    await d.press(ADMIN, GROUP, data="cfg:game:showhand")
+    assert (await bot.paiju.store.chat_settings(GROUP)).allowed_games == ("muxi",)
+    await d.press(ADMIN, GROUP, data="cfg:game:muxi")
+    assert (await bot.paiju.store.chat_settings(GROUP)).allowed_games == ("muxi",), "one game stays"
+    await d.send(1, GROUP, "/newgame showhand")
+    assert bot.paiju.tables.get(GROUP) is None, "showhand is not allowed here any more"
+    await d.send(1, GROUP, "/newgame muxi")
+    assert bot.paiju.tables.get(GROUP).engine.core.turn_seconds == 60
+    await d.press(ADMIN, GROUP, "English")
+    assert (
+        "Group settings"
+        in bot.world.messages[(GROUP, d.message_with(GROUP, label="English").message_id)].text
+    )
+    assert bot.world.open_queries == {}
