@@ -1,8 +1,11 @@
 """Everything the bot shows on Telegram for a table: the table message (edited in place, coalesced)
 and each player's private cards by DM.
 
-A group must never see more than 20 bot requests a minute, so edits of one table message are
-coalesced: the latest state wins, at most one edit every ``interval`` seconds.
+A group must never see more than 20 bot requests a minute (Telegram's limit). Edits of a table
+message are coalesced — the latest state wins — and spaced by the group's budget: at most one
+every ``interval`` seconds, and at most ``per_minute`` table requests (sends, edits, deletes) in
+any 60 s, leaving room for replies to commands. An edit Telegram refuses for a passing reason
+(a network error, 429, 5xx) is tried again later, so a table never stays wrong on screen.
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Callable
 
 from telegram import Bot
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, TelegramError
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.kinds import KINDS
 from bot.live import LiveTable
@@ -23,24 +27,55 @@ from bot.views.common import Screen
 from storage import Store
 
 log = logging.getLogger(__name__)
-ScreenFor = Callable[[str], Awaitable[Screen]]  # a chat's screen (chat id -> language and clock)
+WINDOW = 60.0  # Telegram counts a group's requests per minute
+RETRY = 3.0  # seconds before an edit that failed for a passing reason is tried again
+
+
+def passing(error: TelegramError) -> bool:
+    """A failure worth trying again later: 429, a timeout, a 5xx or a dropped connection."""
+    return isinstance(error, RetryAfter) or (
+        isinstance(error, NetworkError) and not isinstance(error, BadRequest)
+    )
 
 
 class Presenter:
-    def __init__(self, bot: Bot, store: Store, interval: float, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        bot: Bot,
+        store: Store,
+        interval: float,
+        per_minute: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.bot = bot
         self.store = store
         self.interval = interval
+        self.per_minute = per_minute
         self.clock = clock
-        self._last_edit: dict[int, float] = {}
+        self._sent: dict[int, deque[float]] = {}  # when each group's table requests went out
         self._pending: dict[int, asyncio.Task[None]] = {}
         self._dm_shown: dict[tuple[int, int], tuple[str, str]] = {}  # what each DM shows now
+
+    # -- the group's budget -----------------------------------------------------------------------
+    def _spent(self, chat_id: int) -> None:
+        self._sent.setdefault(chat_id, deque()).append(self.clock())
+
+    def wait_for_budget(self, chat_id: int) -> float:
+        """Seconds until the group may see the next table edit (0: now)."""
+        now, sent = self.clock(), self._sent.setdefault(chat_id, deque())
+        while sent and sent[0] <= now - WINDOW:
+            sent.popleft()
+        wait = (sent[-1] + self.interval - now) if sent else 0.0
+        if len(sent) >= self.per_minute:
+            wait = max(wait, sent[0] + WINDOW - now)
+        return max(wait, 0.0)
 
     # -- the table message ----------------------------------------------------------------------
     async def post_table(self, live: LiveTable, screen: Screen) -> None:
         """Send the table message anew at the bottom of the chat; later edits go to this one."""
         kind = KINDS[live.game]
         old = live.message_id
+        self._spent(live.chat_id)
         message = await self.bot.send_message(
             live.chat_id,
             kind.table_text(live, screen),
@@ -48,35 +83,43 @@ class Presenter:
             reply_markup=kind.table_keyboard(live, screen.language),
         )
         live.message_id = message.message_id
-        self._last_edit[live.chat_id] = self.clock()
         await self.store.update_messages(live.table_id, message_id=message.message_id)
         if old is not None:
+            self._spent(live.chat_id)
             with contextlib.suppress(TelegramError):
                 await self.bot.delete_message(live.chat_id, old)
 
     async def refresh(self, live: LiveTable, screen: Screen) -> None:
-        """Show the table's current state: now, or at the end of the coalescing interval."""
+        """Show the table's current state: now, or as soon as the group's budget allows."""
+        if live.chat_id in self._pending:
+            return  # the edit already scheduled will show the latest state
+        wait = self.wait_for_budget(live.chat_id)
+        if wait > 0:
+            self._later(live, screen, wait)
+            return
+        try:
+            await self._show(live, screen)
+        except TelegramError as error:
+            if not passing(error):
+                raise
+            log.warning("the table of chat %s could not be shown now: %s", live.chat_id, error)
+            self._later(live, screen, float(error.retry_after) if isinstance(error, RetryAfter) else RETRY)
+
+    def _later(self, live: LiveTable, screen: Screen, wait: float) -> None:
+        self._pending[live.chat_id] = asyncio.create_task(self._refresh_later(live, screen, float(wait)))
+
+    async def _refresh_later(self, live: LiveTable, screen: Screen, wait: float) -> None:
+        await asyncio.sleep(wait)
+        self._pending.pop(live.chat_id, None)
+        await self.refresh(live, screen)
+
+    async def _show(self, live: LiveTable, screen: Screen) -> None:
         if live.message_id is None:
             await self.post_table(live, screen)
             return
-        chat = live.chat_id
-        if chat in self._pending:
-            return  # the edit already scheduled will show the latest state
-        wait = self._last_edit.get(chat, float("-inf")) + self.interval - self.clock()
-        if wait <= 0:
-            await self._edit(live, screen)
-        else:
-            self._pending[chat] = asyncio.create_task(self._edit_later(live, screen, wait))
-
-    async def _edit_later(self, live: LiveTable, screen: Screen, wait: float) -> None:
-        await asyncio.sleep(wait)
-        self._pending.pop(live.chat_id, None)
-        await self._edit(live, screen)
-
-    async def _edit(self, live: LiveTable, screen: Screen) -> None:
         kind = KINDS[live.game]
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
-        self._last_edit[live.chat_id] = self.clock()
+        self._spent(live.chat_id)
         try:
             await self.bot.edit_message_text(
                 text, live.chat_id, live.message_id, parse_mode=ParseMode.HTML, reply_markup=markup
@@ -91,9 +134,14 @@ class Presenter:
             raise
 
     async def flush(self) -> None:
-        """Carry out every edit still waiting (at shutdown, and in tests)."""
+        """Wait for every edit still scheduled (at shutdown, and in tests)."""
         while self._pending:
             await asyncio.gather(*list(self._pending.values()), return_exceptions=True)
+
+    async def cancel_pending(self) -> None:
+        for task in list(self._pending.values()):
+            task.cancel()
+        self._pending.clear()
 
     # -- private cards --------------------------------------------------------------------------
     async def sync_private(self, live: LiveTable, person: int, screen: Screen, chat_title: str) -> bool:

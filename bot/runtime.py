@@ -52,7 +52,7 @@ class Paiju:
         self.rng = rng or secrets.SystemRandom()
         self.clock = clock
         self.tables = Tables(store, clock)
-        self.presenter = Presenter(bot, store, settings.edit_interval)
+        self.presenter = Presenter(bot, store, settings.edit_interval, settings.table_requests_per_minute)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
 

@@ -27,7 +27,8 @@ class Settings:
     start_grant: int = 10_000
     daily_bonus: int = 2_000
     timezone: str = "Asia/Shanghai"
-    edit_interval: float = 2.0  # the least time between two edits of one table message
+    edit_interval: float = 1.0  # the least time between two edits of one table message
+    table_requests_per_minute: int = 15  # of Telegram's 20 a minute per group, the table's share
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, env_file: str | Path = ".env") -> Settings:
@@ -51,6 +52,10 @@ class Settings:
             start_grant=_integer("PAIJU_START_GRANT", get("PAIJU_START_GRANT", "10000"), 0, 10**12),
             daily_bonus=_integer("PAIJU_DAILY_BONUS", get("PAIJU_DAILY_BONUS", "2000"), 0, 10**12),
             timezone=get("PAIJU_TIMEZONE", "Asia/Shanghai"),
+            edit_interval=_number("PAIJU_EDIT_SECONDS", get("PAIJU_EDIT_SECONDS", "1"), 0, 10),
+            table_requests_per_minute=_integer(
+                "PAIJU_TABLE_REQUESTS_PER_MINUTE", get("PAIJU_TABLE_REQUESTS_PER_MINUTE", "15"), 1, 10_000
+            ),
         )
 
 
@@ -73,6 +78,16 @@ def _integer(name: str, text: str, low: int, high: int) -> int:
         value = int(text)
     except ValueError:
         raise SettingsError(f"{name} must be a whole number, not {text!r}") from None
+    if not low <= value <= high:
+        raise SettingsError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+def _number(name: str, text: str, low: float, high: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, not {text!r}") from None
     if not low <= value <= high:
         raise SettingsError(f"{name} must be between {low} and {high}, not {value}")
     return value

@@ -4,19 +4,29 @@ groups, and read what they see (the group, their DMs, their popups).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from telegram import Update
 from telegram.ext import Application
 
-from faketg.world import Message, World
+from faketg.world import JSON, Message, World
 
 
 class Driver:
-    def __init__(self, world: World, application: Application) -> None:
-        self.world = world
-        self.application = application
+    """People acting on ``world``; ``deliver`` hands their updates to the bot and waits for it."""
 
-    async def deliver(self, update: dict[str, object]) -> None:
-        await self.application.process_update(Update.de_json(update, self.application.bot))
+    def __init__(self, world: World, deliver: Callable[[JSON], Awaitable[None]]) -> None:
+        self.world = world
+        self.deliver = deliver
+
+    @classmethod
+    def in_process(cls, world: World, application: Application) -> Driver:
+        """The bot's Application in this process: each update is processed before the call returns."""
+
+        async def deliver(update: JSON) -> None:
+            await application.process_update(Update.de_json(update, application.bot))
+
+        return cls(world, deliver)
 
     async def send(self, person: int, chat_id: int, text: str) -> None:
         """``person`` writes ``text`` (a command) in a group or in their DM (``chat_id == person``)."""

@@ -22,6 +22,7 @@ BOT_USERNAME = "paiju_test_bot"
 TEXT_LIMIT = 4096
 POPUP_LIMIT = 200
 CALLBACK_DATA_LIMIT = 64
+GROUP_METHODS = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage"})
 
 
 class ApiError(Exception):
@@ -97,7 +98,7 @@ class Request:
     params: JSON
     at: float
     chat_id: int | None
-    error: int | None = None
+    error: int | str | None = None  # the HTTP status of an error, or the fault injected
 
 
 class _MarkupChecker(HTMLParser):
@@ -263,11 +264,40 @@ class World:
         return [m for m in self.chat_messages(chat_id) if m.sender == BOT_ID]
 
     # -- the Bot API --------------------------------------------------------------------------------
+    def record(self, method: str, params: JSON, error: int | str | None = None) -> Request:
+        chat_id = params.get("chat_id")
+        record = Request(
+            method, params, self.clock(), int(str(chat_id)) if chat_id is not None else None, error
+        )
+        self.requests.append(record)
+        return record
+
+    def last_request_at(self, exclude: str = "") -> float:
+        return next((r.at for r in reversed(self.requests) if r.method != exclude), 0.0)
+
+    def group_peaks(self, window: float = 60.0) -> dict[int, int]:
+        """For each group, the most bot requests to it in any ``window`` seconds (Telegram allows 20
+        a minute); button answers are not requests to a group."""
+        peaks: dict[int, int] = {}
+        times: dict[int, list[float]] = {}
+        for request in self.requests:
+            chat = self.chats.get(request.chat_id) if request.chat_id is not None else None
+            if chat is None or chat.type == "private" or request.method not in GROUP_METHODS:
+                continue
+            seen = times.setdefault(chat.id, [])
+            seen.append(request.at)
+            while seen[0] <= request.at - window:
+                seen.pop(0)
+            peaks[chat.id] = max(peaks.get(chat.id, 0), len(seen))
+        return peaks
+
+    def flagged_groups(self, limit: int = 20) -> dict[int, int]:
+        """The groups that saw more than ``limit`` bot requests in some 60 s, with their peak."""
+        return {chat: peak for chat, peak in self.group_peaks().items() if peak > limit}
+
     def call(self, method: str, params: JSON) -> object:
         """Answer one Bot API call: the ``result`` on success, ``ApiError`` otherwise."""
-        chat_id = params.get("chat_id")
-        record = Request(method, params, self.clock(), int(chat_id) if chat_id is not None else None)
-        self.requests.append(record)
+        record = self.record(method, params)
         handler = getattr(self, "api_" + method, None)
         if handler is None:
             record.error = 404

@@ -5,7 +5,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
-from bot.handlers.common import Context, is_group, language_for, may_manage, person_of, reply, runtime
+from bot.handlers.common import Context, answer, is_group, language_for, may_manage, person_of, reply, runtime
 from bot.i18n import t
 from bot.settings import LANGUAGES
 from bot.views.common import coins, keyboard
@@ -113,17 +113,17 @@ async def language_pick(update: Update, context: Context) -> None:
     code = (query.data or "").removeprefix(LANGUAGE_PICK)
     paiju = runtime(context)
     if code not in LANGUAGES:
-        await query.answer(t(paiju.settings.language, "press.unknown"))
+        await answer(query, t(paiju.settings.language, "press.unknown"))
         return
     if is_group(chat):
         if not await may_manage(context, chat.id, user.id):
-            await query.answer(t(await paiju.chat_language(chat.id), "language.admins_only"), show_alert=True)
+            await answer(query, t(await paiju.chat_language(chat.id), "language.admins_only"), True)
             return
         await paiju.store.update_chat_settings(chat.id, language=code)
     else:
         await person_of(context, user)
         await paiju.store.ensure_person(user.id, user.full_name, code)
-    await query.answer(t(code, "language.set"))
+    await answer(query, t(code, "language.set"))
     if query.message is not None:
         await query.edit_message_text(t(code, "language.set"))
 

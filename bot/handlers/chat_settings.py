@@ -5,7 +5,7 @@ from __future__ import annotations
 from telegram import InlineKeyboardMarkup, Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
-from bot.handlers.common import Context, is_group, language_for, may_manage, reply, runtime
+from bot.handlers.common import Context, answer, is_group, language_for, may_manage, reply, runtime
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.settings import LANGUAGES
@@ -80,7 +80,7 @@ async def settings_press(update: Update, context: Context) -> None:
     paiju = runtime(context)
     language = await paiju.chat_language(chat.id)
     if not is_group(chat) or not await may_manage(context, chat.id, user.id):
-        await query.answer(t(language, "settings.admins_only"), show_alert=True)
+        await answer(query, t(language, "settings.admins_only"), True)
         return
     field, _, value = (query.data or "").removeprefix(PREFIX).partition(":")
     current = await paiju.store.chat_settings(chat.id)
@@ -93,16 +93,16 @@ async def settings_press(update: Update, context: Context) -> None:
     elif field == "game" and value in KINDS:
         games = set(current.allowed_games) ^ {value}
         if not games:
-            await query.answer(t(language, "settings.one_game"), show_alert=True)
+            await answer(query, t(language, "settings.one_game"), True)
             return
         current = await paiju.store.update_chat_settings(
             chat.id, allowed_games=[g for g in KINDS if g in games]
         )
     else:
-        await query.answer(t(language, "press.unknown"))
+        await answer(query, t(language, "press.unknown"))
         return
     language = current.language or paiju.settings.language
-    await query.answer(t(language, "settings.saved"))
+    await answer(query, t(language, "settings.saved"))
     default = paiju.settings.language
     await query.edit_message_text(
         settings_text(current, language, default), reply_markup=settings_keyboard(current, language, default)

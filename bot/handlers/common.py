@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from telegram import Chat, Update, User
+import asyncio
+
+from telegram import CallbackQuery, Chat, Update, User
 from telegram.constants import ChatMemberStatus, ChatType, ParseMode
+from telegram.error import BadRequest, RetryAfter, TelegramError
 from telegram.ext import ContextTypes
 
 from bot.i18n import language_of
+from bot.presenter import passing
 from bot.runtime import RUNTIME, Paiju
 from storage import Person
 
@@ -49,6 +53,23 @@ async def reply(update: Update, text: str, **options: object) -> None:
     message = update.effective_message
     assert message is not None
     await message.reply_text(text, parse_mode=ParseMode.HTML, do_quote=False, **options)  # type: ignore[arg-type]
+
+
+async def answer(query: CallbackQuery, text: str | None = None, alert: bool = False) -> None:
+    """Answer a button press. A press redelivered after a restart may be too old to answer: that is
+    fine (it was answered, or its spinner has long stopped); a passing failure is tried again."""
+    for attempt in range(3):
+        try:
+            await query.answer(text, show_alert=alert)
+            return
+        except BadRequest as error:
+            if "query is too old" in error.message.lower() or "query id is invalid" in error.message.lower():
+                return
+            raise
+        except TelegramError as error:
+            if attempt == 2 or not passing(error):
+                raise
+            await asyncio.sleep(float(error.retry_after) if isinstance(error, RetryAfter) else 0.5)
 
 
 async def may_manage(context: Context, chat_id: int, user_id: int) -> bool:

@@ -8,7 +8,7 @@ from telegram import CallbackQuery, Update, User
 from telegram.ext import CallbackQueryHandler, CommandHandler, MessageHandler, filters
 
 from bot import callbacks
-from bot.handlers.common import Context, is_group, language_for, may_manage, person_of, reply, runtime
+from bot.handlers.common import Context, answer, is_group, language_for, may_manage, person_of, reply, runtime
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.live import LiveTable
@@ -118,7 +118,7 @@ async def pick_game(update: Update, context: Context) -> None:
     assert query is not None and user is not None
     game = callbacks.decode_pick(query.data)
     language = await language_for(context, update)
-    await query.answer()
+    await answer(query)
     if game is None:
         return
     if query.message is not None:
@@ -206,15 +206,15 @@ async def press(update: Update, context: Context) -> None:
     paiju = runtime(context)
     language = await paiju.person_language(user.id, user.language_code)
     try:
-        answer = await _press(query, context, user, language)
+        reply_with = await _press(query, context, user, language)
     except (Refused, RuleError) as error:
-        await query.answer(refusal_text(language, error), show_alert=isinstance(error, Refused))
+        await answer(query, refusal_text(language, error), isinstance(error, Refused))
         return
     except Exception:
         log.exception("a button press failed")
-        await query.answer(t(language, "press.failed"), show_alert=True)
+        await answer(query, t(language, "press.failed"), True)
         return
-    await query.answer(*answer)
+    await answer(query, *reply_with)
 
 
 async def _press(

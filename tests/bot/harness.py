@@ -57,7 +57,7 @@ async def start_bot(world: World, database: str, *, seed: int = 1, **options: ob
     )
     await application.initialize()
     await prepare(application)
-    return Bot(world, application, Driver(world, application))
+    return Bot(world, application, Driver.in_process(world, application))
 
 
 async def stop_bot(bot: Bot) -> None:

@@ -79,6 +79,7 @@ async def test_the_token_never_reaches_the_logs(world, database):
         await stop_bot(bot)
     finally:
         logging.basicConfig(force=True)
+        logging.getLogger().setLevel(logging.WARNING)
     written = stream.getvalue()
     assert "Set Bot API URL" in written, "python-telegram-bot logged its URL, which holds the token"
     assert "TEST-TOKEN-SECRET" not in written and "<token>" in written

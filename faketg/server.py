@@ -1,0 +1,189 @@
+"""The HTTP front door: the fake Telegram served as a Bot API over real HTTP (aiohttp), with long
+polling and switchable faults, so the real ``python -m bot`` runs against it unchanged (only its
+``PAIJU_BOT_API_URL`` differs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from faketg.world import JSON, ApiError, World
+
+# Parameters whose values are text as sent; every other form value is JSON (numbers, objects...).
+TEXT_FIELDS = frozenset(
+    {
+        "text",
+        "callback_query_id",
+        "parse_mode",
+        "language_code",
+        "url",
+        "description",
+        "callback_data",
+        "data",
+        "caption",
+    }
+)
+LONG_POLL_LIMIT = 30.0
+
+
+@dataclass
+class Faults:
+    """Shares (0 to 1) of Bot API requests answered badly, each switchable on its own."""
+
+    rate_limited: float = 0.0  # 429 Too Many Requests with retry_after
+    server_error: float = 0.0  # 500 / 502
+    slow: float = 0.0  # answered after ``slow_seconds``
+    dropped: float = 0.0  # the connection is closed with no answer
+    retry_after: int = 1
+    slow_seconds: float = 1.5
+    spare: frozenset[str] = frozenset({"getUpdates", "getMe", "setMyCommands", "deleteWebhook"})
+    seed: int = 0
+    injected: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)
+
+    def draw(self, method: str) -> str | None:
+        """The fault this request gets, if any (counted in ``injected``)."""
+        if method in self.spare:
+            return None
+        roll = self._random.random()
+        for kind in ("rate_limited", "server_error", "slow", "dropped"):
+            share = getattr(self, kind)
+            if roll < share:
+                self.injected[kind] = self.injected.get(kind, 0) + 1
+                return kind
+            roll -= share
+        return None
+
+
+class Emulator:
+    """Serves ``world`` at ``http://127.0.0.1:<port>/bot<token>/<method>``."""
+
+    def __init__(self, world: World, faults: Faults | None = None) -> None:
+        self.world = world
+        self.faults = faults or Faults()
+        self._updates = asyncio.Condition()
+        self.polled_offset = 0  # the offset of the bot's latest getUpdates: updates below it are taken
+        self.polls = 0
+        self.hurry = False  # answer long polls at once (a bot shutting down should not wait for one)
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self, port: int = 0) -> str:
+        app = web.Application()
+        app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
+        await site.start()
+        server = site._server
+        assert server is not None and server.sockets
+        self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        return self.url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def notify(self) -> None:
+        """New updates are in the world: wake the bot's long poll."""
+        async with self._updates:
+            self._updates.notify_all()
+
+    async def deliver(self, update: JSON, quiet: float = 0.15, timeout: float = 30.0) -> None:
+        """Hand ``update`` to the bot and wait until it has been handled: taken by the bot's poll,
+        its button press (if any) answered, and the bot quiet for ``quiet`` seconds."""
+        await self.notify()
+        update_id = int(update["update_id"])
+        query = update.get("callback_query")
+        query_id = str(query["id"]) if isinstance(query, dict) else None
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + timeout
+        while loop.time() < give_up:
+            taken = self.polled_offset > update_id
+            answered = query_id is None or query_id not in self.world.open_queries
+            last = self.world.last_request_at(exclude="getUpdates")
+            if taken and answered and self.world.clock() - last >= quiet:
+                return
+            await asyncio.sleep(0.02)
+        raise TimeoutError(f"the bot did not handle update {update_id} in {timeout} s")
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        method = request.match_info["method"]
+        params = await _params(request)
+        fault = self.faults.draw(method)
+        if fault is not None:
+            self.world.record(method, params, error=fault)
+        if fault == "dropped":
+            if request.transport is not None:
+                request.transport.close()
+            return web.Response(status=500)
+        if fault == "slow":
+            await asyncio.sleep(self.faults.slow_seconds)
+        if fault == "rate_limited":
+            return _error(
+                ApiError(
+                    429,
+                    f"Too Many Requests: retry after {self.faults.retry_after}",
+                    {"retry_after": self.faults.retry_after},
+                )
+            )
+        if fault == "server_error":
+            return _error(ApiError(502, "Bad Gateway"))
+        if method == "getUpdates":
+            return await self._get_updates(params)
+        try:
+            result = self.world.call(method, params)
+        except ApiError as error:
+            return _error(error)
+        return web.json_response({"ok": True, "result": result})
+
+    async def _get_updates(self, params: JSON) -> web.Response:
+        offset = int(params.get("offset") or 0)
+        self.polled_offset, self.polls = max(self.polled_offset, offset), self.polls + 1
+        wait = min(float(params.get("timeout") or 0), LONG_POLL_LIMIT)
+        async with self._updates:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._updates.wait_for(lambda: self._waiting(offset)), wait)
+        return web.json_response({"ok": True, "result": self.world.call("getUpdates", params)})
+
+    async def release_polls(self) -> None:
+        """Answer every long poll now, and the next ones at once."""
+        self.hurry = True
+        await self.notify()
+
+    def _waiting(self, offset: int) -> bool:
+        return self.hurry or any(int(update["update_id"]) >= offset for update in self.world.updates)
+
+
+async def _params(request: web.Request) -> JSON:
+    params: JSON = dict(request.query)
+    if request.content_type == "application/json":
+        params.update(await request.json())
+        return params
+    if request.can_read_body:
+        for key, value in (await request.post()).items():
+            if isinstance(value, str):
+                params[key] = value if key in TEXT_FIELDS else _json_or_text(value)
+    return params
+
+
+def _json_or_text(value: str) -> object:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _error(error: ApiError) -> web.Response:
+    body: JSON = {"ok": False, "error_code": error.code, "description": error.description}
+    if error.parameters:
+        body["parameters"] = error.parameters
+    return web.json_response(body, status=error.code)

@@ -1,0 +1,107 @@
+"""The real ``python -m bot`` as a subprocess, against the emulator over HTTP (DESIGN.md level 4)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from faketg.driver import Driver
+from faketg.server import Emulator, Faults
+from faketg.world import World
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "424242:E2E-SECRET-TOKEN"
+
+
+@dataclass
+class BotProcess:
+    emulator: Emulator
+    database: Path
+    log: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
+    process: asyncio.subprocess.Process | None = None
+
+    def env(self) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("PAIJU_", "TELEGRAM_"))}
+        env.update(
+            TELEGRAM_BOT_TOKEN=TOKEN,
+            PAIJU_DB=str(self.database),
+            PAIJU_BOT_API_URL=self.emulator.url,
+            PAIJU_EDIT_SECONDS="0",
+            PAIJU_TABLE_REQUESTS_PER_MINUTE="1000",
+            PYTHONPATH=str(ROOT),
+        )
+        env.update(self.extra_env)
+        return env
+
+    async def start(self, timeout: float = 30.0) -> None:
+        """Start the bot and wait until it polls for updates."""
+        self.emulator.hurry = False
+        polls = self.emulator.polls
+        with self.log.open("a") as log:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "bot",
+                cwd=self.database.parent,
+                env=self.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + timeout
+        while self.emulator.polls <= polls:
+            if self.process.returncode is not None or loop.time() > give_up:
+                raise RuntimeError(f"the bot did not start: {self.log.read_text()[-2000:]}")
+            await asyncio.sleep(0.05)
+
+    async def kill(self) -> None:
+        """SIGKILL: no chance to save or say goodbye."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        await self.process.wait()
+
+    async def stop(self) -> int:
+        assert self.process is not None
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+            await self.emulator.release_polls()
+            try:
+                await asyncio.wait_for(self.process.wait(), 20)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
+        return self.process.returncode or 0
+
+
+def storage_check(database: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "storage", "check", str(database)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@dataclass
+class Stage:
+    """The emulator, the world behind it, the people's driver, and the bot process."""
+
+    world: World
+    emulator: Emulator
+    driver: Driver
+    bot: BotProcess
+
+
+async def make_stage(world: World, tmp: Path, faults: Faults | None = None) -> Stage:
+    emulator = Emulator(world, faults)
+    await emulator.start()
+    bot = BotProcess(emulator, tmp / "paiju.sqlite3", tmp / "bot.log")
+    return Stage(world, emulator, Driver(world, emulator.deliver), bot)

@@ -1,0 +1,108 @@
+"""The real bot process over real HTTP: whole games, a SIGKILL mid-round, and the books checked."""
+
+from tests.bot.harness import GROUP
+from tests.e2e.process import TOKEN, storage_check
+
+
+def table_of(stage):
+    """The newest bot message in the group that has buttons (the table)."""
+    return next(m for m in reversed(stage.world.bot_messages(GROUP)) if m.buttons or "结算" in m.text)
+
+
+async def start_round(stage, game, people):
+    d = stage.driver
+    await d.send(people[0], GROUP, f"/newgame {game}")
+    for person in people[1:]:
+        await d.press(person, GROUP, "加入")
+    for person in people:
+        await d.press(person, GROUP, "开始")
+
+
+def dm_buttons(stage, person):
+    """The buttons of the person's newest DM from the bot (their own draw / stand)."""
+    messages = stage.world.bot_messages(person)
+    return [str(button["text"]) for button in messages[-1].buttons] if messages else []
+
+
+async def finish_muxi_round(stage, people):
+    """Everyone who must choose stands (or draws, when that is all they may do), by DM buttons."""
+    for _ in range(2 * len(people)):
+        if "结算" in table_of(stage).text:
+            return
+        for person in people:
+            buttons = dm_buttons(stage, person)
+            if buttons:
+                await stage.driver.press(person, person, "不补" if "不补" in buttons else "补牌")
+    raise AssertionError(f"the round did not end: {table_of(stage).text}")
+
+
+async def test_a_muxi_round_and_a_restart_after_sigkill(stage):
+    d = stage.driver
+    people = [1, 2, 3]
+    await start_round(stage, "muxi", people)
+    assert "叫庄：阿明 是否当庄" in table_of(stage).text
+    await d.press(1, GROUP, "当庄")
+    assert all(stage.world.bot_messages(p) for p in people), "everyone got their cards by DM"
+    choosers = [p for p in (2, 3) if dm_buttons(stage, p)]
+    if choosers:
+        await d.press(choosers[0], choosers[0], dm_buttons(stage, choosers[0])[0])
+
+    await stage.bot.kill()  # in the middle of the round
+    await stage.bot.start()
+    if choosers:
+        await d.press(choosers[0], GROUP, "补牌")
+        assert "你已经选过了" in d.popup(choosers[0]), "the restarted bot knows the choice was made"
+    await finish_muxi_round(stage, people)
+    assert "第 1 局 · 结算" in table_of(stage).text
+    await stage.bot.stop()
+    check = storage_check(stage.bot.database)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert not stage.world.flagged_groups()
+    assert TOKEN.split(":")[1] not in stage.bot.log.read_text()
+    assert "Traceback" not in stage.bot.log.read_text()
+
+
+async def play_showhand_to_the_end(stage, people, kill_after=None):
+    """Whoever's turn it is (their DM has the buttons) checks or calls; optionally a SIGKILL midway."""
+    for step in range(60):
+        if "结算" in stage.driver.last(GROUP):
+            return
+        if step == kill_after:
+            await stage.bot.kill()
+            await stage.bot.start()
+        person = next((p for p in people if dm_buttons(stage, p)), None)
+        assert person is not None, "someone's turn, shown in their DM"
+        choice = next(b for b in dm_buttons(stage, person) if b.startswith(("不下注", "跟注")))
+        await stage.driver.press(person, person, choice)
+    raise AssertionError("the game did not end")
+
+
+async def test_a_showhand_game_with_a_sigkill_in_a_betting_round(stage):
+    await start_round(stage, "showhand", [1, 2, 4])
+    await play_showhand_to_the_end(stage, [1, 2, 4], kill_after=4)
+    result = stage.driver.last(GROUP)
+    assert "第 1 局 · 结算" in result and "🏆" in result
+    await stage.bot.stop()
+    check = storage_check(stage.bot.database)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "Traceback" not in stage.bot.log.read_text()
+
+
+async def test_every_bot_api_method_it_calls_is_answered(stage):
+    d = stage.driver
+    await d.send(9, GROUP, "/cancel")  # getChatMember
+    await d.send(1, GROUP, "/newgame muxi")
+    await d.send(1, GROUP, "/table")  # deleteMessage
+    called = {request.method for request in stage.world.requests}
+    assert {
+        "getMe",
+        "deleteWebhook",
+        "setMyCommands",
+        "getUpdates",
+        "sendMessage",
+        "getChatMember",
+        "deleteMessage",
+    } <= called
+    assert not any(request.error == 404 for request in stage.world.requests), (
+        "no method unknown to the emulator"
+    )
