@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+import logging
 import sys
 
 from telegram import Update
 
 from bot.app import build_application
 from bot.logs import configure_logging
-from bot.settings import Settings, SettingsError
+from bot.settings import LANGUAGES, Settings, SettingsError
 
 NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
 
@@ -20,6 +22,13 @@ Then add the bot to a group and send /newgame muxi there."""
 
 
 def main(argv: list[str]) -> int:
+    arguments = parse(argv)
+    if arguments.command == "sandbox":
+        from bot.sandbox.server import main as sandbox
+
+        configure_logging("", logging.WARNING)
+        sandbox(arguments.port, arguments.fresh, arguments.language)
+        return 0
     try:
         settings = Settings.from_env()
     except SettingsError as error:
@@ -32,6 +41,16 @@ def main(argv: list[str]) -> int:
     application = build_application(settings)
     application.run_polling(allowed_updates=Update.ALL_TYPES)
     return 0
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bot", description="Run the Paiju Telegram bot.")
+    commands = parser.add_subparsers(dest="command")
+    sandbox = commands.add_parser("sandbox", help="try the bot in a browser, with no token and no internet")
+    sandbox.add_argument("--port", type=int, default=8080, help="the page's port on localhost (default 8080)")
+    sandbox.add_argument("--fresh", action="store_true", help="start on a new temporary database")
+    sandbox.add_argument("--language", default="zh-hans", choices=LANGUAGES, help="the bot's language")
+    return parser.parse_args(argv)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -76,12 +77,17 @@ class Emulator:
         self._runner: web.AppRunner | None = None
         self.url = ""
 
-    async def start(self, port: int = 0) -> str:
+    async def start(
+        self, port: int = 0, host: str = "127.0.0.1", more: Callable[[web.Application], None] | None = None
+    ) -> str:
+        """Serve on ``port`` (0: any free one); ``more`` may add routes (the sandbox's page)."""
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        if more is not None:
+            more(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", port)
+        site = web.TCPSite(self._runner, host, port)
         await site.start()
         server = site._server
         assert server is not None and server.sockets
