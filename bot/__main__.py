@@ -39,7 +39,11 @@ def main(argv: list[str]) -> int:
         return 2
     configure_logging(settings.token)
     application = build_application(settings)
-    application.run_polling(allowed_updates=Update.ALL_TYPES)
+    try:
+        application.run_polling(allowed_updates=Update.ALL_TYPES)
+    except Exception:  # logged through the token's redaction, never printed raw
+        logging.getLogger("bot").exception("the bot stopped")
+        return 1
     return 0
 
 

@@ -11,6 +11,7 @@ from telegram.request import BaseRequest
 
 from bot.handlers import account, chat_settings, records, table
 from bot.i18n import t
+from bot.request import RetryingRequest
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
 from storage import open_store
@@ -43,6 +44,8 @@ def build_application(
     builder = ApplicationBuilder().token(settings.token).concurrent_updates(True)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
+    else:
+        builder = builder.request(RetryingRequest(connection_pool_size=64))
     if settings.base_url:
         base = settings.base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")

@@ -7,6 +7,7 @@ import logging
 from typing import TextIO
 
 REDACTED = "<token>"
+_FORMATTER = logging.Formatter()
 
 
 class RedactToken(logging.Filter):
@@ -17,13 +18,21 @@ class RedactToken(logging.Filter):
         secret = token.partition(":")[2]
         self.secrets = [part for part in (token, secret) if len(part) >= 8]  # nothing to hide in ""
 
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        redacted = message
-        for secret in self.secrets:
-            redacted = redacted.replace(secret, REDACTED)
-        if redacted != message:
+        if (redacted := self.redact(message)) != message:
             record.msg, record.args = redacted, ()
+        if record.exc_info and not record.exc_text:  # a traceback may quote the token (InvalidToken does)
+            record.exc_text = self.redact(_FORMATTER.formatException(record.exc_info))
+        elif record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
         return True
 
 

@@ -111,7 +111,10 @@ class Presenter:
     async def _refresh_later(self, live: LiveTable, screen: Screen, wait: float) -> None:
         await asyncio.sleep(wait)
         self._pending.pop(live.chat_id, None)
-        await self.refresh(live, screen)
+        try:
+            await self.refresh(live, screen)
+        except TelegramError as error:  # the next change of the table meets it again, and handles it
+            log.warning("a delayed edit of chat %s failed: %s", live.chat_id, error)
 
     async def _show(self, live: LiveTable, screen: Screen) -> None:
         if live.message_id is None:

@@ -15,6 +15,7 @@ from random import Random
 from zoneinfo import ZoneInfo
 
 from telegram import Bot
+from telegram.error import ChatMigrated, Forbidden
 from telegram.ext import ContextTypes, JobQueue
 
 from bot.i18n import language_of
@@ -27,7 +28,7 @@ from bot.views.common import Screen
 from games.errors import StaleTimer
 from games.events import RoundStarted
 from games.fairness import Shuffle
-from games.table import Timeout
+from games.table import Cancel, Timeout
 from storage import Store
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,35 @@ class Paiju:
     # -- changing a table (the caller holds the chat's lock) ------------------------------------------
     async def perform(self, live: LiveTable, action: object) -> list[object]:
         events = await self.tables.apply(live, action)
-        await self.show(live, events)
+        try:
+            await self.show(live, events)
+        except ChatMigrated as moved:  # the group became a supergroup: the table follows it
+            await self.migrate(live.chat_id, moved.new_chat_id)
+            await self.show(live, [])
+        except Forbidden:  # the bot was removed from the group: nobody can play on there
+            await self.abandon(live)
         return events
+
+    async def abandon(self, live: LiveTable) -> None:
+        """End a table the bot can no longer show (removed from its group): the escrow goes back."""
+        log.warning("the bot cannot reach chat %s: its table %s is cancelled", live.chat_id, live.table_id)
+        if not live.engine.closed:
+            await self.tables.apply(live, Cancel())
+        self.arm(live)
+
+    async def migrate(self, old: int, new: int) -> LiveTable | None:
+        """A group was upgraded to a supergroup (the caller holds the old chat's lock)."""
+        await self.store.migrate_chat(old, new)
+        self.chat_titles.setdefault(new, self.chat_titles.get(old, ""))
+        live = self.tables.by_chat.pop(old, None)
+        if self.job_queue is not None:
+            for job in self.job_queue.get_jobs_by_name(f"table:{old}"):
+                job.schedule_removal()
+        if live is None:
+            return None
+        live.chat_id, live.message_id = new, None
+        self.tables.by_chat[new] = live
+        return live
 
     async def show(self, live: LiveTable, events: list[object]) -> None:
         self.arm(live)

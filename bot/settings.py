@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LANGUAGES = ("zh-hans", "zh-hant", "en")
@@ -17,7 +17,7 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
-    token: str
+    token: str = field(repr=False)  # never in a log or a traceback
     database: str = "paiju.sqlite3"
     language: str = DEFAULT_LANGUAGE
     owners: frozenset[int] = frozenset()

@@ -67,13 +67,17 @@ class Faults:
 class Emulator:
     """Serves ``world`` at ``http://127.0.0.1:<port>/bot<token>/<method>``."""
 
-    def __init__(self, world: World, faults: Faults | None = None) -> None:
+    def __init__(
+        self, world: World, faults: Faults | None = None, tokens: frozenset[str] | None = None
+    ) -> None:
         self.world = world
+        self.tokens = tokens  # the tokens Telegram accepts (None: any)
         self.faults = faults or Faults()
         self._updates = asyncio.Condition()
         self.polled_offset = 0  # the offset of the bot's latest getUpdates: updates below it are taken
         self.polls = 0
         self.hurry = False  # answer long polls at once (a bot shutting down should not wait for one)
+        self.in_flight = 0  # requests being answered now (getUpdates aside)
         self._runner: web.AppRunner | None = None
         self.url = ""
 
@@ -116,13 +120,24 @@ class Emulator:
             taken = self.polled_offset > update_id
             answered = query_id is None or query_id not in self.world.open_queries
             last = self.world.last_request_at(exclude="getUpdates")
-            if taken and answered and self.world.clock() - last >= quiet:
+            if taken and answered and self.in_flight == 0 and self.world.clock() - last >= quiet:
                 return
             await asyncio.sleep(0.02)
         raise TimeoutError(f"the bot did not handle update {update_id} in {timeout} s")
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if request.match_info["method"] == "getUpdates":
+            return await self._answer(request)
+        self.in_flight += 1
+        try:
+            return await self._answer(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         method = request.match_info["method"]
+        if self.tokens is not None and request.match_info["token"] not in self.tokens:
+            return _error(ApiError(401, "Unauthorized"))
         params = await _params(request)
         fault = self.faults.draw(method)
         if fault is not None:

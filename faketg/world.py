@@ -59,6 +59,7 @@ class Chat:
     admins: set[int] = field(default_factory=set)
     creator: int | None = None
     bot_is_member: bool = True
+    migrated_to: int | None = None  # a group upgraded to a supergroup
 
     def to_json(self, people: dict[int, Person]) -> JSON:
         if self.type == "private":
@@ -193,8 +194,16 @@ class World:
         self.chats[person_id] = Chat(person_id, "private")
         return person
 
-    def add_group(self, chat_id: int, title: str, members: list[int], *, admins: list[int] = ()) -> Chat:
-        chat = Chat(chat_id, "supergroup", title, set(members), set(admins), admins[0] if admins else None)
+    def add_group(
+        self,
+        chat_id: int,
+        title: str,
+        members: list[int],
+        *,
+        admins: list[int] = (),
+        kind: str = "supergroup",
+    ) -> Chat:
+        chat = Chat(chat_id, kind, title, set(members), set(admins), admins[0] if admins else None)
         self.chats[chat_id] = chat
         return chat
 
@@ -234,6 +243,40 @@ class World:
         del data["text"]
         data["left_chat_member"] = self.people[person].to_json()
         return self._update("message", data)
+
+    def remove_bot(self, chat_id: int, by: int) -> JSON:
+        """``by`` removes the bot from a group: from now on the bot's requests there get 403."""
+        chat = self.chats[chat_id]
+        chat.bot_is_member = False
+        change = {
+            "chat": chat.to_json(self.people),
+            "from": self.people[by].to_json(),
+            "date": int(self.clock()),
+            "old_chat_member": {"status": "member", "user": self.bot},
+            "new_chat_member": {"status": "left", "user": self.bot},
+        }
+        return self._update("my_chat_member", change)
+
+    def upgrade_group(self, chat_id: int, new_id: int) -> list[JSON]:
+        """A group becomes a supergroup with a new id, as Telegram does it: the old chat answers 400
+        with ``migrate_to_chat_id``; two service messages tell the bot."""
+        old = self.chats[chat_id]
+        old.migrated_to = new_id
+        self.chats[new_id] = Chat(
+            new_id, "supergroup", old.title, set(old.members), set(old.admins), old.creator
+        )
+        someone = old.creator or next(iter(old.members))
+        updates = []
+        for chat, field_name, value in (
+            (chat_id, "migrate_to_chat_id", new_id),
+            (new_id, "migrate_from_chat_id", chat_id),
+        ):
+            message = Message(chat, self._next_message_id(chat), someone, "", int(self.clock()))
+            data = self._message_json(message)
+            del data["text"]
+            data[field_name] = value
+            updates.append(self._update("message", data))
+        return updates
 
     def _update(self, kind: str, payload: JSON) -> JSON:
         update = {"update_id": next(self._update_ids), kind: payload}
@@ -333,6 +376,12 @@ class World:
             raise ApiError(400, "Bad Request: chat not found")
         if chat.type == "private" and not self.people[chat.id].started_bot:
             raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
+        if chat.migrated_to is not None:
+            raise ApiError(
+                400,
+                "Bad Request: group chat was upgraded to a supergroup chat",
+                {"migrate_to_chat_id": chat.migrated_to},
+            )
         if chat.type != "private" and not chat.bot_is_member:
             raise ApiError(403, "Forbidden: bot was kicked from the supergroup chat")
         return chat

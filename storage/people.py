@@ -90,3 +90,18 @@ async def update_chat(
         f"UPDATE chats SET {assignments}, updated_at = ? WHERE id = ?",
         (*changes.values(), now_text, chat_id),
     )
+
+
+async def migrate_chat(db: aiosqlite.Connection, old: int, new: int, now_text: str) -> None:
+    """A group became a supergroup (a new chat id): its settings, tables and rounds follow it."""
+    await db.execute(
+        """
+        INSERT INTO chats (id, language, turn_seconds, lobby_seconds, allowed_games, created_at, updated_at)
+        SELECT ?, language, turn_seconds, lobby_seconds, allowed_games, created_at, ? FROM chats WHERE id = ?
+        ON CONFLICT (id) DO NOTHING
+        """,
+        (new, now_text, old),
+    )
+    await ensure_chat(db, new, now_text)
+    await db.execute("UPDATE tables SET chat_id = ?, updated_at = ? WHERE chat_id = ?", (new, now_text, old))
+    await db.execute("UPDATE rounds SET chat_id = ? WHERE chat_id = ?", (new, old))

@@ -217,6 +217,12 @@ class Store:
         assert settings is not None
         return settings
 
+    async def migrate_chat(self, old: int, new: int) -> None:
+        """A group was upgraded to a supergroup: its settings, tables (with their escrow) and history
+        move to the new chat id, in one transaction."""
+        async with self._write() as db:
+            await people.migrate_chat(db, old, new, self._now_text())
+
     # -- wallet -------------------------------------------------------------------------------
 
     async def claim_daily(self, user_id: int) -> DailyClaim:

@@ -8,7 +8,7 @@ from telegram.ext import CallbackQueryHandler, CommandHandler
 from bot.handlers.common import Context, answer, is_group, language_for, may_manage, person_of, reply, runtime
 from bot.i18n import t
 from bot.settings import LANGUAGES
-from bot.views.common import coins, keyboard
+from bot.views.common import coins, keyboard, name
 from bot.views.rules import rules_text
 from games.table import Credit
 
@@ -23,7 +23,7 @@ async def start(update: Update, context: Context) -> None:
     if is_group(chat):
         await reply(update, t(language, "start.group"))
         return
-    lines = [t(language, "start.welcome", name=user.first_name)]
+    lines = [t(language, "start.welcome", name=name(user.first_name))]
     if granted:
         lines.append(t(language, "start.granted", amount=coins(runtime(context).settings.start_grant)))
     lines.append(t(language, "start.balance", amount=coins(person.balance)))
@@ -55,7 +55,7 @@ async def rules(update: Update, context: Context) -> None:
     language = await language_for(context, update)
     game = (context.args[0].lower() if context.args else "muxi").replace("suoha", "showhand")
     if game not in ("muxi", "showhand"):
-        await reply(update, t(language, "rules.unknown", game=game[:20]))
+        await reply(update, t(language, "rules.unknown", game=name(game, 20)))
         return
     await reply(update, rules_text(game, language))
 
@@ -65,7 +65,7 @@ async def balance(update: Update, context: Context) -> None:
     assert user is not None
     person, _ = await person_of(context, user)
     language = await language_for(context, update)
-    await reply(update, t(language, "balance", name=user.first_name, amount=coins(person.balance)))
+    await reply(update, t(language, "balance", name=name(user.first_name), amount=coins(person.balance)))
 
 
 async def daily(update: Update, context: Context) -> None:

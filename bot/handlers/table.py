@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 
 from telegram import CallbackQuery, Update, User
-from telegram.ext import CallbackQueryHandler, CommandHandler, MessageHandler, filters
+from telegram.constants import ChatMemberStatus
+from telegram.ext import CallbackQueryHandler, ChatMemberHandler, CommandHandler, MessageHandler, filters
 
 from bot import callbacks
 from bot.handlers.common import Context, answer, is_group, language_for, may_manage, person_of, reply, runtime
@@ -198,6 +199,39 @@ async def member_left(update: Update, context: Context) -> None:
             await paiju.perform(live, Leave(person))
 
 
+async def bot_removed(update: Update, context: Context) -> None:
+    """The bot was removed from a group: its table ends and the escrow goes back."""
+    change, chat = update.my_chat_member, update.effective_chat
+    if change is None or chat is None:
+        return
+    if change.new_chat_member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
+        return
+    paiju = runtime(context)
+    async with paiju.tables.lock(chat.id):
+        live = paiju.tables.get(chat.id)
+        if live is not None:
+            await paiju.abandon(live)
+
+
+async def group_upgraded(update: Update, context: Context) -> None:
+    """A group became a supergroup: its table, coins and history move to the new chat id."""
+    message, chat = update.effective_message, update.effective_chat
+    if message is None or chat is None:
+        return
+    if message.migrate_to_chat_id:
+        old, new = chat.id, message.migrate_to_chat_id
+    elif message.migrate_from_chat_id:
+        old, new = message.migrate_from_chat_id, chat.id
+    else:
+        return
+    paiju = runtime(context)
+    async with paiju.tables.lock(old):
+        live = await paiju.migrate(old, new)
+    if live is not None:
+        async with paiju.tables.lock(new):
+            await paiju.show(live, [])
+
+
 # -- the buttons -----------------------------------------------------------------------------------
 async def press(update: Update, context: Context) -> None:
     """Every table button: always answered, with the reason when the press is refused."""
@@ -264,4 +298,6 @@ HANDLERS = [
     CallbackQueryHandler(pick_game, pattern=f"^{callbacks.PICK}:"),
     CallbackQueryHandler(press),
     MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, member_left),
+    MessageHandler(filters.StatusUpdate.MIGRATE, group_upgraded),
+    ChatMemberHandler(bot_removed, ChatMemberHandler.MY_CHAT_MEMBER),
 ]

@@ -159,3 +159,27 @@ async def test_hands_held_per_game(store):
     )
     assert await store.hands_held(1) == {"muxi": ("flush",)}
     assert await store.hands_held(2) == {}
+
+
+async def test_a_migrated_chat_keeps_its_settings_table_escrow_and_history(store):
+    from games.events import ESCROW, Paid, PayReason
+
+    await store.ensure_person(1, "a")
+    await store.update_chat_settings(-7, language="en", turn_seconds=45)
+    saved = await store.create_table(-7, "showhand", {"s": 1})
+    await store.commit_action(
+        saved.id,
+        round_no=1,
+        action_seq=1,
+        state={"s": 2},
+        deadline=None,
+        payments=[Paid(1, ESCROW, 100, PayReason.ANTE)],
+        escrow=100,
+    )
+    await store.migrate_chat(-7, -1007)
+    moved = await store.open_table(-1007)
+    assert moved is not None and moved.id == saved.id and moved.escrow == 100
+    assert await store.open_table(-7) is None
+    settings = await store.chat_settings(-1007)
+    assert (settings.language, settings.turn_seconds) == ("en", 45)
+    assert (await store.check()).ok

@@ -1,3 +1,5 @@
+"""Fixtures every test folder may use: the fake Telegram world and the bot in process."""
+
 import pytest
 
 from tests.bot.harness import make_world, start_bot, stop_bot
