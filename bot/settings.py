@@ -74,20 +74,16 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 
 def _integer(name: str, text: str, low: int, high: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise SettingsError(f"{name} must be a whole number, not {text!r}") from None
-    if not low <= value <= high:
-        raise SettingsError(f"{name} must be between {low} and {high}, not {value}")
-    return value
+    return int(_number(name, text, low, high, int))
 
 
-def _number(name: str, text: str, low: float, high: float) -> float:
+def _number(name: str, text: str, low: float, high: float, kind: type[int] | type[float] = float) -> float:
     try:
-        value = float(text)
+        value = kind(text)
     except ValueError:
-        raise SettingsError(f"{name} must be a number, not {text!r}") from None
+        raise SettingsError(
+            f"{name} must be a {'whole ' if kind is int else ''}number, not {text!r}"
+        ) from None
     if not low <= value <= high:
         raise SettingsError(f"{name} must be between {low} and {high}, not {value}")
     return value

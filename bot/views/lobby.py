@@ -3,9 +3,12 @@ line under a round's results that points to its fairness proof."""
 
 from __future__ import annotations
 
+from telegram import InlineKeyboardMarkup
+
+from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable
-from bot.views.common import Screen, coins, name, short_hash
+from bot.views.common import Screen, coins, keyboard, name, short_hash
 from games.stakes import MIN_BALANCE
 
 
@@ -54,3 +57,22 @@ def footer_lines(live: LiveTable, screen: Screen, in_round: bool) -> list[str]:
         if person in live.seated():
             lines.append(t(language, "dm.failed", name=name(live.name(person)), link=link))
     return lines
+
+
+def table_button(live: LiveTable, language: str, key: str, action: str) -> tuple[str, str]:
+    """A button of the table message: its label in ``language`` and its callback data."""
+    return t(language, key), callbacks.encode(live.game, live.table_id, live.round_no, action)
+
+
+def lobby_keyboard(live: LiveTable, language: str) -> InlineKeyboardMarkup | None:
+    """Between rounds: Join, Start (Continue after a round) and Leave."""
+    start = "button.continue" if live.round_no else "button.ready"
+    return keyboard(
+        [
+            [
+                table_button(live, language, "button.join", "join"),
+                table_button(live, language, start, "ready"),
+            ],
+            [table_button(live, language, "button.leave", "leave")],
+        ]
+    )

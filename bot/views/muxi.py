@@ -10,7 +10,7 @@ from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
 from bot.views.common import Screen, cards_text, keyboard, name, signed
-from bot.views.lobby import footer_lines, lobby_lines, results_footer
+from bot.views.lobby import footer_lines, lobby_keyboard, lobby_lines, results_footer, table_button
 from games.muxi import Kind, Move, MuxiTable, Phase, Status, evaluate
 
 GAME = "muxi"
@@ -136,19 +136,15 @@ def table_text(live: LiveTable, screen: Screen) -> str:
 
 
 def table_keyboard(live: LiveTable, language: str) -> InlineKeyboardMarkup | None:
-    engine = _engine(live)
-    phase = engine.phase
-
-    def button(key: str, action: str) -> tuple[str, str]:
-        return t(language, key), callbacks.encode(GAME, live.table_id, engine.core.round_no, action)
-
+    phase = _engine(live).phase
     if phase is Phase.CLOSED:
         return None
     if phase is Phase.LOBBY:
-        start = "button.continue" if engine.core.round_no else "button.ready"
-        return keyboard(
-            [[button("button.join", "join"), button(start, "ready")], [button("button.leave", "leave")]]
-        )
+        return lobby_keyboard(live, language)
+
+    def button(key: str, action: str) -> tuple[str, str]:
+        return table_button(live, language, key, action)
+
     if phase is Phase.BANKER:
         return keyboard(
             [

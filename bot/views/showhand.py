@@ -8,7 +8,7 @@ from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
 from bot.views.common import Screen, card_text, cards_text, coins, keyboard, name, signed
-from bot.views.lobby import footer_lines, lobby_lines, results_footer
+from bot.views.lobby import footer_lines, lobby_keyboard, lobby_lines, results_footer, table_button
 from games.showhand import Move, Option, Phase, ShowhandTable
 
 GAME = "showhand"
@@ -128,21 +128,14 @@ def _option_buttons(live: LiveTable, person: int, language: str) -> list[list[tu
 
 def table_keyboard(live: LiveTable, language: str) -> InlineKeyboardMarkup | None:
     engine = _engine(live)
-
-    def button(key: str, action: str) -> tuple[str, str]:
-        return t(language, key), callbacks.encode(GAME, live.table_id, engine.game_no, action)
-
     if engine.closed:
         return None
     if engine.phase is Phase.LOBBY:
-        start = "button.continue" if engine.game_no else "button.ready"
-        return keyboard(
-            [[button("button.join", "join"), button(start, "ready")], [button("button.leave", "leave")]]
-        )
-    rows = [[button("button.cards", "cards")]]
+        return lobby_keyboard(live, language)
+    rows = [[table_button(live, language, "button.cards", "cards")]]
     if engine.turn is not None:
         rows += _option_buttons(live, engine.turn, language)
-    rows.append([button("button.leave_table", "leave")])
+    rows.append([table_button(live, language, "button.leave_table", "leave")])
     return keyboard(rows)
 
 

@@ -1,0 +1,54 @@
+"""Settings from the environment and .env, with a clear error naming a bad one."""
+
+import pytest
+
+from bot.settings import Settings, SettingsError
+
+
+def test_defaults_and_the_environment(tmp_path):
+    settings = Settings.from_env({"TELEGRAM_BOT_TOKEN": "1:x"}, tmp_path / "none")
+    assert (settings.token, settings.database, settings.language, settings.turn_seconds) == (
+        "1:x",
+        "paiju.sqlite3",
+        "zh-hans",
+        30,
+    )
+    assert (settings.lobby_seconds, settings.start_grant, settings.daily_bonus, settings.timezone) == (
+        300,
+        10_000,
+        2_000,
+        "Asia/Shanghai",
+    )
+    assert settings.owners == frozenset() and settings.base_url is None
+
+
+def test_the_env_file_and_the_environment_winning(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        '# comment\nTELEGRAM_BOT_TOKEN="1:file"\nPAIJU_OWNERS=5, 6\nexport PAIJU_LANGUAGE=en\n'
+        "PAIJU_TURN_SECONDS=45\n",
+        encoding="utf-8",
+    )
+    settings = Settings.from_env({"PAIJU_TURN_SECONDS": "60"}, env_file)
+    assert (settings.token, settings.owners, settings.language, settings.turn_seconds) == (
+        "1:file",
+        frozenset({5, 6}),
+        "en",
+        60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("PAIJU_TURN_SECONDS", "5", "between 10 and 120"),
+        ("PAIJU_TURN_SECONDS", "ten", "whole number"),
+        ("PAIJU_LANGUAGE", "fr", "zh-hans, zh-hant, en"),
+        ("PAIJU_OWNERS", "me", "user ids"),
+        ("PAIJU_EDIT_SECONDS", "x", "a number"),
+    ],
+)
+def test_a_bad_setting_is_named(tmp_path, name, value, says):
+    with pytest.raises(SettingsError, match=name) as caught:
+        Settings.from_env({name: value}, tmp_path / "none")
+    assert says in str(caught.value)
