@@ -76,6 +76,7 @@ class LiveTable:
     view: ViewState
     message_id: int | None = None
     dm_ids: dict[int, int] = field(default_factory=dict)
+    saved: dict[str, Plain] = field(default_factory=dict)  # the state last saved: what a failure returns to
 
     @property
     def round_no(self) -> int:

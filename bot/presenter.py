@@ -151,6 +151,7 @@ class Presenter:
         """Bring ``person``'s DM up to date (sent, or edited if changed); False when it cannot be sent."""
         drawn = KINDS[live.game].dm(live, person, screen, chat_title)
         if drawn is None:
+            await self._drop_dm_buttons(live, person)
             return True
         text, markup = drawn
         shown = (text, markup.to_json() if markup else "")
@@ -177,6 +178,16 @@ class Presenter:
         live.dm_ids[person] = message.message_id
         await self.store.update_messages(live.table_id, dm_message_ids={person: message.message_id})
         return True
+
+    async def _drop_dm_buttons(self, live: LiveTable, person: int) -> None:
+        """The round is over for ``person``: the buttons of their DM go (its text stays, their cards)."""
+        shown = self._dm_shown.get((live.table_id, person))
+        known = live.dm_ids.get(person)
+        if known is None or shown is None or not shown[1]:
+            return
+        self._dm_shown[(live.table_id, person)] = (shown[0], "")
+        with contextlib.suppress(TelegramError):
+            await self.bot.edit_message_reply_markup(person, known, reply_markup=None)
 
     async def forget_dms(self, live: LiveTable) -> None:
         """A new round: its cards go to new DMs."""

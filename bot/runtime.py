@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from telegram import Bot
 from telegram.error import ChatMigrated, Forbidden
-from telegram.ext import ContextTypes, JobQueue
+from telegram.ext import ContextTypes, Job, JobQueue
 
 from bot.i18n import language_of
 from bot.kinds import KINDS
@@ -56,6 +56,8 @@ class Paiju:
         self.presenter = Presenter(bot, store, settings.edit_interval, settings.table_requests_per_minute)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
+        self._jobs: dict[int, Job[object]] = {}  # each table's armed deadline
+        self._languages: dict[int, str] = {}  # the people's chosen languages (read once)
 
     # -- languages and screens --------------------------------------------------------------------
     async def chat_language(self, chat_id: int) -> str:
@@ -63,10 +65,17 @@ class Paiju:
         return settings.language or self.settings.language
 
     async def person_language(self, person: int, telegram_code: str | None = None) -> str:
+        if person in self._languages:
+            return self._languages[person]
         known = await self.store.get_person(person)
         if known is not None and known.language:
+            self._languages[person] = known.language
             return known.language
         return language_of(telegram_code, self.settings.language)
+
+    async def set_person_language(self, person: int, name: str, language: str) -> None:
+        await self.store.ensure_person(person, name, language)
+        self._languages[person] = language
 
     async def screen(self, chat_id: int) -> Screen:
         return Screen(await self.chat_language(chat_id), self.time_text, self.bot.username or "")
@@ -80,6 +89,11 @@ class Paiju:
     # -- changing a table (the caller holds the chat's lock) ------------------------------------------
     async def perform(self, live: LiveTable, action: object) -> list[object]:
         events = await self.tables.apply(live, action)
+        await self.present(live, events)
+        return events
+
+    async def present(self, live: LiveTable, events: list[object]) -> None:
+        """Show what an applied action changed; a group that moved or shut the bot out is handled."""
         try:
             await self.show(live, events)
         except ChatMigrated as moved:  # the group became a supergroup: the table follows it
@@ -87,7 +101,6 @@ class Paiju:
             await self.show(live, [])
         except Forbidden:  # the bot was removed from the group: nobody can play on there
             await self.abandon(live)
-        return events
 
     async def abandon(self, live: LiveTable) -> None:
         """End a table the bot can no longer show (removed from its group): the escrow goes back."""
@@ -101,9 +114,6 @@ class Paiju:
         await self.store.migrate_chat(old, new)
         self.chat_titles.setdefault(new, self.chat_titles.get(old, ""))
         live = self.tables.by_chat.pop(old, None)
-        if self.job_queue is not None:
-            for job in self.job_queue.get_jobs_by_name(f"table:{old}"):
-                job.schedule_removal()
         if live is None:
             return None
         live.chat_id, live.message_id = new, None
@@ -116,7 +126,7 @@ class Paiju:
         new_round = any(isinstance(event, RoundStarted) for event in events)
         if new_round:
             await self.presenter.forget_dms(live)
-        for person in KINDS[live.game].private_people(live):
+        for person in dict.fromkeys([*KINDS[live.game].private_people(live), *live.dm_ids]):
             await self.send_private(live, person)
         if new_round and live.round_no > 1:
             live.message_id = None  # each round gets its own message; the last one keeps its results
@@ -138,12 +148,13 @@ class Paiju:
         if self.job_queue is None:
             return
         name = f"table:{live.chat_id}"
-        for job in self.job_queue.get_jobs_by_name(name):
-            job.schedule_removal()
+        armed = self._jobs.pop(live.table_id, None)
+        if armed is not None:
+            armed.schedule_removal()
         deadline, timer = live.view.deadline, live.engine.core.timer
         if deadline is None or timer == 0 or live.engine.closed:
             return
-        self.job_queue.run_once(
+        self._jobs[live.table_id] = self.job_queue.run_once(
             _fire,
             when=max(0.0, deadline - self.clock()),
             name=name,

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from bot.kinds import KINDS, GameKind
 from bot.live import LiveTable, Notice, ViewState, view_from_plain
 from games.cards import format_cards
+from games.errors import RuleError
 from games.events import (
     DeckRevealed,
     Left,
@@ -79,35 +80,47 @@ class Tables:
         """A new empty table in a chat (the caller then seats the opener)."""
         engine = KINDS[game].new(turn_seconds, lobby_seconds)
         live = LiveTable(0, chat_id, game, engine, ViewState())
-        saved = await self.store.create_table(chat_id, game, live.state(), version=engine.version)
+        live.saved = live.state()
+        saved = await self.store.create_table(chat_id, game, live.saved, version=engine.version)
         live.table_id = saved.id
         self.by_chat[chat_id] = live
         return live
 
     async def apply(self, live: LiveTable, action: object) -> list[object]:
-        """Apply, note, and save one action; a ``RuleError`` leaves everything as it was."""
-        saved_engine, saved_view = live.engine.to_dict(), live.state()["view"]
-        events = live.engine.apply(action)
+        """Apply, note, and save one action; a ``RuleError`` leaves everything as it was, and so does
+        a failure to save (the table in memory goes back to its last saved state)."""
+        try:
+            events = live.engine.apply(action)
+        except RuleError:
+            raise  # refused before anything changed
+        except BaseException:
+            self._restore(live)
+            raise
         try:
             record = self._note(live, events)
+            state = live.state()
             await self.store.commit_action(
                 live.table_id,
                 round_no=live.round_no,
                 action_seq=live.engine.version,
                 payments=[event for event in events if isinstance(event, Paid)],
-                state=live.state(),
+                state=state,
                 deadline=datetime.fromtimestamp(live.view.deadline, UTC) if live.view.deadline else None,
                 escrow=live.engine.core.escrow_total,
                 closed=live.engine.closed,
                 round_record=record,
             )
         except BaseException:
-            live.engine = self.kind(live).load(saved_engine)
-            live.view = view_from_plain(saved_view)
+            self._restore(live)
             raise
+        live.saved = state
         if live.engine.closed:
             self.by_chat.pop(live.chat_id, None)
         return events
+
+    def _restore(self, live: LiveTable) -> None:
+        live.engine = self.kind(live).load(live.saved["engine"])
+        live.view = view_from_plain(live.saved["view"])
 
     def _note(self, live: LiveTable, events: list[object]) -> RoundRecord | None:
         """Update what the table message shows; return the round's record if a round ended."""

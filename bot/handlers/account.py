@@ -122,7 +122,7 @@ async def language_pick(update: Update, context: Context) -> None:
         await paiju.store.update_chat_settings(chat.id, language=code)
     else:
         await person_of(context, user)
-        await paiju.store.ensure_person(user.id, user.full_name, code)
+        await paiju.set_person_language(user.id, user.full_name, code)
     await answer(query, t(code, "language.set"))
     if query.message is not None:
         await query.edit_message_text(t(code, "language.set"))

@@ -64,7 +64,8 @@ async def join(context: Context, live: LiveTable, user: User) -> None:
     async with paiju.tables.seating:  # one table at a time: no two chats seat a person at once
         if paiju.tables.table_of(user.id) not in (None, live):
             raise Refused("join.elsewhere")
-        await paiju.perform(live, Join(user.id, person.balance))
+        events = await paiju.tables.apply(live, Join(user.id, person.balance))
+    await paiju.present(live, events)
 
 
 async def newgame(update: Update, context: Context) -> None:
