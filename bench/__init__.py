@@ -1,1 +1,2 @@
-"""Benchmarks: run each as ``python -m bench.<name>``."""
+"""Benchmarks of issue 9: ``python -m bench [--quick]`` runs them all (see bench/README.md); each
+module also runs alone as ``python -m bench.<module>``."""

@@ -16,8 +16,10 @@ import random
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from bench.report import Result, percentile
 from games.events import Paid, PayReason
 from storage import Store, open_store
 
@@ -77,8 +79,25 @@ async def book_table(store: Store, chat_id: int, bookings: int, rng: random.Rand
     return latencies
 
 
-async def run(bookings: int, tables: int, synchronous: str) -> list[str]:
-    rows = []
+@dataclass(frozen=True)
+class StorageRun:
+    count: int
+    concurrency: int
+    elapsed: float
+    latencies: list[float]  # sorted, seconds
+    synchronous: str
+
+    @property
+    def p50_ms(self) -> float:
+        return statistics.median(self.latencies) * 1000
+
+    @property
+    def p99_ms(self) -> float:
+        return percentile(self.latencies, 0.99) * 1000
+
+
+async def run(bookings: int, tables: int, synchronous: str) -> list[StorageRun]:
+    runs = []
     with tempfile.TemporaryDirectory() as tmp:
         store = await open_store(Path(tmp) / "bench.sqlite3", start_grant=10**12)
         # A benchmark-only switch, to show what the durability setting costs.
@@ -97,13 +116,13 @@ async def run(bookings: int, tables: int, synchronous: str) -> list[str]:
             elapsed = time.perf_counter() - started
             chat -= concurrency
             latencies = sorted(x for r in results for x in r)
-            rows.append(_row(len(latencies), concurrency, elapsed, latencies, synchronous))
+            runs.append(StorageRun(len(latencies), concurrency, elapsed, latencies, synchronous))
             await _close_all(store)
         report = await store.check()
         await store.close()
         if not report.ok:
             raise SystemExit("integrity check failed after the benchmark:\n" + report.render())
-    return rows
+    return runs
 
 
 async def _close_all(store: Store) -> None:
@@ -113,15 +132,34 @@ async def _close_all(store: Store) -> None:
         )
 
 
-def _row(count: int, concurrency: int, elapsed: float, latencies: list[float], synchronous: str) -> str:
-    p50 = statistics.median(latencies) * 1000
-    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
-    size = len(json.dumps(muxi_state(1000), ensure_ascii=False, separators=(",", ":")).encode())
+def _state_kb() -> float:
+    return len(json.dumps(muxi_state(1000), ensure_ascii=False, separators=(",", ":")).encode()) / 1024
+
+
+def _row(run: StorageRun) -> str:
     return (
-        f"| storage commit_action, muxi 5 people (4 Paid, {size / 1024:.1f} KB state) "
-        f"| {count} bookings, {concurrency} table(s) at once, synchronous={synchronous} "
-        f"| {count / elapsed:,.0f} bookings/s | p50 {p50:.2f} ms | p99 {p99:.2f} ms |"
+        f"| storage commit_action, muxi 5 people (4 Paid, {_state_kb():.1f} KB state) "
+        f"| {run.count} bookings, {run.concurrency} table(s) at once, synchronous={run.synchronous} "
+        f"| {run.count / run.elapsed:,.0f} bookings/s | p50 {run.p50_ms:.2f} ms | p99 {run.p99_ms:.2f} ms |"
     )
+
+
+def benchmark(quick: bool) -> list[Result]:
+    """Benchmark 3 for ``python -m bench``: sequential and 8 tables at once, durable (FULL) and NORMAL."""
+    bookings = 300 if quick else 3000
+    results = []
+    for synchronous in ("FULL", "NORMAL"):
+        for one in asyncio.run(run(bookings, 8, synchronous)):
+            results.append(
+                Result(
+                    "3 storage",
+                    f"`commit_action` of a 5-person muxi settlement (4 Paid, {_state_kb():.1f} KB state), "
+                    f"{one.concurrency} table(s) at once, synchronous={synchronous}",
+                    f"{one.count / one.elapsed:,.0f} bookings/s; "
+                    f"p50 {one.p50_ms:.2f} ms, p99 {one.p99_ms:.2f} ms",
+                )
+            )
+    return results
 
 
 def main() -> None:
@@ -134,8 +172,8 @@ def main() -> None:
     bookings = args.bookings or (300 if args.quick else 3000)
     print("| benchmark | run | throughput | p50 | p99 |")
     print("| --- | --- | --- | --- | --- |")
-    for row in asyncio.run(run(bookings, args.tables, args.synchronous)):
-        print(row)
+    for one in asyncio.run(run(bookings, args.tables, args.synchronous)):
+        print(_row(one))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 
@@ -39,6 +39,8 @@ class Suit(Enum):
 _SUIT_SYMBOLS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.CLUBS: "♣", Suit.DIAMONDS: "♦"}
 _SUIT_STRENGTH = {Suit.SPADES: 3, Suit.HEARTS: 2, Suit.CLUBS: 1, Suit.DIAMONDS: 0}
 
+_SUIT_INDEX = {suit: index for index, suit in enumerate(Suit)}
+_SHOWHAND_RANKS = (1, 8, 9, 10, 11, 12, 13)
 ACE, JACK, QUEEN, KING = 1, 11, 12, 13
 SMALL_JOKER, BIG_JOKER = 14, 15
 _RANK_TOKENS = {ACE: "A", JACK: "J", QUEEN: "Q", KING: "K"}
@@ -46,17 +48,28 @@ _RANK_TOKENS = {ACE: "A", JACK: "J", QUEEN: "Q", KING: "K"}
 
 @dataclass(frozen=True, slots=True)
 class Card:
-    """A card. ``rank`` is 1 (A) to 13 (K), or 14/15 for the small/big joker, whose ``suit`` is None."""
+    """A card. ``rank`` is 1 (A) to 13 (K), or 14/15 for the small/big joker, whose ``suit`` is None.
+
+    ``bit`` is the card's own bit among the 54 (``1 << index``): a hand's cards OR into one int, the
+    key of precomputed hand tables, with no per-call work but attribute reads.
+    """
 
     rank: int
     suit: Suit | None = None
+    bit: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.is_joker:
             if self.suit is not None:
                 raise ValueError(f"a joker has no suit: {self.rank}, {self.suit}")
+            index = 52 + self.rank - SMALL_JOKER
         elif not (ACE <= self.rank <= KING) or self.suit is None:
             raise ValueError(f"not a card: rank {self.rank}, suit {self.suit}")
+        elif self.rank in _SHOWHAND_RANKS:  # bits 0-27: a showhand mask stays a one-digit int
+            index = _SUIT_INDEX[self.suit] * 7 + _SHOWHAND_RANKS.index(self.rank)
+        else:
+            index = 28 + _SUIT_INDEX[self.suit] * 6 + self.rank - 2
+        object.__setattr__(self, "bit", 1 << index)
 
     @property
     def is_joker(self) -> bool:

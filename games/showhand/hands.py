@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from itertools import combinations
 
-from games.cards import ACE, DECK_28, JACK, KING, QUEEN, SUITS, Card
+from games.cards import ACE, DECK_28, JACK, KING, QUEEN, Card
 
 __all__ = ["Category", "ShowhandHand", "compare", "compare_visible", "evaluate", "visible_strength"]
 
@@ -70,28 +70,16 @@ def _order(card: Card) -> int:
     return _RANK_INDEX[card.rank] * 4 + (card.suit.strength if card.suit is not None else 0)
 
 
-#: The deck by order number, and each card's bit in a hand mask (bit ``_order(card)``).
+#: The deck by order number (a hand mask ORs its cards' own ``Card.bit``).
 _BY_ORDER: tuple[Card, ...] = tuple(sorted(DECK_28, key=_order))
-_CARD_BITS: dict[Card, int] = {card: 1 << _order(card) for card in _BY_ORDER}
+_IN_DECK: frozenset[Card] = frozenset(DECK_28)
 
 
-def _bits_by_suit_rank() -> dict[int, tuple[int, ...]]:
-    """``id(suit) -> bit of each rank 0..15`` (0 for ranks outside the deck), for the fast path.
-
-    Keyed by ``id`` because suits are enum singletons and ``Enum.__hash__`` is a Python-level call:
-    reading ``card.suit`` / ``card.rank`` and indexing is about twice as fast as hashing a Card.
-    """
-    table: dict[int, tuple[int, ...]] = {}
-    for suit in SUITS:
-        bits = [0] * 16
-        for card, bit in _CARD_BITS.items():
-            if card.suit is suit:
-                bits[card.rank] = bit
-        table[id(suit)] = tuple(bits)
-    return table
-
-
-_BITS: dict[int, tuple[int, ...]] = _bits_by_suit_rank()
+def _mask(orders: tuple[int, ...]) -> int:
+    mask = 0
+    for order in orders:
+        mask |= _BY_ORDER[order].bit
+    return mask
 
 
 def _rate(orders: tuple[int, ...]) -> tuple[Category, int, tuple[Card, ...]]:
@@ -134,11 +122,10 @@ def _build_tables() -> tuple[dict[int, ShowhandHand], dict[int, int]]:
     best_first = range(27, -1, -1)
     for combo in combinations(best_first, 5):
         category, strength, display = _rate(combo)
-        mask = (1 << combo[0]) | (1 << combo[1]) | (1 << combo[2]) | (1 << combo[3]) | (1 << combo[4])
-        hands[mask] = ShowhandHand(category, display, strength)
+        hands[_mask(combo)] = ShowhandHand(category, display, strength)
     for count in range(1, 5):
         for combo in combinations(best_first, count):
-            visible[sum(1 << order for order in combo)] = _rate(combo)[1]
+            visible[_mask(combo)] = _rate(combo)[1]
     return hands, visible
 
 
@@ -154,7 +141,7 @@ def _invalid(cards: object, *, allowed: str) -> ValueError:
     for item in items:
         if not isinstance(item, Card):
             return ValueError(f"not a card: {item!r}")
-        if item not in _CARD_BITS:
+        if item not in _IN_DECK:
             return ValueError(f"not a card of the 28-card showhand deck (8 to A): {item}")
         if item in seen:
             return ValueError(f"repeated card: {item}")
@@ -172,14 +159,7 @@ def evaluate(cards: Sequence[Card]) -> ShowhandHand:
     """
     try:
         a, b, c, d, e = cards
-        bits = _BITS
-        return _HANDS[
-            bits[id(a.suit)][a.rank]
-            | bits[id(b.suit)][b.rank]
-            | bits[id(c.suit)][c.rank]
-            | bits[id(d.suit)][d.rank]
-            | bits[id(e.suit)][e.rank]
-        ]
+        return _HANDS[a.bit | b.bit | c.bit | d.bit | e.bit]
     except (ValueError, TypeError, KeyError, AttributeError, IndexError):
         # A 2S or a joker adds no bit (or has no suit) and a repeat adds none twice: either way
         # the mask is no five-card hand. The slow path works out which card to blame.
@@ -205,9 +185,8 @@ def visible_strength(cards: Sequence[Card]) -> int:
     """
     try:
         mask = 0
-        bits = _BITS
         for card in cards:
-            mask |= bits[id(card.suit)][card.rank]
+            mask |= card.bit
         if mask.bit_count() == len(cards):
             return _VISIBLE[mask]
     except (TypeError, KeyError, AttributeError, IndexError):
