@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from random import Random
 
@@ -84,6 +85,7 @@ async def prepare(application: Application) -> Paiju:
 async def close(application: Application) -> None:
     paiju: Paiju | None = application.bot_data.get(RUNTIME)
     if paiju is not None:
+        await asyncio.gather(*paiju.redraws, return_exceptions=True)
         await paiju.presenter.flush()
         await paiju.store.close()
 

@@ -103,7 +103,7 @@ SHOWHAND = GameKind(
     moves={
         "check": lambda person, _: showhand.Check(person),
         "bet": _amount(showhand.Bet),
-        "call": lambda person, _: showhand.Call(person),
+        "call": _amount(showhand.Call),  # the button's amount: a stale "call 100" is not a call of a raise
         "raise": _amount(showhand.Raise),
         "allin": lambda person, _: showhand.AllIn(person),
         "fold": lambda person, _: showhand.Fold(person),

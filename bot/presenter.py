@@ -3,9 +3,10 @@ and each player's private cards by DM.
 
 A group must never see more than 20 bot requests a minute (Telegram's limit). Edits of a table
 message are coalesced — the latest state wins — and spaced by the group's budget: at most one
-every ``interval`` seconds, and at most ``per_minute`` table requests (sends, edits, deletes) in
-any 60 s, leaving room for replies to commands. An edit Telegram refuses for a passing reason
-(a network error, 429, 5xx) is tried again later, so a table never stays wrong on screen.
+every ``interval`` seconds, and a token bucket of ``per_minute`` table requests (sends, edits,
+deletes) a minute after a small burst, leaving room for replies to commands. An edit Telegram
+refuses for a passing reason (a network error, 429, 5xx) is tried again later, so a table never
+stays wrong on screen.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
 from collections.abc import Callable
 
-from telegram import Bot
+from telegram import Bot, LinkPreviewOptions
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
@@ -28,6 +28,8 @@ from storage import Store
 
 log = logging.getLogger(__name__)
 WINDOW = 60.0  # Telegram counts a group's requests per minute
+BURST = 3  # table requests a quiet group may see at once (more when the budget is set higher)
+NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # the DM link on a table needs no preview card
 RETRY = 3.0  # seconds before an edit that failed for a passing reason is tried again
 
 
@@ -51,24 +53,34 @@ class Presenter:
         self.store = store
         self.interval = interval
         self.per_minute = per_minute
+        self.burst = float(max(BURST, per_minute // 5))
         self.clock = clock
-        self._sent: dict[int, deque[float]] = {}  # when each group's table requests went out
-        self._pending: dict[int, asyncio.Task[None]] = {}
+        self._bucket: dict[int, tuple[float, float]] = {}  # each group's tokens, and when counted
+        self._last: dict[int, float] = {}  # when each group's last table request went out
+        self._pending: dict[int, asyncio.Task[None]] = {}  # an edit waiting for the budget, per chat
+        self._latest: dict[int, tuple[LiveTable, Screen]] = {}  # what that edit will show
         self._dm_shown: dict[tuple[int, int], tuple[str, str]] = {}  # what each DM shows now
 
     # -- the group's budget -----------------------------------------------------------------------
     def _spent(self, chat_id: int) -> None:
-        self._sent.setdefault(chat_id, deque()).append(self.clock())
+        """A table request went to the group: it takes a token of the group's bucket."""
+        tokens = self._tokens(chat_id)
+        self._bucket[chat_id] = (tokens - 1, self.clock())
+        self._last[chat_id] = self.clock()
+
+    def _tokens(self, chat_id: int) -> float:
+        now = self.clock()
+        tokens, at = self._bucket.get(chat_id, (self.burst, now))
+        return min(self.burst, tokens + (now - at) * self.per_minute / WINDOW)
 
     def wait_for_budget(self, chat_id: int) -> float:
-        """Seconds until the group may see the next table edit (0: now)."""
-        now, sent = self.clock(), self._sent.setdefault(chat_id, deque())
-        while sent and sent[0] <= now - WINDOW:
-            sent.popleft()
-        wait = (sent[-1] + self.interval - now) if sent else 0.0
-        if len(sent) >= self.per_minute:
-            wait = max(wait, sent[0] + WINDOW - now)
-        return max(wait, 0.0)
+        """Seconds until the group may see the next table edit (0: now). A token bucket: a burst of
+        ``BURST``, then ``per_minute`` a minute evenly — at most BURST + per_minute in any 60 s, and
+        never a long stall once a quick burst is spent."""
+        tokens = self._tokens(chat_id)
+        wait = (1 - tokens) * WINDOW / self.per_minute if tokens < 1 else 0.0
+        gap = self._last.get(chat_id, float("-inf")) + self.interval - self.clock()
+        return max(wait, gap, 0.0)
 
     # -- the table message ----------------------------------------------------------------------
     async def post_table(self, live: LiveTable, screen: Screen) -> None:
@@ -81,6 +93,7 @@ class Presenter:
             kind.table_text(live, screen),
             parse_mode=ParseMode.HTML,
             reply_markup=kind.table_keyboard(live, screen.language),
+            link_preview_options=NO_PREVIEW,
         )
         live.message_id = message.message_id
         await self.store.update_messages(live.table_id, message_id=message.message_id)
@@ -91,11 +104,12 @@ class Presenter:
 
     async def refresh(self, live: LiveTable, screen: Screen) -> None:
         """Show the table's current state: now, or as soon as the group's budget allows."""
+        self._latest[live.chat_id] = (live, screen)
         if live.chat_id in self._pending:
-            return  # the edit already scheduled will show the latest state
+            return  # the edit already scheduled will show the latest state (even of a new table)
         wait = self.wait_for_budget(live.chat_id)
         if wait > 0:
-            self._later(live, screen, wait)
+            self._later(live.chat_id, wait)
             return
         try:
             await self._show(live, screen)
@@ -103,18 +117,19 @@ class Presenter:
             if not passing(error):
                 raise
             log.warning("the table of chat %s could not be shown now: %s", live.chat_id, error)
-            self._later(live, screen, float(error.retry_after) if isinstance(error, RetryAfter) else RETRY)
+            self._later(live.chat_id, float(error.retry_after) if isinstance(error, RetryAfter) else RETRY)
 
-    def _later(self, live: LiveTable, screen: Screen, wait: float) -> None:
-        self._pending[live.chat_id] = asyncio.create_task(self._refresh_later(live, screen, float(wait)))
+    def _later(self, chat_id: int, wait: float) -> None:
+        self._pending[chat_id] = asyncio.create_task(self._refresh_later(chat_id, float(wait)))
 
-    async def _refresh_later(self, live: LiveTable, screen: Screen, wait: float) -> None:
+    async def _refresh_later(self, chat_id: int, wait: float) -> None:
         await asyncio.sleep(wait)
-        self._pending.pop(live.chat_id, None)
+        self._pending.pop(chat_id, None)
+        live, screen = self._latest[chat_id]
         try:
             await self.refresh(live, screen)
         except TelegramError as error:  # the next change of the table meets it again, and handles it
-            log.warning("a delayed edit of chat %s failed: %s", live.chat_id, error)
+            log.warning("a delayed edit of chat %s failed: %s", chat_id, error)
 
     async def _show(self, live: LiveTable, screen: Screen) -> None:
         if live.message_id is None:
@@ -125,7 +140,12 @@ class Presenter:
         self._spent(live.chat_id)
         try:
             await self.bot.edit_message_text(
-                text, live.chat_id, live.message_id, parse_mode=ParseMode.HTML, reply_markup=markup
+                text,
+                live.chat_id,
+                live.message_id,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup,
+                link_preview_options=NO_PREVIEW,
             )
         except BadRequest as error:
             if "not modified" in error.message:

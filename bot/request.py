@@ -13,11 +13,12 @@ import logging
 
 from telegram._utils.defaultvalue import DEFAULT_NONE
 from telegram._utils.types import ODVInput
-from telegram.error import NetworkError
+from telegram.error import NetworkError, TimedOut
 from telegram.request import HTTPXRequest, RequestData
 
 log = logging.getLogger(__name__)
 PAUSES = (0.3, 1.0, 2.0)  # before the 2nd, 3rd and 4th try
+NOT_TWICE = frozenset({"sendMessage"})
 
 
 class RetryingRequest(HTTPXRequest):
@@ -38,8 +39,8 @@ class RetryingRequest(HTTPXRequest):
                     url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
                 )
             except NetworkError as error:  # a timeout or a dropped connection
-                if pause is None:
-                    raise
+                if pause is None or (isinstance(error, TimedOut) and api_method in NOT_TWICE):
+                    raise  # a message that timed out may have been sent: never send it twice
                 log.warning("%s failed (%s): trying again", api_method, type(error).__name__)
             else:
                 if code < 500 or pause is None:

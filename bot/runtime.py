@@ -6,6 +6,7 @@ apply and save (``Tables.apply``), re-arm the deadline, send the private cards, 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -15,7 +16,7 @@ from random import Random
 from zoneinfo import ZoneInfo
 
 from telegram import Bot
-from telegram.error import ChatMigrated, Forbidden
+from telegram.error import ChatMigrated, Forbidden, TelegramError
 from telegram.ext import ContextTypes, Job, JobQueue
 
 from bot.i18n import language_of
@@ -33,6 +34,7 @@ from storage import Store
 
 log = logging.getLogger(__name__)
 RUNTIME = "paiju"
+RETRY_TIMEOUT = 5.0  # seconds before a deadline whose action failed is tried again
 
 
 class Paiju:
@@ -58,6 +60,7 @@ class Paiju:
         self.chat_titles: dict[int, str] = {}
         self._jobs: dict[int, Job[object]] = {}  # each table's armed deadline
         self._languages: dict[int, str] = {}  # the people's chosen languages (read once)
+        self.redraws: list[asyncio.Task[None]] = []
 
     # -- languages and screens --------------------------------------------------------------------
     async def chat_language(self, chat_id: int) -> str:
@@ -101,6 +104,8 @@ class Paiju:
             await self.show(live, [])
         except Forbidden:  # the bot was removed from the group: nobody can play on there
             await self.abandon(live)
+        except TelegramError as error:  # the action stands (it is saved); the next change shows it
+            log.warning("chat %s could not be shown its table now: %s", live.chat_id, error)
 
     async def abandon(self, live: LiveTable) -> None:
         """End a table the bot can no longer show (removed from its group): the escrow goes back."""
@@ -121,16 +126,24 @@ class Paiju:
         return live
 
     async def show(self, live: LiveTable, events: list[object]) -> None:
+        """The table message first (everyone's view), then each private view; one person's DM
+        failing never keeps the others or the table from being shown."""
         self.arm(live)
         screen = await self.screen(live.chat_id)
         new_round = any(isinstance(event, RoundStarted) for event in events)
         if new_round:
             await self.presenter.forget_dms(live)
-        for person in dict.fromkeys([*KINDS[live.game].private_people(live), *live.dm_ids]):
-            await self.send_private(live, person)
-        if new_round and live.round_no > 1:
-            live.message_id = None  # each round gets its own message; the last one keeps its results
+            if live.round_no > 1:
+                live.message_id = None  # each round gets its own message; the last one keeps its results
         await self.presenter.refresh(live, screen)
+        unreachable = len(live.view.dm_failed)
+        for person in dict.fromkeys([*KINDS[live.game].private_people(live), *live.dm_ids]):
+            try:
+                await self.send_private(live, person)
+            except TelegramError as error:
+                log.warning("the DM of %s could not be brought up to date: %s", person, error)
+        if len(live.view.dm_failed) > unreachable:  # the table gives them a link to open the DM
+            await self.presenter.refresh(live, screen)
 
     async def send_private(self, live: LiveTable, person: int) -> bool:
         if person in live.view.dm_failed:
@@ -143,8 +156,9 @@ class Paiju:
         return sent
 
     # -- deadlines --------------------------------------------------------------------------------
-    def arm(self, live: LiveTable) -> None:
-        """(Re-)arm the table's one timer at its saved deadline; a deadline already past fires now."""
+    def arm(self, live: LiveTable, delay: float | None = None) -> None:
+        """(Re-)arm the table's one timer at its saved deadline (or in ``delay`` seconds); a deadline
+        already past fires now."""
         if self.job_queue is None:
             return
         name = f"table:{live.chat_id}"
@@ -156,7 +170,7 @@ class Paiju:
             return
         self._jobs[live.table_id] = self.job_queue.run_once(
             _fire,
-            when=max(0.0, deadline - self.clock()),
+            when=delay if delay is not None else max(0.0, deadline - self.clock()),
             name=name,
             data=(live.chat_id, live.table_id, timer),
         )
@@ -170,13 +184,23 @@ class Paiju:
                 await self.perform(live, Timeout(timer))
             except StaleTimer:
                 return
+            except Exception:  # e.g. the database is busy: the deadline must not be lost
+                log.exception("the deadline of table %s failed: tried again in %s s", table_id, RETRY_TIMEOUT)
+                self.arm(live, delay=RETRY_TIMEOUT)
 
     async def restore(self) -> list[LiveTable]:
         """At start-up: load every open table and re-arm its timer."""
         restored = await self.tables.restore()
         for live in restored:
             self.arm(live)
+            # An edit the crash cut off is shown now (in the background: start-up does not wait).
+            self.redraws.append(asyncio.create_task(self._redraw(live)))
         return restored
+
+    async def _redraw(self, live: LiveTable) -> None:
+        async with self.tables.lock(live.chat_id):
+            if self.tables.get(live.chat_id) is live:
+                await self.present(live, [])
 
 
 async def _fire(context: ContextTypes.DEFAULT_TYPE) -> None:

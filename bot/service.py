@@ -99,7 +99,7 @@ class Tables:
         try:
             record = self._note(live, events)
             state = live.state()
-            await self.store.commit_action(
+            booked = await self.store.commit_action(
                 live.table_id,
                 round_no=live.round_no,
                 action_seq=live.engine.version,
@@ -110,6 +110,8 @@ class Tables:
                 closed=live.engine.closed,
                 round_record=record,
             )
+            if not booked:  # the database already holds this action: memory must not run ahead of it
+                raise RuntimeError(f"table {live.table_id}: action {live.engine.version} was saved before")
         except BaseException:
             self._restore(live)
             raise

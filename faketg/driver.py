@@ -65,7 +65,8 @@ class Driver:
         return label is not None and label in str(button.get("text", ""))
 
     def _button(self, message: Message, label: str | None, data: str | None) -> dict[str, object]:
-        for button in message.buttons:
+        exact = [button for button in message.buttons if label is not None and button.get("text") == label]
+        for button in exact or message.buttons:
             if self._matches(button, label, data):
                 return button
         raise LookupError(f"message {message.message_id} has no button {label or data!r}")

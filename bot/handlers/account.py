@@ -75,7 +75,7 @@ async def daily(update: Update, context: Context) -> None:
     paiju, language = runtime(context), await language_for(context, update)
     claim = await paiju.store.claim_daily(user.id)
     if claim.claimed:
-        await _credit_at_table(context, user.id, claim.amount)
+        await _credit_at_table(context, user.id)
         await reply(
             update, t(language, "daily.claimed", amount=coins(claim.amount), balance=coins(claim.balance))
         )
@@ -84,15 +84,21 @@ async def daily(update: Update, context: Context) -> None:
         await reply(update, t(language, "daily.already", time=when, balance=coins(claim.balance)))
 
 
-async def _credit_at_table(context: Context, person: int, amount: int) -> None:
-    """A seated person's table learns of the bonus, so its view of their coins stays exact."""
+async def _credit_at_table(context: Context, person: int) -> None:
+    """A seated person's table learns of coins that came from outside it (the daily bonus), so its
+    view of their coins stays exact. The difference with the wallet is credited, not the bonus:
+    someone who sat down after claiming already brought it."""
     paiju = runtime(context)
     live = paiju.tables.table_of(person)
     if live is None:
         return
     async with paiju.tables.lock(live.chat_id):
-        if person in live.seated():
-            await paiju.tables.apply(live, Credit(person, amount))
+        seat = live.engine.core.seat_of(person)
+        if seat is None:
+            return
+        missing = await paiju.store.balance(person) - seat.balance
+        if missing > 0:
+            await paiju.tables.apply(live, Credit(person, missing))
 
 
 async def language_command(update: Update, context: Context) -> None:

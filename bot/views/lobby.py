@@ -33,7 +33,10 @@ def lobby_lines(
     showing_results = bool(live.view.results) and live.view.results_round == live.round_no
     lines = [] if showing_results else [t(language, "lobby.title", title=title)]
     lines += seat_lines(live, language)
-    lines.append(t(language, "lobby.hint", low=low, high=high, min=coins(MIN_BALANCE)))
+    if live.round_no:
+        lines.append(t(language, "lobby.hint_next", min=coins(MIN_BALANCE)))
+    else:
+        lines.append(t(language, "lobby.hint", low=low, high=high, min=coins(MIN_BALANCE)))
     if live.view.deadline:
         lines.append(t(language, "lobby.expires", time=screen.when(live.view.deadline)))
     return lines

@@ -59,7 +59,9 @@ def _status_text(live: LiveTable, hand_person: int, language: str) -> str:
         return t(language, "muxi.status.shown", hand=shown)
     if hand.status is Status.NATURAL:
         return t(language, "muxi.status.stands")
-    return t(language, f"muxi.status.{hand.status.value}")
+    # A forced draw looks like any undecided hand: "must draw" would tell everyone of the joker.
+    status = Status.WAITING if hand.status is Status.FORCED else hand.status
+    return t(language, f"muxi.status.{status.value}")
 
 
 def _play_lines(live: LiveTable, language: str, when: TimeText) -> list[str]:
@@ -115,7 +117,8 @@ def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
 def _results_lines(live: LiveTable, language: str) -> list[str]:
     view = live.view
     lines = [t(language, "muxi.header.results", title=t(language, "muxi.title"), round=view.results_round)]
-    lines += [result_line(live, line, language) for line in view.results]
+    banker_first = sorted(view.results, key=lambda line: not line.is_banker)
+    lines += [result_line(live, line, language) for line in banker_first]
     return lines + results_footer(live, language)
 
 

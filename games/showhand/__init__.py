@@ -17,6 +17,7 @@ from games.showhand.errors import (
     CannotRaisePastCap,
     NothingToCall,
     NothingToRaise,
+    StakeChanged,
 )
 from games.showhand.events import (
     BetMade,
@@ -96,6 +97,7 @@ __all__ = [
     "ShowhandTable",
     "ShownHand",
     "Shuffle",
+    "StakeChanged",
     "Stakes",
     "Timeout",
     "TurnOf",

@@ -24,6 +24,7 @@ from games.showhand.errors import (
     CannotRaisePastCap,
     NothingToCall,
     NothingToRaise,
+    StakeChanged,
 )
 
 MAX_STAKE_BASES = 100  # M is at most 100 × B (RULES.md 2.3)
@@ -74,9 +75,11 @@ class Check:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """Match the largest total."""
+    """Match the largest total. ``amount``, when given (the button's "call to N"), must still be the
+    largest total: a button pressed after someone raised is refused instead of calling the raise."""
 
     person: int
+    amount: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,8 @@ class Spot:
         if isinstance(action, Call):
             if self.largest == self.own:
                 raise NothingToCall()
+            if action.amount and action.amount != self.largest:
+                raise StakeChanged(f"call to {action.amount}, but the largest total is now {self.largest}")
             return self.largest
         if isinstance(action, Bet):
             if not self.nobody_bet:

@@ -29,6 +29,9 @@ BadAmount = _error(
     "bets and raises are whole multiples of the base, adding at least the base",
 )
 AllInNotYet = _error("AllInNotYet", "all_in_not_yet", "2.4", "all-in is only allowed after cards 4 and 5")
+StakeChanged = _error(
+    "StakeChanged", "stake_changed", "2.4", "the bets changed since that button was shown: look again"
+)
 AlreadyFolded = _error("AlreadyFolded", "already_folded", "2.4", "you have folded in this game")
 
 __all__ = [

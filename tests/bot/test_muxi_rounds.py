@@ -1,5 +1,7 @@
 """Muxi played end to end through commands and buttons, as people see it (issue 5)."""
 
+import re
+
 from storage import MINT
 from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
@@ -55,7 +57,8 @@ async def test_five_people_a_forced_draw_times_out(bot):
     await open_and_start(bot, people)
     await d.press(1, GROUP, "当庄")
     table = d.last(GROUP)
-    assert "小红  ⏳ 须补牌" in table and "阿珍  9♠️ K♠️ 双倍天公9（亮牌）" in table
+    assert "小红  ⏳ 考虑中" in table and "阿珍  9♠️ K♠️ 双倍天公9（亮牌）" in table
+    assert "须补牌" not in table, "the group must not learn that 2 holds a lone joker"
     await d.press(2, GROUP, "不补")
     assert "单张王必须补牌" in d.popup(2)
     await d.press(3, GROUP, "不补")
@@ -99,7 +102,7 @@ async def test_a_dm_that_fails_gets_a_deep_link_and_the_popup_still_works(bot, w
     assert d.texts(2) == []
     await d.press(2, GROUP, "看我的牌")
     assert "5♠️ 6♥️" in d.popup(2)
-    link = table.split("?start=")[1].split()[0].rstrip("：:")
+    link = re.search(r"\?start=(t\d+)", table).group(1)
     await d.send(2, 2, f"/start {link}")
     assert any("5♠️ 6♥️" in text for text in d.texts(2))
     assert "你的牌已发到这里" in d.texts(2)[-1] or "你的牌已发到这里" in "".join(d.texts(2))

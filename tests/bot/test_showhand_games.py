@@ -37,7 +37,15 @@ async def test_two_people_check_to_the_showdown(bot):
     assert "底池 200" in table and "上限 2,500" in table
     assert "1. 阿明  🂠 9♥️  已下 100" in table and "2. 小红  🂠 A♥️  已下 100 👈" in table
     assert "小红 先说话（明牌最大）" in table
-    assert d.labels(GROUP) == ["🂠 看我的牌", "不下注", "下注 100", "下注 200", "下注 2,400", "弃牌", "离桌"]
+    assert d.labels(GROUP) == [
+        "🂠 看我的牌",
+        "不下注",
+        "下注 100",
+        "下注 200",
+        "下注 2,400",
+        "弃牌",
+        "离桌（算逃跑）",
+    ]
     assert "底牌：8♠️" in d.texts(1)[-1] and "AD" not in table
     await d.press(1, GROUP, "看我的牌")
     assert "底牌：8♠️" in d.popup(1)
@@ -163,3 +171,21 @@ async def test_stale_and_foreign_presses(bot):
     await d.press_data(1, GROUP, message_id, stale)
     assert "上一局的按钮" in d.popup(1)
     assert bot.world.open_queries == {}
+
+
+async def test_a_stale_call_button_does_not_call_a_later_raise(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2, 3], 1, {**TWO, 3: "QD KC 10H 9S 8H"})
+    await open_and_start(bot, [1, 2, 3])
+    for _ in range(3):  # card 2: everyone checks
+        await act(bot, "不下注")
+    await act(bot, "下注 100")
+    message_id, stale_call = d.button_data(GROUP, "跟注 100")  # what the next one sees now
+    second = await act(bot, "加注到")
+    await act(bot, "跟注")
+    await act(bot, "加注到")  # the first raises again: the second faces more than before
+    assert live(bot).engine.turn == second
+    before = await bot.balance(second)
+    await d.press_data(second, GROUP, message_id, stale_call)
+    assert "下注已变" in d.popup(second)
+    assert await bot.balance(second) == before, "the stale call moved no coin"

@@ -86,8 +86,11 @@ class Person:
         self.page.press("#text", "Enter")
 
     def press(self, label):
+        """The newest button labelled exactly ``label``, else the newest whose label holds it."""
         self.dismiss()
-        self.page.locator(".msg.bot .kb button", has_text=label).last.click()
+        buttons = self.page.locator(".msg.bot .kb button")
+        exact = buttons.filter(has_text=re.compile(f"^{re.escape(label)}$"))
+        (exact if exact.count() else buttons.filter(has_text=label)).last.click()
 
     def dismiss(self):
         if self.page.locator("#alert").is_visible():

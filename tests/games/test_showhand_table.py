@@ -182,7 +182,8 @@ def test_bet_raise_call_and_fold():
     assert of_type(events, Raised) == [Raised(3, 90, 100)] and table.turn == 1
     events = table.apply(Fold(1))
     assert of_type(events, Folded) == [Folded(1, 0, 10)] and table.turn == 2  # 2 faces the raise
-    events = table.apply(Call(2))
+    refused(table, Call(2, 40), showhand_errors.StakeChanged)  # a "call 40" button from before the raise
+    events = table.apply(Call(2, 100))
     assert of_type(events, Called) == [Called(2, 60, 100)]
     assert BettingRoundOver(2, 210) in events and table.card_no == 3
     assert of_type(events, CardsDealt)[0].cards == (
