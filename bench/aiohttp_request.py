@@ -50,7 +50,7 @@ class AiohttpRequest(BaseRequest):
         pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
         if request_data is not None and request_data.contains_files:
-            raise NotImplementedError("this prototype sends no files")
+            raise ValueError("this prototype sends no files (the bot sends none)")
         if self._session is None:
             await self.initialize()
         assert self._session is not None
