@@ -112,6 +112,6 @@ class DeckRevealed:
 
 @dataclass(frozen=True, slots=True)
 class TableClosed:
-    """The table is over: ``reason`` is ``no_banker``, ``lobby_expired``, ``too_few`` or ``cancelled``."""
+    """The table is over: ``reason`` is ``no_banker``, ``lobby_expired``, ``empty`` or ``cancelled``."""
 
     reason: str

@@ -29,11 +29,13 @@ from games.events import (
     Account,
     DeckRevealed,
     Joined,
+    Left,
     Paid,
     PayReason,
     Readied,
     RoundStarted,
     TableClosed,
+    TimedOut,
     TimerStarted,
     Unseated,
 )
@@ -347,6 +349,19 @@ def lobby_changed(state: TableState) -> list[object]:
     if not state.core.seats:
         return close(state, "empty")
     return [state.core.start_timer(state.core.lobby_seconds)]
+
+
+def leave_freely(state: TableState, person: int) -> list[object]:
+    """Someone gets up at no cost (in the lobby, or not playing the round under way)."""
+    state.core.remove_seat(person)
+    events: list[object] = [Left(person)]
+    return events + (lobby_changed(state) if state.phase == "lobby" else [])
+
+
+def expire_lobby(state: TableState, timer: int) -> list[object]:
+    """Nobody started the lobby in time: the table closes."""
+    everyone = tuple(seat.person for seat in state.core.seats)
+    return [TimedOut(timer, everyone), *close(state, "lobby_expired")]
 
 
 def close(state: TableState, reason: str) -> list[object]:

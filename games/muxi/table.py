@@ -61,7 +61,8 @@ from games.table import (
     back_to_lobby,
     cancel,
     close,
-    lobby_changed,
+    expire_lobby,
+    leave_freely,
 )
 
 MIN_SEATS, MAX_SEATS = 2, 5
@@ -131,22 +132,16 @@ class MuxiTable(Table):
             if person == self.state.banker:
                 return self._banker_escapes()
             return self._player_escapes(hand)
-        self.core.remove_seat(person)
-        events: list[Event] = [Left(person)]
+        events = leave_freely(self.state, person)
         if phase is Phase.BANKER and person in self.state.participants:
             events += self._leave_banker_choice(person)
-        elif phase is Phase.LOBBY:
-            events += lobby_changed(self.state)
         return events
 
     def _timeout(self, action: Timeout) -> list[Event]:
         self.core.check_timer(action.timer)
         phase = self.state.phase
         if phase is Phase.LOBBY:
-            return [
-                TimedOut(action.timer, tuple(seat.person for seat in self.core.seats)),
-                *close(self.state, "lobby_expired"),
-            ]
+            return expire_lobby(self.state, action.timer)
         if phase is Phase.BANKER:
             asked = self.asked_person()
             assert asked is not None

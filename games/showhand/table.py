@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from games.cards import DECK_28
 from games.errors import NotInRound, NotYourTurn, WrongPhase
-from games.events import Left, TimedOut
+from games.events import TimedOut
 from games.fairness import Shuffle
 from games.showhand.betting import (
     AllIn,
@@ -33,7 +33,18 @@ from games.showhand.betting import (
 )
 from games.showhand.errors import AlreadyFolded
 from games.showhand.game import Event, Game, Phase, Player, ShowhandState
-from games.table import Cancel, Credit, Join, Leave, Ready, Table, TableCore, Timeout, close, lobby_changed
+from games.table import (
+    Cancel,
+    Credit,
+    Join,
+    Leave,
+    Ready,
+    Table,
+    TableCore,
+    Timeout,
+    expire_lobby,
+    leave_freely,
+)
 
 MIN_SEATS, MAX_SEATS = 2, 4
 
@@ -139,17 +150,12 @@ class ShowhandTable(Table):
         if self.state.phase is Phase.BETTING and player is not None and player.in_game:
             return self.game.escape(player)
         # The lobby, a seated onlooker, or someone who folded: what they put in stays in the pot.
-        self.core.remove_seat(person)
-        events: list[Event] = [Left(person)]
-        if self.state.phase is Phase.LOBBY:
-            events += lobby_changed(self.state)
-        return events
+        return leave_freely(self.state, person)
 
     def _timeout(self, action: Timeout) -> list[Event]:
         self.core.check_timer(action.timer)
         if self.state.phase is Phase.LOBBY:
-            everyone = tuple(seat.person for seat in self.core.seats)
-            return [TimedOut(action.timer, everyone), *close(self.state, "lobby_expired")]
+            return expire_lobby(self.state, action.timer)
         assert self.state.turn is not None, "a game's timer runs for someone's turn"
         player = self.game.require_player(self.state.turn)
         events: list[Event] = [TimedOut(action.timer, (player.person,))]

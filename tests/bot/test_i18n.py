@@ -45,7 +45,7 @@ def dynamic_keys():
         | {f"showhand.category.{category}" for category in Category}
         | {f"rules.showhand.what.{category}" for category in Category}
         | {f"menu.{command}" for command in COMMANDS}
-        | {f"closed.{reason}" for reason in ("no_banker", "lobby_expired", "too_few", "cancelled", "empty")}
+        | {f"closed.{reason}" for reason in ("no_banker", "lobby_expired", "cancelled", "empty")}
         | {f"rules.{game}.{part}" for game in ("muxi", "showhand") for part in ("title", "play")}
         | {f"{game}.title" for game in ("muxi", "showhand")}
         | {f"button.{move}" for move in ("draw", "stand")}
