@@ -389,6 +389,57 @@ def test_evaluate_refuses_no_cards_and_non_cards() -> None:
         evaluate("AS KS")  # type: ignore[arg-type]
 
 
+# A hand's index is two list reads on its mask: a repeated card (its bit counted once) or cards
+# outside the deck (bits past the 28) must land outside the list, never on another hand.
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("AS AS KS KS QS", r"repeated card: AS"),
+        ("AS AS KS QS JS", r"repeated card: AS"),
+        ("AS AS AS KS QS", r"repeated card: AS"),
+        ("AS AS AS AS AS", r"repeated card: AS"),
+        ("2S 3S AS KS QS", r"28-card showhand deck.*: 2S"),
+        ("2S 2S AS KS QS", r"28-card showhand deck.*: 2S"),
+        ("AS KS QS 7H 7D", r"28-card showhand deck.*: 7H"),
+        ("BJ SJ AS KS QS", r"28-card showhand deck.*: BJ"),
+        ("AS KS QS JS SJ", r"28-card showhand deck.*: SJ"),
+    ],
+)
+def test_evaluate_refuses_repeats_and_cards_outside_the_deck(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        evaluate(parse_cards(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("AS AS", r"repeated card: AS"),
+        ("AS AS AS", r"repeated card: AS"),
+        ("AS AS KS", r"repeated card: AS"),
+        ("AS AS KS KS", r"repeated card: AS"),
+        ("AS AS AS KS", r"repeated card: AS"),
+        ("2S 3S", r"28-card showhand deck.*: 2S"),
+        ("2S 2S AS", r"28-card showhand deck.*: 2S"),
+        ("AS KS 7H 7D", r"28-card showhand deck.*: 7H"),
+        ("BJ SJ", r"28-card showhand deck.*: BJ"),
+        ("AS SJ", r"28-card showhand deck.*: SJ"),
+    ],
+)
+def test_visible_strength_refuses_repeats_and_cards_outside_the_deck(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        visible_strength(parse_cards(text))
+
+
+def test_no_repeat_of_deck_cards_is_ever_rated() -> None:
+    """Every 2 to 5 cards of the deck with a card repeated (any number of times) is refused."""
+    for count in range(2, 6):
+        for combo in itertools.combinations_with_replacement(DECK_28, count):
+            if len(set(combo)) == count:
+                continue
+            with pytest.raises(ValueError, match="repeated card"):
+                (evaluate if count == 5 else visible_strength)(combo)
+
+
 @pytest.mark.parametrize(
     ("a", "b", "message"),
     [
