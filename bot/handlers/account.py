@@ -125,7 +125,7 @@ async def language_pick(update: Update, context: Context) -> None:
         if not await may_manage(context, chat.id, user.id):
             await answer(query, t(await paiju.chat_language(chat.id), "language.admins_only"), True)
             return
-        await paiju.store.update_chat_settings(chat.id, language=code)
+        await paiju.update_chat_settings(chat.id, language=code)
     else:
         await person_of(context, user)
         await paiju.set_person_language(user.id, user.full_name, code)
