@@ -61,6 +61,7 @@ class Presenter:
         self._pending: dict[int, asyncio.Task[None]] = {}  # an edit waiting for the budget, per chat
         self._latest: dict[int, tuple[LiveTable, Screen]] = {}  # what that edit will show
         self._dm_shown: dict[tuple[int, int], tuple[str, Markup | None]] = {}  # what each DM shows now
+        self._dm_unsaved: dict[int, dict[int, int | None]] = {}  # DM ids changed, per table, not saved yet
 
     # -- the group's budget -----------------------------------------------------------------------
     def _spent(self, chat_id: int) -> None:
@@ -212,7 +213,7 @@ class Presenter:
             return False
         self._dm_shown[(live.table_id, person)] = shown
         live.dm_ids[person] = sent["message_id"]
-        await self.store.update_messages(live.table_id, dm_message_ids={person: sent["message_id"]})
+        self._dm_unsaved.setdefault(live.table_id, {})[person] = sent["message_id"]
         return True
 
     async def _drop_dm_buttons(self, live: LiveTable, person: int) -> None:
@@ -225,11 +226,16 @@ class Presenter:
         with contextlib.suppress(TelegramError):
             await raw.call(self.bot, "editMessageReplyMarkup", chat_id=person, message_id=known)
 
-    async def forget_dms(self, live: LiveTable) -> None:
+    def forget_dms(self, live: LiveTable) -> None:
         """A new round: its cards go to new DMs."""
+        unsaved = self._dm_unsaved.setdefault(live.table_id, {})
         for person in live.dm_ids:
             self._dm_shown.pop((live.table_id, person), None)
-        if live.dm_ids:
-            forgotten: dict[int, int | None] = dict.fromkeys(live.dm_ids)
-            live.dm_ids = {}
-            await self.store.update_messages(live.table_id, dm_message_ids=forgotten)
+            unsaved[person] = None
+        live.dm_ids = {}
+
+    async def save_dms(self, live: LiveTable) -> None:
+        """Save the DM ids sent or forgotten since the last save, in one write (after a round of DMs)."""
+        unsaved = self._dm_unsaved.pop(live.table_id, None)
+        if unsaved:
+            await self.store.update_messages(live.table_id, dm_message_ids=unsaved)

@@ -30,7 +30,7 @@ from games.errors import StaleTimer
 from games.events import RoundStarted
 from games.fairness import Shuffle
 from games.table import Cancel, Timeout
-from storage import ChatSettings, Store
+from storage import ChatSettings, Person, Store
 
 log = logging.getLogger(__name__)
 RUNTIME = "paiju"
@@ -58,7 +58,7 @@ class Paiju:
         self.chat_titles: dict[int, str] = {}
         self.timers: dict[int, asyncio.TimerHandle] = {}  # each table's armed deadline
         self._firing: set[asyncio.Task[None]] = set()  # deadlines being carried out
-        self._languages: dict[int, str] = {}  # the people's chosen languages (read once)
+        self._languages: dict[int, str | None] = {}  # the people's chosen languages (read once)
         self._chat_settings: dict[int, ChatSettings] = {}  # each chat's settings (read once)
         self.redraws: list[asyncio.Task[None]] = []
 
@@ -78,17 +78,17 @@ class Paiju:
         return (await self.chat_settings(chat_id)).language or self.settings.language
 
     async def person_language(self, person: int, telegram_code: str | None = None) -> str:
-        if person in self._languages:
-            return self._languages[person]
-        known = await self.store.get_person(person)
-        if known is not None and known.language:
-            self._languages[person] = known.language
-            return known.language
-        return language_of(telegram_code, self.settings.language)
+        """The language ``person`` chose, else the one of their Telegram app, else the bot's."""
+        if person not in self._languages:
+            known = await self.store.get_person(person)
+            self._languages[person] = known.language if known is not None else None
+        return self._languages[person] or language_of(telegram_code, self.settings.language)
 
-    async def set_person_language(self, person: int, name: str, language: str) -> None:
-        await self.store.ensure_person(person, name, language)
+    async def set_person_language(self, person: int, name: str, language: str) -> Person:
+        """Record ``person``'s language (creating them with the starting grant on first sight)."""
+        known, _ = await self.store.ensure_person(person, name, language)
         self._languages[person] = language
+        return known
 
     async def screen(self, chat_id: int) -> Screen:
         return Screen(await self.chat_language(chat_id), self.time_text, self.bot.username or "")
@@ -144,7 +144,7 @@ class Paiju:
         screen = await self.screen(live.chat_id)
         new_round = any(isinstance(event, RoundStarted) for event in events)
         if new_round:
-            await self.presenter.forget_dms(live)
+            self.presenter.forget_dms(live)
             if live.round_no > 1:
                 live.message_id = None  # each round gets its own message; the last one keeps its results
         await self.presenter.refresh(live, screen)
@@ -154,10 +154,12 @@ class Paiju:
                 await self.send_private(live, person)
             except TelegramError as error:
                 log.warning("the DM of %s could not be brought up to date: %s", person, error)
+        await self.presenter.save_dms(live)
         if len(live.view.dm_failed) > unreachable:  # the table gives them a link to open the DM
             await self.presenter.refresh(live, screen)
 
     async def send_private(self, live: LiveTable, person: int) -> bool:
+        """Bring ``person``'s DM up to date; a new DM's id is saved by ``presenter.save_dms``."""
         if person in live.view.dm_failed:
             return False  # told once: the table shows them a link and the popup has their cards
         screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")

@@ -44,6 +44,7 @@ async def _back_to_table(context: Context, person: int, table_id: int, language:
         if person in live.view.dm_failed:
             live.view.dm_failed.remove(person)
         await paiju.send_private(live, person)
+        await paiju.presenter.save_dms(live)
     return t(language, "start.back_to_table")
 
 
