@@ -23,7 +23,7 @@ def to_plain(value: object) -> Plain:
     if kind in _SCALARS:
         return value  # type: ignore[return-value]
     if kind is Card:
-        return str(value)
+        return value.token  # type: ignore[attr-defined]
     if kind is list or kind is tuple:
         return [to_plain(item) for item in value]  # type: ignore[attr-defined]
     if kind is dict:
