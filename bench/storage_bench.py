@@ -22,6 +22,7 @@ from pathlib import Path
 from bench.report import Result, percentile
 from games.events import Paid, PayReason
 from storage import Store, open_store
+from storage.thread import on_thread
 
 PEOPLE = (1, 2, 3, 4, 5)  # 1 is the banker
 
@@ -101,7 +102,7 @@ async def run(bookings: int, tables: int, synchronous: str) -> list[StorageRun]:
     with tempfile.TemporaryDirectory() as tmp:
         store = await open_store(Path(tmp) / "bench.sqlite3", start_grant=10**12)
         # A benchmark-only switch, to show what the durability setting costs.
-        await store._writer.execute(f"PRAGMA synchronous = {synchronous}")
+        await on_thread(store._writer, lambda conn: conn.execute(f"PRAGMA synchronous = {synchronous}"))
         for person in PEOPLE:
             await store.ensure_person(person, f"玩家{person}")
         rng = random.Random(1)

@@ -70,7 +70,7 @@ async def prepare(application: Application) -> Paiju:
         daily_bonus=settings.daily_bonus,
         tz=settings.timezone,
     )
-    paiju = Paiju(settings, store, application.bot, application.job_queue, rng=application.bot_data["rng"])
+    paiju = Paiju(settings, store, application.bot, rng=application.bot_data["rng"])
     application.bot_data[RUNTIME] = paiju
     restored = await paiju.restore()
     log.info("open tables restored: %d", len(restored))
@@ -86,6 +86,7 @@ async def close(application: Application) -> None:
     paiju: Paiju | None = application.bot_data.get(RUNTIME)
     if paiju is not None:
         await asyncio.gather(*paiju.redraws, return_exceptions=True)
+        await paiju.stop_timers()
         await paiju.presenter.flush()
         await paiju.store.close()
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from telegram import InlineKeyboardMarkup
-
 from bot.live import Engine, LiveTable, ResultLine, ViewState
 from bot.views import muxi as muxi_view
 from bot.views import showhand as showhand_view
-from bot.views.common import Screen
+from bot.views.common import Markup, Screen
 from games import muxi, showhand
 from games.cards import DECK_28, DECK_54, Card
 from games.codec import Plain
@@ -27,9 +25,9 @@ class GameKind:
     moves: dict[str, Move]  # a button's action code -> the engine action it stands for
     note: Callable[[ViewState, object], list[ResultLine] | None]  # notes an event; a round's results
     table_text: Callable[[LiveTable, Screen], str]
-    table_keyboard: Callable[[LiveTable, str], InlineKeyboardMarkup | None]
+    table_keyboard: Callable[[LiveTable, str], Markup | None]
     private_hand: Callable[[LiveTable, int, str], str | None]  # the popup of "my cards"
-    dm: Callable[[LiveTable, int, Screen, str], tuple[str, InlineKeyboardMarkup | None] | None]
+    dm: Callable[[LiveTable, int, Screen, str], tuple[str, Markup | None] | None]
     private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
 
 

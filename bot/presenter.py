@@ -21,9 +21,10 @@ from telegram import Bot, LinkPreviewOptions
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
+from bot import raw
 from bot.kinds import KINDS
 from bot.live import LiveTable
-from bot.views.common import Screen
+from bot.views.common import Markup, Screen
 from storage import Store
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,8 @@ class Presenter:
         self._last: dict[int, float] = {}  # when each group's last table request went out
         self._pending: dict[int, asyncio.Task[None]] = {}  # an edit waiting for the budget, per chat
         self._latest: dict[int, tuple[LiveTable, Screen]] = {}  # what that edit will show
-        self._dm_shown: dict[tuple[int, int], tuple[str, str]] = {}  # what each DM shows now
+        self._dm_shown: dict[tuple[int, int], tuple[str, Markup | None]] = {}  # what each DM shows now
+        self._dm_unsaved: dict[int, dict[int, int | None]] = {}  # DM ids changed, per table, not saved yet
 
     # -- the group's budget -----------------------------------------------------------------------
     def _spent(self, chat_id: int) -> None:
@@ -88,15 +90,17 @@ class Presenter:
         kind = KINDS[live.game]
         old = live.message_id
         self._spent(live.chat_id)
-        message = await self.bot.send_message(
-            live.chat_id,
-            kind.table_text(live, screen),
+        sent = await raw.call(
+            self.bot,
+            "sendMessage",
+            chat_id=live.chat_id,
+            text=kind.table_text(live, screen),
             parse_mode=ParseMode.HTML,
             reply_markup=kind.table_keyboard(live, screen.language),
             link_preview_options=NO_PREVIEW,
         )
-        live.message_id = message.message_id
-        await self.store.update_messages(live.table_id, message_id=message.message_id)
+        live.message_id = sent["message_id"]
+        await self.store.update_messages(live.table_id, message_id=live.message_id)
         if old is not None:
             self._spent(live.chat_id)
             with contextlib.suppress(TelegramError):
@@ -139,10 +143,12 @@ class Presenter:
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
         self._spent(live.chat_id)
         try:
-            await self.bot.edit_message_text(
-                text,
-                live.chat_id,
-                live.message_id,
+            await raw.call(
+                self.bot,
+                "editMessageText",
+                chat_id=live.chat_id,
+                message_id=live.message_id,
+                text=text,
                 parse_mode=ParseMode.HTML,
                 reply_markup=markup,
                 link_preview_options=NO_PREVIEW,
@@ -174,29 +180,40 @@ class Presenter:
             await self._drop_dm_buttons(live, person)
             return True
         text, markup = drawn
-        shown = (text, markup.to_json() if markup else "")
+        shown = (text, markup)
         known = live.dm_ids.get(person)
         if known is not None and self._dm_shown.get((live.table_id, person)) == shown:
             return True
         try:
             if known is not None:
                 try:
-                    await self.bot.edit_message_text(
-                        text, person, known, parse_mode=ParseMode.HTML, reply_markup=markup
+                    await raw.call(
+                        self.bot,
+                        "editMessageText",
+                        chat_id=person,
+                        message_id=known,
+                        text=text,
+                        parse_mode=ParseMode.HTML,
+                        reply_markup=markup,
                     )
                 except BadRequest as error:
                     if "not modified" not in error.message:
                         raise
                 self._dm_shown[(live.table_id, person)] = shown
                 return True
-            message = await self.bot.send_message(
-                person, text, parse_mode=ParseMode.HTML, reply_markup=markup
+            sent = await raw.call(
+                self.bot,
+                "sendMessage",
+                chat_id=person,
+                text=text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup,
             )
         except Forbidden:
             return False
         self._dm_shown[(live.table_id, person)] = shown
-        live.dm_ids[person] = message.message_id
-        await self.store.update_messages(live.table_id, dm_message_ids={person: message.message_id})
+        live.dm_ids[person] = sent["message_id"]
+        self._dm_unsaved.setdefault(live.table_id, {})[person] = sent["message_id"]
         return True
 
     async def _drop_dm_buttons(self, live: LiveTable, person: int) -> None:
@@ -205,15 +222,20 @@ class Presenter:
         known = live.dm_ids.get(person)
         if known is None or shown is None or not shown[1]:
             return
-        self._dm_shown[(live.table_id, person)] = (shown[0], "")
+        self._dm_shown[(live.table_id, person)] = (shown[0], None)
         with contextlib.suppress(TelegramError):
-            await self.bot.edit_message_reply_markup(person, known, reply_markup=None)
+            await raw.call(self.bot, "editMessageReplyMarkup", chat_id=person, message_id=known)
 
-    async def forget_dms(self, live: LiveTable) -> None:
+    def forget_dms(self, live: LiveTable) -> None:
         """A new round: its cards go to new DMs."""
+        unsaved = self._dm_unsaved.setdefault(live.table_id, {})
         for person in live.dm_ids:
             self._dm_shown.pop((live.table_id, person), None)
-        if live.dm_ids:
-            forgotten: dict[int, int | None] = dict.fromkeys(live.dm_ids)
-            live.dm_ids = {}
-            await self.store.update_messages(live.table_id, dm_message_ids=forgotten)
+            unsaved[person] = None
+        live.dm_ids = {}
+
+    async def save_dms(self, live: LiveTable) -> None:
+        """Save the DM ids sent or forgotten since the last save, in one write (after a round of DMs)."""
+        unsaved = self._dm_unsaved.pop(live.table_id, None)
+        if unsaved:
+            await self.store.update_messages(live.table_id, dm_message_ids=unsaved)

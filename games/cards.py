@@ -57,19 +57,24 @@ class Card:
     rank: int
     suit: Suit | None = None
     bit: int = field(init=False, repr=False, compare=False)
+    token: str = field(init=False, repr=False, compare=False)  # ``str(card)``, made once
 
     def __post_init__(self) -> None:
         if self.is_joker:
             if self.suit is not None:
                 raise ValueError(f"a joker has no suit: {self.rank}, {self.suit}")
             index = 52 + self.rank - SMALL_JOKER
+            token = "SJ" if self.rank == SMALL_JOKER else "BJ"
         elif not (ACE <= self.rank <= KING) or self.suit is None:
             raise ValueError(f"not a card: rank {self.rank}, suit {self.suit}")
         elif self.rank in _SHOWHAND_RANKS:  # bits 0-27: a showhand mask stays a one-digit int
             index = _SUIT_INDEX[self.suit] * 7 + _SHOWHAND_RANKS.index(self.rank)
         else:
             index = 28 + _SUIT_INDEX[self.suit] * 6 + self.rank - 2
+        if self.suit is not None:
+            token = self.rank_token + self.suit.value
         object.__setattr__(self, "bit", 1 << index)
+        object.__setattr__(self, "token", token)
 
     @property
     def is_joker(self) -> bool:
@@ -80,12 +85,7 @@ class Card:
         return _RANK_TOKENS.get(self.rank, str(self.rank))
 
     def __str__(self) -> str:
-        if self.rank == BIG_JOKER:
-            return "BJ"
-        if self.rank == SMALL_JOKER:
-            return "SJ"
-        assert self.suit is not None
-        return self.rank_token + self.suit.value
+        return self.token
 
     def __repr__(self) -> str:
         return f"Card({self})"

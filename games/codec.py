@@ -19,19 +19,36 @@ Plain = None | bool | int | float | str | list["Plain"] | dict[str, "Plain"]
 
 def to_plain(value: object) -> Plain:
     """A JSON-ready form of a dataclass tree."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Card):
-        return str(value)
+    kind = type(value)
+    if kind in _SCALARS:
+        return value  # type: ignore[return-value]
+    if kind is Card:
+        return value.token  # type: ignore[attr-defined]
+    if kind is list or kind is tuple:
+        return [to_plain(item) for item in value]  # type: ignore[attr-defined]
+    if kind is dict:
+        return {str(key): to_plain(item) for key, item in value.items()}  # type: ignore[attr-defined]
+    names = _fields(kind)
+    if names is not None:
+        return {name: to_plain(getattr(value, name)) for name in names}
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, bool | int | float | str):
+        return value
     if isinstance(value, list | tuple):
         return [to_plain(item) for item in value]
     if isinstance(value, dict):
         return {str(key): to_plain(item) for key, item in value.items()}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {field.name: to_plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
     raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+_SCALARS = frozenset({type(None), bool, int, float, str})
+
+
+@cache
+def _fields(kind: type) -> tuple[str, ...] | None:
+    """A dataclass's field names (looked up once per class: the save after every action is hot)."""
+    return tuple(field.name for field in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
 
 
 @cache

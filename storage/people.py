@@ -1,12 +1,14 @@
-"""People and chats: who they are, their language, a chat's settings."""
+"""People and chats: who they are, their language, a chat's settings.
+
+Plain functions on a ``sqlite3.Connection``; ``Store`` runs them on the connection's thread, the
+write functions inside its write transaction.
+"""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 from collections.abc import Iterable
-
-import aiosqlite
 
 from storage.models import GAMES, ChatSettings, Person
 from storage.timeutil import from_db_required
@@ -35,25 +37,25 @@ def chat_from_row(row: sqlite3.Row) -> ChatSettings:
     )
 
 
-async def get_person(db: aiosqlite.Connection, person_id: int) -> Person | None:
-    rows = list(await db.execute_fetchall(f"SELECT {PERSON_COLUMNS} FROM people WHERE id = ?", (person_id,)))
+def get_person(db: sqlite3.Connection, person_id: int) -> Person | None:
+    rows = db.execute(f"SELECT {PERSON_COLUMNS} FROM people WHERE id = ?", (person_id,)).fetchall()
     return person_from_row(rows[0]) if rows else None
 
 
-async def insert_person(
-    db: aiosqlite.Connection, person_id: int, name: str, language: str | None, now_text: str
+def insert_person(
+    db: sqlite3.Connection, person_id: int, name: str, language: str | None, now_text: str
 ) -> None:
-    await db.execute(
+    db.execute(
         "INSERT INTO people (id, name, language, balance, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
         (person_id, name, language, now_text, now_text),
     )
 
 
-async def rename_person(
-    db: aiosqlite.Connection, person_id: int, name: str, language: str | None, now_text: str
+def rename_person(
+    db: sqlite3.Connection, person_id: int, name: str, language: str | None, now_text: str
 ) -> None:
     """Update the display name, and the language when one is given (None keeps the stored one)."""
-    await db.execute(
+    db.execute(
         "UPDATE people SET name = ?, language = COALESCE(?, language), updated_at = ? WHERE id = ?",
         (name, language, now_text, person_id),
     )
@@ -67,34 +69,32 @@ def games_json(games: Iterable[str]) -> str:
     return json.dumps(list(chosen))
 
 
-async def get_chat(db: aiosqlite.Connection, chat_id: int) -> ChatSettings | None:
-    rows = list(await db.execute_fetchall(f"SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?", (chat_id,)))
+def get_chat(db: sqlite3.Connection, chat_id: int) -> ChatSettings | None:
+    rows = db.execute(f"SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?", (chat_id,)).fetchall()
     return chat_from_row(rows[0]) if rows else None
 
 
-async def ensure_chat(db: aiosqlite.Connection, chat_id: int, now_text: str) -> None:
-    await db.execute(
+def ensure_chat(db: sqlite3.Connection, chat_id: int, now_text: str) -> None:
+    db.execute(
         "INSERT INTO chats (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
         (chat_id, now_text, now_text),
     )
 
 
-async def update_chat(
-    db: aiosqlite.Connection, chat_id: int, changes: dict[str, object], now_text: str
-) -> None:
+def update_chat(db: sqlite3.Connection, chat_id: int, changes: dict[str, object], now_text: str) -> None:
     """Set the given columns (names checked by the caller) of an existing chat row."""
     if not changes:
         return
     assignments = ", ".join(f"{column} = ?" for column in changes)
-    await db.execute(
+    db.execute(
         f"UPDATE chats SET {assignments}, updated_at = ? WHERE id = ?",
         (*changes.values(), now_text, chat_id),
     )
 
 
-async def migrate_chat(db: aiosqlite.Connection, old: int, new: int, now_text: str) -> None:
+def migrate_chat(db: sqlite3.Connection, old: int, new: int, now_text: str) -> None:
     """A group became a supergroup (a new chat id): its settings, tables and rounds follow it."""
-    await db.execute(
+    db.execute(
         """
         INSERT INTO chats (id, language, turn_seconds, lobby_seconds, allowed_games, created_at, updated_at)
         SELECT ?, language, turn_seconds, lobby_seconds, allowed_games, created_at, ? FROM chats WHERE id = ?
@@ -102,6 +102,6 @@ async def migrate_chat(db: aiosqlite.Connection, old: int, new: int, now_text: s
         """,
         (new, now_text, old),
     )
-    await ensure_chat(db, new, now_text)
-    await db.execute("UPDATE tables SET chat_id = ?, updated_at = ? WHERE chat_id = ?", (new, now_text, old))
-    await db.execute("UPDATE rounds SET chat_id = ? WHERE chat_id = ?", (new, old))
+    ensure_chat(db, new, now_text)
+    db.execute("UPDATE tables SET chat_id = ?, updated_at = ? WHERE chat_id = ?", (new, now_text, old))
+    db.execute("UPDATE rounds SET chat_id = ? WHERE chat_id = ?", (new, old))

@@ -1,11 +1,12 @@
-"""Read-only questions the bot asks: leaderboards, a person's statistics, rounds with their proofs."""
+"""Read-only questions the bot asks: leaderboards, a person's statistics, rounds with their proofs.
+
+Plain functions on a ``sqlite3.Connection``; ``Store`` runs each on its reader's thread.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-
-import aiosqlite
 
 from storage.models import GAMES, GameStats, LeaderRow, PersonStats, RoundResult, SavedRound
 from storage.timeutil import from_db_required
@@ -13,9 +14,9 @@ from storage.timeutil import from_db_required
 ROUND_COLUMNS = "id, table_id, chat_id, game, round_no, commitment, deck, salt, created_at"
 
 
-async def chat_leaderboard(db: aiosqlite.Connection, chat_id: int, limit: int) -> list[LeaderRow]:
+def chat_leaderboard(db: sqlite3.Connection, chat_id: int, limit: int) -> list[LeaderRow]:
     """People who played in a chat (coins moved at its tables, or a round recorded), by net won there."""
-    rows = await db.execute_fetchall(
+    rows = db.execute(
         """
         WITH money AS (
             SELECT l.person_id AS pid, SUM(l.delta) AS net
@@ -36,20 +37,20 @@ async def chat_leaderboard(db: aiosqlite.Connection, chat_id: int, limit: int) -
         LIMIT :limit
         """,
         {"chat": chat_id, "limit": limit},
-    )
+    ).fetchall()
     return _ranked(rows)
 
 
-async def global_leaderboard(db: aiosqlite.Connection, limit: int) -> list[LeaderRow]:
+def global_leaderboard(db: sqlite3.Connection, limit: int) -> list[LeaderRow]:
     """Everyone, by balance."""
-    rows = await db.execute_fetchall(
+    rows = db.execute(
         """
         SELECT p.id AS pid, p.name AS name, p.balance AS coins,
                (SELECT COUNT(*) FROM round_results rr WHERE rr.person_id = p.id) AS rounds
         FROM people p ORDER BY p.balance DESC, p.id LIMIT ?
         """,
         (limit,),
-    )
+    ).fetchall()
     return _ranked(rows)
 
 
@@ -60,16 +61,16 @@ def _ranked(rows: Iterable[sqlite3.Row]) -> list[LeaderRow]:
     ]
 
 
-async def person_stats(db: aiosqlite.Connection, person_id: int) -> PersonStats:
+def person_stats(db: sqlite3.Connection, person_id: int) -> PersonStats:
     """Rounds played and won and net coins, per game (every known game listed) and in all."""
-    rows = await db.execute_fetchall(
+    rows = db.execute(
         """
         SELECT r.game AS game, COUNT(*) AS rounds, SUM(rr.won) AS won, SUM(rr.net) AS net
         FROM round_results rr JOIN rounds r ON r.id = rr.round_id
         WHERE rr.person_id = ? GROUP BY r.game
         """,
         (person_id,),
-    )
+    ).fetchall()
     by_game = {row["game"]: GameStats(row["game"], row["rounds"], row["won"], row["net"]) for row in rows}
     games = tuple(by_game.get(game, GameStats(game)) for game in GAMES)
     total = GameStats(
@@ -81,54 +82,54 @@ async def person_stats(db: aiosqlite.Connection, person_id: int) -> PersonStats:
     return PersonStats(person_id, games, total)
 
 
-async def hands_held(db: aiosqlite.Connection, person_id: int) -> dict[str, tuple[str, ...]]:
+def hands_held(db: sqlite3.Connection, person_id: int) -> dict[str, tuple[str, ...]]:
     """Every hand (kind or category name) the person has shown in a recorded round, per game."""
-    rows = await db.execute_fetchall(
+    rows = db.execute(
         """
         SELECT DISTINCT r.game AS game, rr.hand AS hand
         FROM round_results rr JOIN rounds r ON r.id = rr.round_id
         WHERE rr.person_id = ? AND rr.hand IS NOT NULL ORDER BY r.game, rr.hand
         """,
         (person_id,),
-    )
+    ).fetchall()
     held: dict[str, list[str]] = {}
     for row in rows:
         held.setdefault(row["game"], []).append(row["hand"])
     return {game: tuple(hands) for game, hands in held.items()}
 
 
-async def last_rounds(
-    db: aiosqlite.Connection, *, chat_id: int | None, table_id: int | None, limit: int
+def last_rounds(
+    db: sqlite3.Connection, *, chat_id: int | None, table_id: int | None, limit: int
 ) -> list[SavedRound]:
     """The last ``limit`` rounds of a table or of a chat, newest first, with results and proofs."""
     if (chat_id is None) == (table_id is None):
         raise ValueError("give exactly one of chat_id and table_id")
     column, value = ("chat_id", chat_id) if chat_id is not None else ("table_id", table_id)
-    rows = await db.execute_fetchall(
+    rows = db.execute(
         f"SELECT {ROUND_COLUMNS} FROM rounds WHERE {column} = ? ORDER BY id DESC LIMIT ?", (value, limit)
-    )
-    return await _with_results(db, list(rows))
+    ).fetchall()
+    return _with_results(db, rows)
 
 
-async def get_round(db: aiosqlite.Connection, table_id: int, round_no: int) -> SavedRound | None:
-    rows = await db.execute_fetchall(
+def get_round(db: sqlite3.Connection, table_id: int, round_no: int) -> SavedRound | None:
+    rows = db.execute(
         f"SELECT {ROUND_COLUMNS} FROM rounds WHERE table_id = ? AND round_no = ?", (table_id, round_no)
-    )
-    found = await _with_results(db, list(rows))
+    ).fetchall()
+    found = _with_results(db, rows)
     return found[0] if found else None
 
 
-async def _with_results(db: aiosqlite.Connection, rows: list[sqlite3.Row]) -> list[SavedRound]:
+def _with_results(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[SavedRound]:
     if not rows:
         return []
     ids = [row["id"] for row in rows]
     marks = ",".join("?" * len(ids))
     results: dict[int, list[RoundResult]] = {i: [] for i in ids}
-    for r in await db.execute_fetchall(
+    for r in db.execute(
         f"SELECT round_id, person_id, net, won, hand FROM round_results WHERE round_id IN ({marks})"
         " ORDER BY round_id, net DESC, person_id",
         ids,
-    ):
+    ).fetchall():
         results[r["round_id"]].append(RoundResult(r["person_id"], r["net"], bool(r["won"]), r["hand"]))
     return [
         SavedRound(

@@ -11,8 +11,6 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 
-import aiosqlite
-
 from storage.errors import SchemaTooNew
 
 V1_BASE: tuple[str, ...] = (
@@ -116,13 +114,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (V1_BASE, V2_ALLOWED_GAMES, V3_ROUNDS)
 LATEST = len(MIGRATIONS)
 
 
-async def schema_version(db: aiosqlite.Connection) -> int:
-    async with db.execute("PRAGMA user_version") as cursor:
-        row = await cursor.fetchone()
+def schema_version(db: sqlite3.Connection) -> int:
+    row = db.execute("PRAGMA user_version").fetchone()
     return int(row[0]) if row else 0
 
 
-async def migrate(db: aiosqlite.Connection, target: int = LATEST) -> int:
+def migrate(db: sqlite3.Connection, target: int = LATEST) -> int:
     """Bring the database up to ``target`` in place, one transaction per step; return the version.
 
     ``db`` must be in autocommit mode (``isolation_level=None``). Refuses a database newer than
@@ -132,19 +129,19 @@ async def migrate(db: aiosqlite.Connection, target: int = LATEST) -> int:
         raise ValueError(f"no schema version {target}; the latest is {LATEST}")
     while True:
         try:
-            await db.execute("BEGIN IMMEDIATE")
-            version = await schema_version(db)
+            db.execute("BEGIN IMMEDIATE")
+            version = schema_version(db)
             if version > LATEST:
                 raise SchemaTooNew(version, LATEST)
             if version >= target:
-                await db.execute("COMMIT")
+                db.execute("COMMIT")
                 return version
             for statement in MIGRATIONS[version]:
-                await db.execute(statement)
+                db.execute(statement)
             # user_version lives in the file header, which the transaction covers.
-            await db.execute(f"PRAGMA user_version = {version + 1}")
-            await db.execute("COMMIT")
+            db.execute(f"PRAGMA user_version = {version + 1}")
+            db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
-                await db.execute("ROLLBACK")
+                db.execute("ROLLBACK")
             raise

@@ -1,9 +1,15 @@
-"""The Store: one SQLite file, one writer connection behind an asyncio.Lock, one reader connection.
+"""The Store: one SQLite file, a writer connection and a reader connection, each on its own thread.
 
-Every write is a ``BEGIN IMMEDIATE`` transaction on the writer, taken under the lock, so writes
-are serialized in this process and across processes (the busy timeout waits for another one).
-Reads go to their own connection: in WAL mode they see the last committed state and never wait
-for a write in progress.
+The storage functions (``people``, ``wallet``, ``tables``, ``queries``, ``schema``) are plain
+synchronous code on a ``sqlite3.Connection``. The Store is the only async layer: each read, and
+each whole write transaction, is one call on the connection's aiosqlite thread (``on_thread``),
+not one round trip per statement.
+
+Every write is a ``BEGIN IMMEDIATE ... COMMIT`` run whole on the writer's thread, which takes
+calls one at a time in the order they were made: writes are serialized in this process, and
+across processes by SQLite's write lock (the busy timeout waits for another one). Reads go to
+their own connection: in WAL mode they see the last committed state and never wait for a write
+in progress.
 """
 
 from __future__ import annotations
@@ -12,10 +18,11 @@ import asyncio
 import contextlib
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar, cast
 from zoneinfo import ZoneInfo
 
 import aiosqlite
@@ -36,10 +43,12 @@ from storage.models import (
     SavedTable,
 )
 from storage.schema import migrate
+from storage.thread import on_thread
 from storage.timeutil import Clock, to_db, utc_now
 
 BUSY_TIMEOUT_MS = 5000
 _UNSET: Any = object()
+T = TypeVar("T")
 
 
 def default_path() -> str:
@@ -47,18 +56,22 @@ def default_path() -> str:
     return os.environ.get("PAIJU_DB") or "paiju.sqlite3"
 
 
+def _configure(conn: sqlite3.Connection, writer: bool) -> None:
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if writer:
+        conn.execute("PRAGMA journal_mode = WAL")
+        # FULL: a commit survives a power cut too, not just a crash of the process.
+        conn.execute("PRAGMA synchronous = FULL")
+    else:
+        conn.execute("PRAGMA query_only = ON")
+
+
 async def _connect(path: str, *, writer: bool) -> aiosqlite.Connection:
     db = await aiosqlite.connect(path, isolation_level=None)
     try:
-        db.row_factory = sqlite3.Row
-        await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        await db.execute("PRAGMA foreign_keys = ON")
-        if writer:
-            await db.execute("PRAGMA journal_mode = WAL")
-            # FULL: a commit survives a power cut too, not just a crash of the process.
-            await db.execute("PRAGMA synchronous = FULL")
-        else:
-            await db.execute("PRAGMA query_only = ON")
+        await on_thread(db, _configure, writer)
     except BaseException:
         await db.close()  # its thread would otherwise keep the process alive
         raise
@@ -80,12 +93,121 @@ async def open_store(
     file = os.fspath(path) if path is not None else default_path()
     writer = await _connect(file, writer=True)
     try:
-        await migrate(writer)
+        await on_thread(writer, migrate)  # every step in its own BEGIN IMMEDIATE, all in one call
         reader = await _connect(file, writer=False)
     except BaseException:
         await writer.close()
         raise
     return Store(file, writer, reader, start_grant=start_grant, daily_bonus=daily_bonus, zone=zone, now=now)
+
+
+class _Abandoned(Exception):
+    """The caller of a running write was cancelled (nobody sees this: the caller is gone)."""
+
+
+class _Ticket:
+    """What a write's caller and the writer thread tell each other about cancelling the caller.
+
+    The caller's task is cancelled once ``task.cancelling()`` grows past what it was when the
+    write was made (``Task.cancel`` counts it at once, before the task even wakes up) or once the
+    caller has said so (``abandoned``, which stays set even if the task is uncancelled later, as
+    ``asyncio.timeout`` does). Under ``lock`` the thread either sees that and skips the write, or
+    marks it ``started``; the caller reads ``started`` under the same lock.
+    """
+
+    __slots__ = ("abandoned", "cancels", "lock", "started", "task")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.task = asyncio.current_task()
+        self.cancels = self.task.cancelling() if self.task is not None else 0
+        self.abandoned = False
+        self.started = False
+
+    def cancelled(self) -> bool:
+        return self.abandoned or (self.task is not None and self.task.cancelling() > self.cancels)
+
+
+def _transaction(
+    conn: sqlite3.Connection,
+    ticket: _Ticket,
+    fn: Callable[..., T],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> T | None:
+    """On the writer's thread: ``fn(conn, *args, **kwargs)`` in one ``BEGIN IMMEDIATE`` transaction."""
+    with ticket.lock:
+        if ticket.cancelled():
+            return None  # cancelled while queued: never begun
+        ticket.started = True
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(conn, *args, **kwargs)
+        if ticket.cancelled():
+            # Cancelled while running: as for any failure before the commit, nothing is kept.
+            raise _Abandoned
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _nothing(conn: sqlite3.Connection) -> None:
+    return None
+
+
+# -- transactions made of several storage functions (each run whole by ``Store._write``) ----------
+
+
+def _ensure_person(
+    conn: sqlite3.Connection, user_id: int, name: str, language: str | None, grant: int, now_text: str
+) -> tuple[Person, bool]:
+    granted = people.get_person(conn, user_id) is None
+    if granted:
+        people.insert_person(conn, user_id, name, language, now_text)
+        wallet.grant_start(conn, user_id, grant, now_text)
+    else:
+        people.rename_person(conn, user_id, name, language, now_text)
+    person = people.get_person(conn, user_id)
+    assert person is not None
+    return person, granted
+
+
+def _update_chat_settings(
+    conn: sqlite3.Connection, chat_id: int, changes: dict[str, object], now_text: str
+) -> ChatSettings:
+    people.ensure_chat(conn, chat_id, now_text)
+    people.update_chat(conn, chat_id, changes, now_text)
+    settings = people.get_chat(conn, chat_id)
+    assert settings is not None
+    return settings
+
+
+def _create_table(
+    conn: sqlite3.Connection,
+    chat_id: int,
+    game: str,
+    state: Mapping[str, Any],
+    version: int,
+    deadline: datetime | None,
+    message_id: int | None,
+    now_text: str,
+) -> SavedTable:
+    table_id = tables.create_table(
+        conn,
+        chat_id,
+        game,
+        state,
+        version=version,
+        deadline=deadline,
+        message_id=message_id,
+        now_text=now_text,
+    )
+    saved = tables.load_table(conn, table_id)
+    assert saved is not None
+    return saved
 
 
 class Store:
@@ -109,15 +231,17 @@ class Store:
         self._now = now or utc_now
         self._writer = writer
         self._reader = reader
-        self._lock = asyncio.Lock()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Let the write in progress finish, then close both connections (again: no-op)."""
-        async with self._lock:
-            await self._reader.close()
-            await self._writer.close()
+        """Let the writes and reads already made finish, then close both connections (again: no-op).
+
+        Each connection's thread takes calls in order, and aiosqlite's ``close`` is one more call
+        at the end of that queue: a write transaction in progress or queued is not cut short.
+        """
+        await self._reader.close()
+        await self._writer.close()
 
     async def __aenter__(self) -> Store:
         return self
@@ -127,22 +251,33 @@ class Store:
     ) -> None:
         await self.close()
 
-    @contextlib.asynccontextmanager
-    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
-        """The writer inside one ``BEGIN IMMEDIATE`` transaction: commit on success, else roll back."""
-        async with self._lock:
-            db = self._writer
-            try:
-                # BEGIN and COMMIT inside the try: a task cancelled while awaiting them has still
-                # queued them on the connection's thread, and the ROLLBACK queued after them must
-                # close whatever they left open ("no transaction is active" is then fine).
-                await db.execute("BEGIN IMMEDIATE")
-                yield db
-                await db.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    await db.execute("ROLLBACK")
-                raise
+    async def _read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(conn, *args, **kwargs)`` on the reader (query-only; in WAL mode it sees the last
+        committed state and never waits for a write), in one call."""
+        return await on_thread(self._reader, fn, *args, **kwargs)
+
+    async def _write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(conn, *args, **kwargs)`` in one ``BEGIN IMMEDIATE`` transaction on the writer's thread.
+
+        Committed if ``fn`` returns, rolled back if it raises (the error is raised here). The whole
+        transaction is one call, so a task cancelled while awaiting it cannot leave half of one
+        queued, and writes need no lock: the thread runs them one at a time. A cancelled caller's
+        write is all or nothing, as before, and decided when the caller's ``CancelledError`` is
+        raised: if it had not begun it never will; if it was running it is rolled back unless it
+        had reached ``COMMIT``, and the caller waits for it to end, so what it reads next is final.
+        """
+        ticket = _Ticket()
+        try:
+            result = await on_thread(self._writer, _transaction, ticket, fn, args, kwargs)
+        except asyncio.CancelledError:
+            with ticket.lock:
+                ticket.abandoned = True
+                started = ticket.started
+            if started:
+                with contextlib.suppress(ValueError):  # closed meanwhile: it has ended too
+                    await on_thread(self._writer, _nothing)  # queued after the transaction
+            raise
+        return cast(T, result)  # None only for a skipped write, whose caller is gone
 
     def _now_text(self) -> str:
         return to_db(self._now())
@@ -160,34 +295,24 @@ class Store:
 
         A later call updates the name, and the language when one is given.
         """
-        known = await people.get_person(self._reader, user_id)
+        known = await self._read(people.get_person, user_id)
         if known is not None and known.name == name and language in (None, known.language):
             return known, False
-        async with self._write() as db:
-            now_text = self._now_text()
-            granted = await people.get_person(db, user_id) is None
-            if granted:
-                await people.insert_person(db, user_id, name, language, now_text)
-                await wallet.grant_start(db, user_id, self.start_grant, now_text)
-            else:
-                await people.rename_person(db, user_id, name, language, now_text)
-            person = await people.get_person(db, user_id)
-        assert person is not None
-        return person, granted
+        return await self._write(_ensure_person, user_id, name, language, self.start_grant, self._now_text())
 
     async def get_person(self, user_id: int) -> Person | None:
-        return await people.get_person(self._reader, user_id)
+        return await self._read(people.get_person, user_id)
 
     async def balance(self, user_id: int) -> int:
         """A person's coins; ``UnknownPerson`` before ``ensure_person``."""
-        person = await people.get_person(self._reader, user_id)
+        person = await self._read(people.get_person, user_id)
         if person is None:
             raise UnknownPerson(user_id)
         return person.balance
 
     async def chat_settings(self, chat_id: int) -> ChatSettings:
         """A chat's settings (the defaults for a chat never configured)."""
-        return await people.get_chat(self._reader, chat_id) or ChatSettings(chat_id)
+        return await self._read(people.get_chat, chat_id) or ChatSettings(chat_id)
 
     async def update_chat_settings(
         self,
@@ -209,31 +334,25 @@ class Store:
                 changes[column] = seconds
         if allowed_games is not _UNSET:
             changes["allowed_games"] = people.games_json(allowed_games)
-        async with self._write() as db:
-            now_text = self._now_text()
-            await people.ensure_chat(db, chat_id, now_text)
-            await people.update_chat(db, chat_id, changes, now_text)
-            settings = await people.get_chat(db, chat_id)
-        assert settings is not None
-        return settings
+        return await self._write(_update_chat_settings, chat_id, changes, self._now_text())
 
     async def migrate_chat(self, old: int, new: int) -> None:
         """A group was upgraded to a supergroup: its settings, tables (with their escrow) and history
         move to the new chat id, in one transaction."""
-        async with self._write() as db:
-            await people.migrate_chat(db, old, new, self._now_text())
+        await self._write(people.migrate_chat, old, new, self._now_text())
 
     # -- wallet -------------------------------------------------------------------------------
 
     async def claim_daily(self, user_id: int) -> DailyClaim:
         """Pay the daily bonus unless this calendar day's (in the store's time zone) was paid."""
-        async with self._write() as db:
-            moment = self._now()
-            return await wallet.claim_daily(db, user_id, self.daily_bonus, moment, self.zone, to_db(moment))
+        moment = self._now()
+        return await self._write(
+            wallet.claim_daily, user_id, self.daily_bonus, moment, self.zone, to_db(moment)
+        )
 
     async def ledger(self, user_id: int, limit: int = 20) -> list[LedgerEntry]:
         """A person's last ``limit`` ledger rows, newest first."""
-        return await wallet.ledger_of(self._reader, user_id, limit)
+        return await self._read(wallet.ledger_of, user_id, limit)
 
     # -- tables -------------------------------------------------------------------------------
 
@@ -248,20 +367,9 @@ class Store:
         message_id: int | None = None,
     ) -> SavedTable:
         """Open a table in a chat; ``TableAlreadyOpen`` while the chat has one open."""
-        async with self._write() as db:
-            table_id = await tables.create_table(
-                db,
-                chat_id,
-                game,
-                state,
-                version=version,
-                deadline=deadline,
-                message_id=message_id,
-                now_text=self._now_text(),
-            )
-            saved = await tables.load_table(db, table_id)
-        assert saved is not None
-        return saved
+        return await self._write(
+            _create_table, chat_id, game, state, version, deadline, message_id, self._now_text()
+        )
 
     async def commit_action(
         self,
@@ -284,20 +392,19 @@ class Store:
         saved escrow plus the movements into it minus those out, and be 0 when ``closed``. Raises
         ``InsufficientFunds`` (nothing booked) if a balance would go negative.
         """
-        async with self._write() as db:
-            return await tables.commit_action(
-                db,
-                table_id,
-                round_no=round_no,
-                action_seq=action_seq,
-                payments=payments,
-                state=state,
-                deadline=deadline,
-                escrow=escrow,
-                closed=closed,
-                round_record=round_record,
-                now_text=self._now_text(),
-            )
+        return await self._write(
+            tables.commit_action,
+            table_id,
+            round_no=round_no,
+            action_seq=action_seq,
+            payments=payments,
+            state=state,
+            deadline=deadline,
+            escrow=escrow,
+            closed=closed,
+            round_record=round_record,
+            now_text=self._now_text(),
+        )
 
     async def update_messages(
         self,
@@ -308,47 +415,46 @@ class Store:
     ) -> None:
         """Set the table message id and/or merge DM message ids (None forgets a person's DM)."""
         set_message = message_id is not _UNSET
-        async with self._write() as db:
-            await tables.update_messages(
-                db,
-                table_id,
-                message_id=message_id if set_message else None,
-                set_message=set_message,
-                dm_updates=dm_message_ids,
-                now_text=self._now_text(),
-            )
+        await self._write(
+            tables.update_messages,
+            table_id,
+            message_id=message_id if set_message else None,
+            set_message=set_message,
+            dm_updates=dm_message_ids,
+            now_text=self._now_text(),
+        )
 
     async def load_table(self, table_id: int) -> SavedTable | None:
-        return await tables.load_table(self._reader, table_id)
+        return await self._read(tables.load_table, table_id)
 
     async def open_table(self, chat_id: int) -> SavedTable | None:
         """The chat's open table, if it has one."""
-        return await tables.open_table_of(self._reader, chat_id)
+        return await self._read(tables.open_table_of, chat_id)
 
     async def open_tables(self) -> list[SavedTable]:
         """Every open table (to reload and re-arm timers at start-up)."""
-        return await tables.open_tables(self._reader)
+        return await self._read(tables.open_tables)
 
     # -- history and statistics ---------------------------------------------------------------
 
     async def chat_leaderboard(self, chat_id: int, limit: int = 10) -> list[LeaderRow]:
-        return await queries.chat_leaderboard(self._reader, chat_id, limit)
+        return await self._read(queries.chat_leaderboard, chat_id, limit)
 
     async def global_leaderboard(self, limit: int = 10) -> list[LeaderRow]:
-        return await queries.global_leaderboard(self._reader, limit)
+        return await self._read(queries.global_leaderboard, limit)
 
     async def person_stats(self, user_id: int) -> PersonStats:
-        return await queries.person_stats(self._reader, user_id)
+        return await self._read(queries.person_stats, user_id)
 
     async def hands_held(self, user_id: int) -> dict[str, tuple[str, ...]]:
         """Every hand a person has shown in a recorded round, per game (for the best hand in /stats)."""
-        return await queries.hands_held(self._reader, user_id)
+        return await self._read(queries.hands_held, user_id)
 
     async def last_rounds(
         self, *, chat_id: int | None = None, table_id: int | None = None, limit: int = 10
     ) -> list[SavedRound]:
         """The last rounds of a chat or a table (give one), newest first, with fairness proofs."""
-        return await queries.last_rounds(self._reader, chat_id=chat_id, table_id=table_id, limit=limit)
+        return await self._read(queries.last_rounds, chat_id=chat_id, table_id=table_id, limit=limit)
 
     async def get_round(self, table_id: int, round_no: int) -> SavedRound | None:
-        return await queries.get_round(self._reader, table_id, round_no)
+        return await self._read(queries.get_round, table_id, round_no)

@@ -1,6 +1,7 @@
 """Saved tables: the engine's state with its version, deadline, message ids and escrow.
 
-Write functions run inside the caller's write transaction.
+Plain functions on a ``sqlite3.Connection``; those that write run inside the write transaction
+that ``Store`` opens around them on the writer's thread.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
-
-import aiosqlite
 
 from games.events import ESCROW, Paid
 from storage import wallet
@@ -55,27 +54,25 @@ def table_from_row(row: sqlite3.Row) -> SavedTable:
     )
 
 
-async def load_table(db: aiosqlite.Connection, table_id: int) -> SavedTable | None:
-    rows = list(await db.execute_fetchall(f"SELECT {TABLE_COLUMNS} FROM tables WHERE id = ?", (table_id,)))
+def load_table(db: sqlite3.Connection, table_id: int) -> SavedTable | None:
+    rows = db.execute(f"SELECT {TABLE_COLUMNS} FROM tables WHERE id = ?", (table_id,)).fetchall()
     return table_from_row(rows[0]) if rows else None
 
 
-async def open_table_of(db: aiosqlite.Connection, chat_id: int) -> SavedTable | None:
-    rows = list(
-        await db.execute_fetchall(
-            f"SELECT {TABLE_COLUMNS} FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,)
-        )
-    )
+def open_table_of(db: sqlite3.Connection, chat_id: int) -> SavedTable | None:
+    rows = db.execute(
+        f"SELECT {TABLE_COLUMNS} FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,)
+    ).fetchall()
     return table_from_row(rows[0]) if rows else None
 
 
-async def open_tables(db: aiosqlite.Connection) -> list[SavedTable]:
-    rows = await db.execute_fetchall(f"SELECT {TABLE_COLUMNS} FROM tables WHERE closed = 0 ORDER BY id")
+def open_tables(db: sqlite3.Connection) -> list[SavedTable]:
+    rows = db.execute(f"SELECT {TABLE_COLUMNS} FROM tables WHERE closed = 0 ORDER BY id").fetchall()
     return [table_from_row(row) for row in rows]
 
 
-async def create_table(
-    db: aiosqlite.Connection,
+def create_table(
+    db: sqlite3.Connection,
     chat_id: int,
     game: str,
     state: Mapping[str, Any],
@@ -87,13 +84,11 @@ async def create_table(
 ) -> int:
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}; known: {list(GAMES)}")
-    await ensure_chat(db, chat_id, now_text)
-    rows = list(
-        await db.execute_fetchall("SELECT id FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,))
-    )
+    ensure_chat(db, chat_id, now_text)
+    rows = db.execute("SELECT id FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,)).fetchall()
     if rows:
         raise TableAlreadyOpen(chat_id, rows[0][0])
-    cursor = await db.execute(
+    cursor = db.execute(
         "INSERT INTO tables (chat_id, game, state, version, deadline, message_id, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -108,13 +103,12 @@ async def create_table(
         ),
     )
     table_id = cursor.lastrowid
-    await cursor.close()
     assert table_id is not None
     return table_id
 
 
-async def commit_action(
-    db: aiosqlite.Connection,
+def commit_action(
+    db: sqlite3.Connection,
     table_id: int,
     *,
     round_no: int,
@@ -136,15 +130,13 @@ async def commit_action(
     legs = wallet.action_legs(table_id, round_no, action_seq, payments)
     state_text = state_json(state)  # bad input fails here, before anything is written
     deadline_text = None if deadline is None else to_db(deadline)
-    rows = list(
-        await db.execute_fetchall(
-            "SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ?", (table_id,)
-        )
-    )
+    rows = db.execute(
+        "SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ?", (table_id,)
+    ).fetchall()
     if not rows:
         raise UnknownTable(table_id)
     saved = rows[0]
-    if await wallet.is_replay(db, legs):
+    if wallet.is_replay(db, legs):
         return False
     if action_seq <= saved["version"]:
         if not legs:
@@ -161,8 +153,8 @@ async def commit_action(
         )
     if closed and new_escrow != 0:
         raise EscrowMismatch(f"table {table_id} cannot close holding {new_escrow} coins in escrow")
-    await wallet.book(db, legs, now_text=now_text, table_id=table_id, round_no=round_no)
-    await db.execute(
+    wallet.book(db, legs, now_text=now_text, table_id=table_id, round_no=round_no)
+    db.execute(
         "UPDATE tables SET state = ?, version = ?, deadline = ?, escrow = ?, closed = ?, updated_at = ?"
         " WHERE id = ?",
         (
@@ -176,15 +168,15 @@ async def commit_action(
         ),
     )
     if round_record is not None:
-        await insert_round(db, table_id, saved["chat_id"], saved["game"], round_record, now_text)
+        insert_round(db, table_id, saved["chat_id"], saved["game"], round_record, now_text)
     return True
 
 
-async def insert_round(
-    db: aiosqlite.Connection, table_id: int, chat_id: int, game: str, record: RoundRecord, now_text: str
+def insert_round(
+    db: sqlite3.Connection, table_id: int, chat_id: int, game: str, record: RoundRecord, now_text: str
 ) -> None:
     try:
-        cursor = await db.execute(
+        cursor = db.execute(
             "INSERT INTO rounds (table_id, chat_id, game, round_no, commitment, deck, salt, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (table_id, chat_id, game, record.round_no, record.commitment, record.deck, record.salt, now_text),
@@ -192,27 +184,23 @@ async def insert_round(
     except sqlite3.IntegrityError as exc:
         raise StorageError(f"table {table_id} has a record of round {record.round_no} already") from exc
     round_id = cursor.lastrowid
-    await cursor.close()
     people = [r.person_id for r in record.results]
     if len(set(people)) != len(people):
         raise StorageError(f"round {record.round_no} lists a person twice")
     if people:
         marks = ",".join("?" * len(people))
-        known = {
-            row[0]
-            for row in await db.execute_fetchall(f"SELECT id FROM people WHERE id IN ({marks})", people)
-        }
+        known = {row[0] for row in db.execute(f"SELECT id FROM people WHERE id IN ({marks})", people)}
         for person in people:
             if person not in known:
                 raise UnknownPerson(person)
-    await db.executemany(
-        "INSERT INTO round_results (round_id, person_id, net, won, hand) VALUES (?, ?, ?, ?, ?)",
-        [(round_id, r.person_id, r.net, int(r.won), r.hand) for r in record.results],
-    )
+        db.executemany(
+            "INSERT INTO round_results (round_id, person_id, net, won, hand) VALUES (?, ?, ?, ?, ?)",
+            [(round_id, r.person_id, r.net, int(r.won), r.hand) for r in record.results],
+        )
 
 
-async def update_messages(
-    db: aiosqlite.Connection,
+def update_messages(
+    db: sqlite3.Connection,
     table_id: int,
     *,
     message_id: int | None,
@@ -222,12 +210,10 @@ async def update_messages(
 ) -> None:
     """Set the table message id and merge DM ids (a None value forgets that person's DM)."""
     patch = json.dumps({str(person): mid for person, mid in (dm_updates or {}).items()})
-    cursor = await db.execute(
+    cursor = db.execute(
         "UPDATE tables SET message_id = CASE WHEN ? THEN ? ELSE message_id END,"
         " dm_ids = json_patch(dm_ids, ?), updated_at = ? WHERE id = ?",
         (int(set_message), message_id, patch, now_text, table_id),
     )
-    changed = cursor.rowcount
-    await cursor.close()
-    if changed == 0:
+    if cursor.rowcount == 0:
         raise UnknownTable(table_id)

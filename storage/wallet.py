@@ -1,6 +1,7 @@
 """Coins: turning movements into ledger legs and balance changes, grants, the daily bonus.
 
-Every function here runs inside a write transaction that the caller (``Store``) holds.
+Plain functions on a ``sqlite3.Connection``. Those that write run inside the write transaction
+that ``Store`` opens around them on the writer's thread.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from enum import Enum
 from zoneinfo import ZoneInfo
-
-import aiosqlite
 
 from games.events import ESCROW, HOUSE, Paid
 from storage.errors import IdempotencyConflict, InsufficientFunds, UnknownPerson
@@ -84,25 +83,23 @@ def action_legs(table_id: int, round_no: int, action_seq: int, payments: Sequenc
     return legs
 
 
-async def booked_deltas(db: aiosqlite.Connection, legs: Sequence[Leg]) -> dict[str, int]:
+def booked_deltas(db: sqlite3.Connection, legs: Sequence[Leg]) -> dict[str, int]:
     """The already-booked ``idem_key -> delta`` among the legs' keys."""
     keys = [leg.key for leg in legs]
     found: dict[str, int] = {}
     for start in range(0, len(keys), 500):  # stay far below SQLite's bound-parameter limit
         chunk = keys[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        rows = await db.execute_fetchall(
-            f"SELECT idem_key, delta FROM ledger WHERE idem_key IN ({marks})", chunk
-        )
+        rows = db.execute(f"SELECT idem_key, delta FROM ledger WHERE idem_key IN ({marks})", chunk).fetchall()
         found.update({row[0]: row[1] for row in rows})
     return found
 
 
-async def is_replay(db: aiosqlite.Connection, legs: Sequence[Leg]) -> bool:
+def is_replay(db: sqlite3.Connection, legs: Sequence[Leg]) -> bool:
     """True when every leg is booked already with the same amount; raise on a partial overlap."""
     if not legs:
         return False
-    found = await booked_deltas(db, legs)
+    found = booked_deltas(db, legs)
     if not found:
         return False
     if len(found) == len(legs) and all(found[leg.key] == leg.delta for leg in legs):
@@ -113,8 +110,8 @@ async def is_replay(db: aiosqlite.Connection, legs: Sequence[Leg]) -> bool:
     )
 
 
-async def book(
-    db: aiosqlite.Connection,
+def book(
+    db: sqlite3.Connection,
     legs: Sequence[Leg],
     *,
     now_text: str,
@@ -125,20 +122,22 @@ async def book(
 
     Balances move once per account by the batch's net, so only the end result has to be >= 0
     (the legs of one action are one atomic step). People are checked first for a clear error; the
-    ``CHECK (balance >= 0)`` constraints stay the last word.
+    ``CHECK (balance >= 0)`` constraints stay the last word. No legs: no statement at all.
     """
+    if not legs:
+        return
     net: dict[Account, int] = defaultdict(int)
     for leg in legs:
         net[leg.account] += leg.delta
     people = [a for a in net if isinstance(a, int)]
     named = [a for a in net if isinstance(a, str)]
-    balances = await _balances(db, people, named)
+    balances = _balances(db, people, named)
     for account, delta in net.items():
         if account not in balances:
             raise UnknownPerson(int(account))
         if delta < 0 and account != MINT and account != HOUSE and balances[account] + delta < 0:
             raise InsufficientFunds(account, balances[account], delta)
-    await db.executemany(
+    db.executemany(
         "INSERT INTO ledger (person_id, account, delta, reason, counterparty, entry, idem_key,"
         " table_id, round_no, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
@@ -157,16 +156,13 @@ async def book(
             for leg in legs
         ],
     )
-    changes = [(delta, account) for account, delta in net.items() if delta != 0]
+    person_changes = [(d, a) for a, d in net.items() if d != 0 and isinstance(a, int)]
+    named_changes = [(d, a) for a, d in net.items() if d != 0 and isinstance(a, str)]
     try:
-        await db.executemany(
-            "UPDATE people SET balance = balance + ? WHERE id = ?",
-            [(d, a) for d, a in changes if isinstance(a, int)],
-        )
-        await db.executemany(
-            "UPDATE accounts SET balance = balance + ? WHERE name = ?",
-            [(d, a) for d, a in changes if isinstance(a, str)],
-        )
+        if person_changes:
+            db.executemany("UPDATE people SET balance = balance + ? WHERE id = ?", person_changes)
+        if named_changes:
+            db.executemany("UPDATE accounts SET balance = balance + ? WHERE name = ?", named_changes)
     except sqlite3.IntegrityError as exc:
         # Only reachable if the balances read above were wrong: the CHECK constraints are the last word.
         bounded = [a for a in net if a not in (MINT, HOUSE)]
@@ -174,25 +170,23 @@ async def book(
         raise InsufficientFunds(worst, balances[worst], net[worst]) from exc
 
 
-async def _balances(
-    db: aiosqlite.Connection, people: Sequence[int], named: Sequence[str]
-) -> dict[Account, int]:
+def _balances(db: sqlite3.Connection, people: Sequence[int], named: Sequence[str]) -> dict[Account, int]:
     found: dict[Account, int] = {}
     if people:
         marks = ",".join("?" * len(people))
-        rows = await db.execute_fetchall(f"SELECT id, balance FROM people WHERE id IN ({marks})", people)
+        rows = db.execute(f"SELECT id, balance FROM people WHERE id IN ({marks})", people).fetchall()
         found.update({row[0]: row[1] for row in rows})
     if named:
         marks = ",".join("?" * len(named))
-        rows = await db.execute_fetchall(f"SELECT name, balance FROM accounts WHERE name IN ({marks})", named)
+        rows = db.execute(f"SELECT name, balance FROM accounts WHERE name IN ({marks})", named).fetchall()
         found.update({row[0]: row[1] for row in rows})
     return found
 
 
-async def grant_start(db: aiosqlite.Connection, person_id: int, amount: int, now_text: str) -> None:
+def grant_start(db: sqlite3.Connection, person_id: int, amount: int, now_text: str) -> None:
     """The starting grant of a new person, paid by the mint (key ``grant:<person>:<account>``)."""
     if amount > 0:
-        await book(db, movement_legs(MINT, person_id, amount, GRANT, f"grant:{person_id}"), now_text=now_text)
+        book(db, movement_legs(MINT, person_id, amount, GRANT, f"grant:{person_id}"), now_text=now_text)
 
 
 def daily_window(moment: datetime, zone: ZoneInfo) -> tuple[date, datetime]:
@@ -201,28 +195,28 @@ def daily_window(moment: datetime, zone: ZoneInfo) -> tuple[date, datetime]:
     return day, datetime.combine(day + timedelta(days=1), time(0), tzinfo=zone)
 
 
-async def claim_daily(
-    db: aiosqlite.Connection, person_id: int, amount: int, moment: datetime, zone: ZoneInfo, now_text: str
+def claim_daily(
+    db: sqlite3.Connection, person_id: int, amount: int, moment: datetime, zone: ZoneInfo, now_text: str
 ) -> DailyClaim:
     """Pay the daily bonus once per calendar day; the key ``daily:<person>:<day>`` makes it once."""
     day, next_start = daily_window(moment, zone)
-    rows = await db.execute_fetchall("SELECT balance FROM people WHERE id = ?", (person_id,))
+    rows = db.execute("SELECT balance FROM people WHERE id = ?", (person_id,)).fetchall()
     if not rows:
         raise UnknownPerson(person_id)
     legs = movement_legs(MINT, person_id, amount, DAILY, f"daily:{person_id}:{day.isoformat()}")
-    if await booked_deltas(db, legs[1:]):
+    if booked_deltas(db, legs[1:]):
         return DailyClaim(False, 0, rows[0][0], day, next_start)
-    await book(db, legs, now_text=now_text)
+    book(db, legs, now_text=now_text)
     return DailyClaim(True, amount, rows[0][0] + amount, day, next_start)
 
 
-async def ledger_of(db: aiosqlite.Connection, person_id: int, limit: int) -> list[LedgerEntry]:
+def ledger_of(db: sqlite3.Connection, person_id: int, limit: int) -> list[LedgerEntry]:
     """A person's last ``limit`` ledger rows, newest first."""
-    rows = await db.execute_fetchall(
+    rows = db.execute(
         "SELECT id, person_id, delta, reason, counterparty, table_id, round_no, idem_key, created_at"
         " FROM ledger WHERE person_id = ? ORDER BY id DESC LIMIT ?",
         (person_id, limit),
-    )
+    ).fetchall()
     return [_entry(row) for row in rows]
 
 

@@ -44,6 +44,7 @@ async def _back_to_table(context: Context, person: int, table_id: int, language:
         if person in live.view.dm_failed:
             live.view.dm_failed.remove(person)
         await paiju.send_private(live, person)
+        await paiju.presenter.save_dms(live)
     return t(language, "start.back_to_table")
 
 
@@ -125,7 +126,7 @@ async def language_pick(update: Update, context: Context) -> None:
         if not await may_manage(context, chat.id, user.id):
             await answer(query, t(await paiju.chat_language(chat.id), "language.admins_only"), True)
             return
-        await paiju.store.update_chat_settings(chat.id, language=code)
+        await paiju.update_chat_settings(chat.id, language=code)
     else:
         await person_of(context, user)
         await paiju.set_person_language(user.id, user.full_name, code)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardMarkup, Update
+from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
 from bot.handlers.common import Context, answer, is_group, language_for, may_manage, reply, runtime
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.settings import LANGUAGES
-from bot.views.common import keyboard
+from bot.views.common import Markup, keyboard
 from storage import ChatSettings
 
 PREFIX = "cfg:"
@@ -31,7 +31,7 @@ def settings_text(settings: ChatSettings, language: str, default_language: str) 
 
 def settings_keyboard(
     settings: ChatSettings, language: str, default_language: str
-) -> InlineKeyboardMarkup | None:
+) -> Markup | None:
     def mark(chosen: bool, label: str) -> str:
         return f"✅ {label}" if chosen else label
 
@@ -65,7 +65,7 @@ async def settings_command(update: Update, context: Context) -> None:
     if not await may_manage(context, chat.id, user.id):
         await reply(update, t(language, "settings.admins_only"))
         return
-    current = await paiju.store.chat_settings(chat.id)
+    current = await paiju.chat_settings(chat.id)
     default = paiju.settings.language
     await reply(
         update,
@@ -83,21 +83,19 @@ async def settings_press(update: Update, context: Context) -> None:
         await answer(query, t(language, "settings.admins_only"), True)
         return
     field, _, value = (query.data or "").removeprefix(PREFIX).partition(":")
-    current = await paiju.store.chat_settings(chat.id)
+    current = await paiju.chat_settings(chat.id)
     if field == "lang" and value in LANGUAGES:
-        current = await paiju.store.update_chat_settings(chat.id, language=value)
+        current = await paiju.update_chat_settings(chat.id, language=value)
     elif field == "turn" and value.isdigit() and int(value) in TURN_CHOICES:
-        current = await paiju.store.update_chat_settings(chat.id, turn_seconds=int(value))
+        current = await paiju.update_chat_settings(chat.id, turn_seconds=int(value))
     elif field == "lobby" and value.isdigit() and int(value) in LOBBY_CHOICES:
-        current = await paiju.store.update_chat_settings(chat.id, lobby_seconds=int(value))
+        current = await paiju.update_chat_settings(chat.id, lobby_seconds=int(value))
     elif field == "game" and value in KINDS:
         games = set(current.allowed_games) ^ {value}
         if not games:
             await answer(query, t(language, "settings.one_game"), True)
             return
-        current = await paiju.store.update_chat_settings(
-            chat.id, allowed_games=[g for g in KINDS if g in games]
-        )
+        current = await paiju.update_chat_settings(chat.id, allowed_games=[g for g in KINDS if g in games])
     else:
         await answer(query, t(language, "press.unknown"))
         return

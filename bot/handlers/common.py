@@ -30,9 +30,8 @@ async def person_of(context: Context, user: User) -> tuple[Person, bool]:
     paiju = runtime(context)
     person, granted = await paiju.store.ensure_person(user.id, display_name(user))
     if person.language is None and user.language_code:
-        person, _ = await paiju.store.ensure_person(
-            user.id, display_name(user), language_of(user.language_code, paiju.settings.language)
-        )
+        language = language_of(user.language_code, paiju.settings.language)
+        person = await paiju.set_person_language(user.id, display_name(user), language)
     return person, granted
 
 

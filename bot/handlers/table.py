@@ -89,7 +89,7 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
     chat = update.effective_chat
     assert chat is not None
     paiju = runtime(context)
-    settings = await paiju.store.chat_settings(chat.id)
+    settings = await paiju.chat_settings(chat.id)
     if game not in settings.allowed_games:
         await reply(update, t(language, "newgame.not_allowed"))
         return

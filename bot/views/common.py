@@ -6,8 +6,6 @@ import html
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-
 from bot.i18n import t
 from games.cards import BIG_JOKER, SMALL_JOKER, Card
 
@@ -56,10 +54,15 @@ def short_hash(commitment: str) -> str:
 Row = Sequence[tuple[str, str]]
 
 
-def keyboard(rows: Iterable[Row]) -> InlineKeyboardMarkup | None:
+#: An inline keyboard as the Bot API's JSON (``{"inline_keyboard": [[{"text", "callback_data"}]]}``):
+#: the presenter compares and sends it as it is, with no PTB objects built and turned back into JSON.
+Markup = dict[str, list[list[dict[str, str]]]]
+
+
+def keyboard(rows: Iterable[Row]) -> Markup | None:
     """Rows of (label, callback data) pairs; None when there is no button at all."""
-    built = [[InlineKeyboardButton(label, callback_data=data) for label, data in row] for row in rows if row]
-    return InlineKeyboardMarkup(built) if built else None
+    built = [[{"text": label, "callback_data": data} for label, data in row] for row in rows if row]
+    return {"inline_keyboard": built} if built else None
 
 
 @dataclass(frozen=True)

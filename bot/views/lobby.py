@@ -3,12 +3,10 @@ line under a round's results that points to its fairness proof."""
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardMarkup
-
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable
-from bot.views.common import Screen, coins, keyboard, name, short_hash
+from bot.views.common import Markup, Screen, coins, keyboard, name, short_hash
 from games.stakes import MIN_BALANCE
 
 
@@ -67,7 +65,7 @@ def table_button(live: LiveTable, language: str, key: str, action: str) -> tuple
     return t(language, key), callbacks.encode(live.game, live.table_id, live.round_no, action)
 
 
-def lobby_keyboard(live: LiveTable, language: str) -> InlineKeyboardMarkup | None:
+def lobby_keyboard(live: LiveTable, language: str) -> Markup | None:
     """Between rounds: Join, Start (Continue after a round) and Leave."""
     start = "button.continue" if live.round_no else "button.ready"
     return keyboard(

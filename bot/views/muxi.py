@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from telegram import InlineKeyboardMarkup
-
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
-from bot.views.common import Screen, cards_text, keyboard, name, signed
+from bot.views.common import Markup, Screen, cards_text, keyboard, name, signed
 from bot.views.lobby import footer_lines, lobby_keyboard, lobby_lines, results_footer, table_button
 from games.muxi import Kind, Move, MuxiTable, Phase, Status, evaluate
 
@@ -138,7 +136,7 @@ def table_text(live: LiveTable, screen: Screen) -> str:
     return "\n".join(lines)
 
 
-def table_keyboard(live: LiveTable, language: str) -> InlineKeyboardMarkup | None:
+def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     phase = _engine(live).phase
     if phase is Phase.CLOSED:
         return None
@@ -178,7 +176,7 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
 
 def dm(
     live: LiveTable, person: int, screen: Screen, chat_title: str
-) -> tuple[str, InlineKeyboardMarkup | None] | None:
+) -> tuple[str, Markup | None] | None:
     """A person's DM for this round: their cards, and their own buttons while they must choose."""
     engine, language = _engine(live), screen.language
     private = private_hand(live, person, language)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardMarkup
-
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
-from bot.views.common import Screen, card_text, cards_text, coins, keyboard, name, signed
+from bot.views.common import Markup, Screen, card_text, cards_text, coins, keyboard, name, signed
 from bot.views.lobby import footer_lines, lobby_keyboard, lobby_lines, results_footer, table_button
 from games.showhand import Move, Option, Phase, ShowhandTable
 
@@ -126,7 +124,7 @@ def _option_buttons(live: LiveTable, person: int, language: str) -> list[list[tu
     return [betting[:3], betting[3:], last]
 
 
-def table_keyboard(live: LiveTable, language: str) -> InlineKeyboardMarkup | None:
+def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     engine = _engine(live)
     if engine.closed:
         return None
@@ -153,7 +151,7 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
 
 def dm(
     live: LiveTable, person: int, screen: Screen, chat_title: str
-) -> tuple[str, InlineKeyboardMarkup | None] | None:
+) -> tuple[str, Markup | None] | None:
     engine, language = _engine(live), screen.language
     private = private_hand(live, person, language)
     if private is None:

@@ -34,9 +34,10 @@ class Bot:
 
     async def fire_timer(self) -> None:
         """The running deadline of the group's table passes now."""
-        jobs = self.application.job_queue.get_jobs_by_name(f"table:{GROUP}")
-        assert jobs, "no timer is armed"
-        await jobs[0].run(self.application)
+        live = self.paiju.tables.get(GROUP)
+        assert live is not None and live.table_id in self.paiju.timers, "no timer is armed"
+        self.paiju.timers.pop(live.table_id).cancel()
+        await self.paiju.timeout(GROUP, live.table_id, live.engine.core.timer)
 
 
 def make_world() -> World:

@@ -141,7 +141,7 @@ async def test_a_restarted_bot_carries_on_the_round(world, database):
 
     second = await start_bot(world, database)
     d = second.driver
-    assert second.application.job_queue.get_jobs_by_name(f"table:{GROUP}"), "the deadline is armed again"
+    assert second.paiju.tables.get(GROUP).table_id in second.paiju.timers, "the deadline is armed again"
     await d.press(2, GROUP, "补牌")
     assert "你已经选过了" in d.popup(2)
     await d.press(3, GROUP, "不补")

@@ -57,7 +57,7 @@ async def play_a_showhand_game(bot, labels):
 @pytest.mark.parametrize("language", ["zh-hans", "zh-hant", "en"])
 async def test_top_stats_history_in_every_language(bot, world, language):
     labels = LABELS[language]
-    await bot.paiju.store.update_chat_settings(GROUP, language=language)
+    await bot.paiju.update_chat_settings(GROUP, language=language)
     for person in world.people.values():
         person.language_code = language
     d = bot.driver
@@ -80,7 +80,7 @@ async def test_top_stats_history_in_every_language(bot, world, language):
 @pytest.mark.parametrize("language", ["zh-hans", "zh-hant", "en"])
 async def test_settings_by_buttons_for_admins_only(bot, language):
     labels = LABELS[language]
-    await bot.paiju.store.update_chat_settings(GROUP, language=language)
+    await bot.paiju.update_chat_settings(GROUP, language=language)
     d = bot.driver
     await d.send(1, GROUP, "/settings")
     assert labels["admins"] in d.last(GROUP)

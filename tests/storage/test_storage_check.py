@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import subprocess
+import threading
 
 import pytest
 
@@ -143,10 +145,22 @@ class Abandon(Exception):
 
 async def test_the_check_reads_a_snapshot_while_a_write_is_in_progress(store):
     await store.ensure_person(1, "Ming")
+    entered, release = threading.Event(), threading.Event()
+
+    def abandoned_write(conn):
+        conn.execute("UPDATE people SET balance = 1 WHERE id = 1")
+        entered.set()
+        release.wait(timeout=10)
+        raise Abandon
+
+    write = asyncio.create_task(store._write(abandoned_write))
+    try:
+        assert await asyncio.to_thread(entered.wait, 5)
+        report = await store.check()  # an uncommitted write is not seen and does not block
+        assert not write.done()
+    finally:
+        release.set()
     with pytest.raises(Abandon):
-        async with store._write() as db:  # an uncommitted write is not seen and does not block
-            await db.execute("UPDATE people SET balance = 1 WHERE id = 1")
-            report = await store.check()
-            raise Abandon
+        await write
     assert report.ok
     assert await store.balance(1) == 10_000

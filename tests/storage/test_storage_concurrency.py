@@ -7,6 +7,7 @@ import contextlib
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import textwrap
 import threading
@@ -100,38 +101,115 @@ async def test_concurrent_spending_beyond_a_balance_never_goes_negative(store):
     assert report.ok and report.figures["escrow"] == 9_900
 
 
-async def test_reads_do_not_wait_for_a_held_write_transaction(store):
+class HeldWrite:
+    """A write transaction held open on the writer's thread until the test releases it."""
+
+    def __init__(self, store, sql: str = "UPDATE people SET name = 'changed' WHERE id = 1") -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.task = asyncio.create_task(store._write(self._hold, sql))
+
+    def _hold(self, conn, sql: str) -> str:
+        conn.execute(sql)
+        self.entered.set()
+        if not self.release.wait(timeout=10):
+            raise TimeoutError("the test never released the write")
+        return "done"
+
+    async def wait_entered(self) -> None:
+        assert await asyncio.to_thread(self.entered.wait, 5), "the write never began"
+
+
+def writable_by_another_connection(db_path) -> bool:
+    other = sqlite3.connect(db_path, isolation_level=None, timeout=0)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:  # database is locked
+        return False
+    finally:
+        other.close()
+
+
+async def test_reads_do_not_wait_for_a_held_write_transaction(store, db_path):
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
-    entered, release = asyncio.Event(), asyncio.Event()
-
-    async def slow_writer():
-        async with store._write() as db:
-            await db.execute("UPDATE people SET name = 'changed' WHERE id = 1")
-            entered.set()
-            await release.wait()
-
-    writer = asyncio.create_task(slow_writer())
-    await entered.wait()
-    started = time.perf_counter()
-    person = await asyncio.wait_for(store.get_person(1), timeout=1)
-    await asyncio.wait_for(store.load_table(table.id), timeout=1)
-    await asyncio.wait_for(store.global_leaderboard(), timeout=1)
-    assert time.perf_counter() - started < 0.5
-    assert person.name == "Ming"  # the uncommitted change is not visible
-    queued = asyncio.create_task(store.update_messages(table.id, message_id=3))  # a write waits its turn
-    await asyncio.sleep(0.05)
-    assert not queued.done()
-    release.set()
-    await writer
+    held = HeldWrite(store)
+    try:
+        await held.wait_entered()
+        assert not writable_by_another_connection(db_path)  # the transaction is open, holding the lock
+        started = time.perf_counter()
+        person = await asyncio.wait_for(store.get_person(1), timeout=1)
+        await asyncio.wait_for(store.load_table(table.id), timeout=1)
+        await asyncio.wait_for(store.global_leaderboard(), timeout=1)
+        assert time.perf_counter() - started < 0.5
+        assert person.name == "Ming"  # the uncommitted change is not visible
+        queued = asyncio.create_task(store.update_messages(table.id, message_id=3))  # a write waits its turn
+        await asyncio.sleep(0.05)
+        assert not queued.done() and not held.task.done()
+    finally:
+        held.release.set()
+    assert await held.task == "done"
     await queued
     assert (await store.get_person(1)).name == "changed"
     assert (await store.load_table(table.id)).message_id == 3
+    assert writable_by_another_connection(db_path)
+
+
+async def test_a_cancelled_write_is_skipped_if_queued_and_rolled_back_if_running(store, db_path):
+    await store.ensure_person(1, "Ming")
+    table = await store.create_table(-1, "muxi", STATE)
+    held = HeldWrite(store)
+    try:
+        await held.wait_entered()
+        queued = asyncio.create_task(
+            store.commit_action(table.id, round_no=1, action_seq=1, state={"x": 1}, deadline=None)
+        )
+        await asyncio.sleep(0.01)
+        queued.cancel()  # still queued behind the held write: its caller need not wait for it
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(queued, timeout=1)
+        held.task.cancel()  # running: its caller waits until the thread has rolled it back
+        await asyncio.sleep(0.05)
+        assert not held.task.done()
+    finally:
+        held.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await held.task
+    assert writable_by_another_connection(db_path)  # nothing left open
+    assert (await store.get_person(1)).name == "Ming"  # rolled back
+    assert (await store.load_table(table.id)).version == 0  # the queued write never ran
+    assert await store.commit_action(table.id, round_no=1, action_seq=1, state={"x": 2}, deadline=None)
+    assert (await store.load_table(table.id)).state == {"x": 2}
+
+
+async def test_close_lets_the_write_in_progress_and_those_queued_finish(db_path):
+    store = await open_store(db_path)
+    await store.ensure_person(1, "Ming")
+    table = await store.create_table(-1, "muxi", STATE)
+    held = HeldWrite(store)
+    try:
+        await held.wait_entered()
+        queued = asyncio.create_task(store.update_messages(table.id, message_id=3))
+        closing = asyncio.create_task(store.close())
+        await asyncio.sleep(0.05)
+        assert not closing.done()
+    finally:
+        held.release.set()
+    await closing
+    assert await held.task == "done"
+    await queued
+    with pytest.raises(ValueError):
+        await store.get_person(1)
+    with pytest.raises(ValueError):
+        await store.update_messages(table.id, message_id=4)
+    await store.close()  # again: nothing to do
+    async with await open_store(db_path) as store:
+        assert (await store.get_person(1)).name == "changed"
+        assert (await store.load_table(table.id)).message_id == 3
 
 
 async def test_a_held_write_lock_from_another_process_does_not_block_reads(store, db_path):
-    import sqlite3
-
     await store.ensure_person(1, "Ming")
     other = sqlite3.connect(db_path, isolation_level=None)
     try:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import aiosqlite
 import pytest
 
 from storage import SCHEMA_VERSION, RoundRecord, RoundResult, SchemaTooNew, open_store, schema
+from storage.thread import on_thread
 from tests.storage.storage_helpers import STATE, ante, pot
 
 V1_ROWS = [
@@ -34,11 +34,18 @@ V1_TABLES = ("people", "chats", "accounts", "tables", "ledger")
 T0 = "'2024-01-01T00:00:00.000000+00:00'"  # replaces 't0' above
 
 
-async def make_old_database(path: Path, version: int) -> None:
-    async with aiosqlite.connect(path, isolation_level=None) as db:
-        assert await schema.migrate(db, target=version) == version
+def make_old_database(path: Path, version: int) -> None:
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert schema.migrate(db, target=version) == version
         for statement in V1_ROWS:
-            await db.execute(statement.replace("'t0'", T0))
+            db.execute(statement.replace("'t0'", T0))
+    finally:
+        db.close()
+
+
+def pragma(conn: sqlite3.Connection, name: str) -> object:
+    return conn.execute(f"PRAGMA {name}").fetchall()[0][0]
 
 
 def dump(path: Path, table: str) -> list[tuple]:
@@ -48,12 +55,14 @@ def dump(path: Path, table: str) -> list[tuple]:
 
 async def test_a_new_database_is_at_the_latest_version_with_wal_and_foreign_keys(db_path):
     async with await open_store(db_path) as store:
-        assert await schema.schema_version(store._writer) == SCHEMA_VERSION == 3
-        assert (await store._writer.execute_fetchall("PRAGMA journal_mode"))[0][0] == "wal"
+        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 3
+        assert await on_thread(store._writer, pragma, "journal_mode") == "wal"
+        assert await on_thread(store._writer, pragma, "synchronous") == 2  # FULL
         for db in (store._writer, store._reader):
-            assert (await db.execute_fetchall("PRAGMA foreign_keys"))[0][0] == 1
-            assert (await db.execute_fetchall("PRAGMA busy_timeout"))[0][0] == 5000
-        assert (await store._reader.execute_fetchall("PRAGMA query_only"))[0][0] == 1
+            assert await on_thread(db, pragma, "foreign_keys") == 1
+            assert await on_thread(db, pragma, "busy_timeout") == 5000
+        assert await on_thread(store._reader, pragma, "query_only") == 1
+        assert await on_thread(store._writer, pragma, "query_only") == 0
 
 
 async def test_the_path_defaults_to_the_environment(tmp_path, monkeypatch):
@@ -70,12 +79,12 @@ async def test_the_path_defaults_to_the_environment(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("old_version", [1, 2])
 async def test_an_older_database_is_upgraded_in_place_keeping_every_row(db_path, old_version):
-    await make_old_database(db_path, old_version)
+    make_old_database(db_path, old_version)
     before = {table: dump(db_path, table) for table in V1_TABLES}
     inode = db_path.stat().st_ino
 
     async with await open_store(db_path) as store:
-        assert await schema.schema_version(store._writer) == SCHEMA_VERSION
+        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION
     assert db_path.stat().st_ino == inode  # upgraded in place, not rebuilt
     for table, rows in before.items():
         width = len(rows[0])
@@ -117,12 +126,15 @@ async def test_a_failing_migration_step_leaves_the_previous_version(db_path, mon
     broken = ("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL")
     monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, broken))
     monkeypatch.setattr(schema, "LATEST", SCHEMA_VERSION + 1)
-    async with aiosqlite.connect(db_path, isolation_level=None) as db:
+    db = sqlite3.connect(db_path, isolation_level=None)
+    try:
         with pytest.raises(sqlite3.OperationalError):
-            await schema.migrate(db, target=SCHEMA_VERSION + 1)
-        assert await schema.schema_version(db) == SCHEMA_VERSION
-        names = {row[0] for row in await db.execute_fetchall("SELECT name FROM sqlite_schema")}
+            schema.migrate(db, target=SCHEMA_VERSION + 1)
+        assert schema.schema_version(db) == SCHEMA_VERSION
+        names = {row[0] for row in db.execute("SELECT name FROM sqlite_schema")}
         assert "half_done" not in names
+    finally:
+        db.close()
 
 
 async def test_a_database_from_newer_code_is_refused(db_path):
@@ -137,4 +149,4 @@ async def test_opening_twice_migrates_once(db_path):
         await store.ensure_person(1, "Ming")
     async with await open_store(db_path) as store:
         assert await store.balance(1) == 10_000
-        assert await schema.schema_version(store._writer) == SCHEMA_VERSION
+        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION

@@ -1,0 +1,35 @@
+"""Run a plain function on an aiosqlite connection's own thread, in one round trip.
+
+aiosqlite owns each connection's thread and hands every statement to it separately: one
+``await db.execute(...)`` costs about 47 µs of CPU and 58 µs of wall time here, against 0.5 µs
+for the same statement on ``sqlite3`` directly. A write transaction of ten statements paid that
+ten times. ``on_thread`` hands over a whole function instead (all the statements of a read, or a
+whole ``BEGIN IMMEDIATE ... COMMIT``), so a transaction costs one round trip.
+
+aiosqlite has no public call for this. ``Connection._execute(fn, *args)`` is the internal
+primitive that all its public methods are built on (since 0.1; checked against the pinned 0.22.1):
+it queues ``fn(*args)`` on the connection's thread, behind whatever is queued already, and awaits
+the result. ``Connection._conn`` is the ``sqlite3.Connection`` that lives on that thread.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import aiosqlite
+
+T = TypeVar("T")
+
+
+async def on_thread(db: aiosqlite.Connection, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(conn, *args, **kwargs)`` on ``db``'s thread, ``conn`` being its ``sqlite3.Connection``.
+
+    Calls run in the order they are made (the thread takes them from one queue). ``ValueError``
+    once ``db`` is closed. A caller cancelled while waiting stops waiting; the call itself still
+    runs (the thread does not look at who is waiting).
+    """
+    conn: sqlite3.Connection = db._conn  # raises ValueError("no active connection") once closed
+    result: T = await db._execute(fn, conn, *args, **kwargs)
+    return result
