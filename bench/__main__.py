@@ -27,8 +27,8 @@ NOTES = [
     "Benchmarks 1 and 2 share a module and run together (`--only 1`).",
     "Benchmark 5, variant `shipped`, is the bot as it runs in production: PTB's AIORateLimiter "
     "holds every request naming a chat to 30 a second, so its throughput is Telegram's limit, not "
-    "the bot's; `unlimited` is the same bot without the limiter; `aiohttp` (full run only) also "
-    "swaps PTB's httpx for the prototype request in `bench/aiohttp_request.py`.",
+    "the bot's; `unlimited` is the same bot without the limiter. Both send their requests through "
+    "`bot/request.py` (aiohttp).",
 ]
 
 

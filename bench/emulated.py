@@ -55,10 +55,6 @@ QUICK, FULL = (4.0, 2.0, 1.0), (45.0, 15.0, 5.0)  # seconds: opening the tables 
 VARIANTS = {
     "shipped": (("bot",), "as shipped (`python -m bot`, AIORateLimiter on)"),
     "unlimited": (("bench.unlimited_bot",), "without AIORateLimiter (`bench.unlimited_bot`)"),
-    "aiohttp": (
-        ("bench.unlimited_bot", "--aiohttp"),
-        "without AIORateLimiter, on aiohttp instead of httpx (prototype fix, `bench/aiohttp_request.py`)",
-    ),
 }
 BENCH_ENV = {
     "PAIJU_EDIT_SECONDS": "1",  # the shipped defaults, not the e2e tests' 0 and 1000

@@ -12,7 +12,7 @@ from telegram.request import BaseRequest
 
 from bot.handlers import account, chat_settings, records, table
 from bot.i18n import t
-from bot.request import RetryingRequest
+from bot.request import AiohttpRequest, RetryingRequest, env_proxy
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
 from storage import open_store
@@ -46,7 +46,12 @@ def build_application(
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
     else:
-        builder = builder.request(RetryingRequest(connection_pool_size=64))
+        proxy = env_proxy(settings.base_url or "https://api.telegram.org")
+        # getUpdates: one connection, no retries of its own (the polling loop retries); PTB adds the
+        # long poll's timeout to this read timeout, so the poll is never cut short.
+        polling = AiohttpRequest(connection_pool_size=1, proxy=proxy)
+        builder = builder.request(RetryingRequest(connection_pool_size=64, proxy=proxy))
+        builder = builder.get_updates_request(polling)
     if settings.base_url:
         base = settings.base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")

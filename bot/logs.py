@@ -1,5 +1,5 @@
 """Logging for the running bot: never the token (python-telegram-bot logs its API URL at DEBUG,
-httpx every request URL at INFO; both hold the token)."""
+httpx, if anything uses it, every request URL at INFO; both hold the token)."""
 
 from __future__ import annotations
 
