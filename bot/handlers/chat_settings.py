@@ -29,9 +29,7 @@ def settings_text(settings: ChatSettings, language: str, default_language: str) 
     )
 
 
-def settings_keyboard(
-    settings: ChatSettings, language: str, default_language: str
-) -> Markup | None:
+def settings_keyboard(settings: ChatSettings, language: str, default_language: str) -> Markup | None:
     def mark(chosen: bool, label: str) -> str:
         return f"✅ {label}" if chosen else label
 

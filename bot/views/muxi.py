@@ -174,9 +174,7 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
     )
 
 
-def dm(
-    live: LiveTable, person: int, screen: Screen, chat_title: str
-) -> tuple[str, Markup | None] | None:
+def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[str, Markup | None] | None:
     """A person's DM for this round: their cards, and their own buttons while they must choose."""
     engine, language = _engine(live), screen.language
     private = private_hand(live, person, language)

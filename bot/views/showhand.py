@@ -149,9 +149,7 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
     )
 
 
-def dm(
-    live: LiveTable, person: int, screen: Screen, chat_title: str
-) -> tuple[str, Markup | None] | None:
+def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[str, Markup | None] | None:
     engine, language = _engine(live), screen.language
     private = private_hand(live, person, language)
     if private is None:
