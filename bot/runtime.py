@@ -56,6 +56,7 @@ class Paiju:
         self.presenter = Presenter(bot, store, settings.edit_interval, settings.table_requests_per_minute)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
+        self._time_shown: tuple[float, str] = (float("nan"), "")
         self.timers: dict[int, asyncio.TimerHandle] = {}  # each table's armed deadline
         self._firing: set[asyncio.Task[None]] = set()  # deadlines being carried out
         self._languages: dict[int, str | None] = {}  # the people's chosen languages (read once)
@@ -94,7 +95,10 @@ class Paiju:
         return Screen(await self.chat_language(chat_id), self.time_text, self.bot.username or "")
 
     def time_text(self, moment: float) -> str:
-        return datetime.fromtimestamp(moment, self.zone).strftime("%H:%M:%S")
+        """``21:05:30`` in the bot's zone (the last one kept: one action's views all show one deadline)."""
+        if self._time_shown[0] != moment:
+            self._time_shown = (moment, datetime.fromtimestamp(moment, self.zone).strftime("%H:%M:%S"))
+        return self._time_shown[1]
 
     def shuffle(self, game: str) -> Shuffle:
         return Shuffle.new(KINDS[game].deck, self.rng)

@@ -5,9 +5,10 @@ synchronous code on a ``sqlite3.Connection``. The Store is the only async layer:
 each whole write transaction, is one call on the connection's aiosqlite thread (``on_thread``),
 not one round trip per statement.
 
-Every write is a ``BEGIN IMMEDIATE ... COMMIT`` run whole on the writer's thread, which takes
-calls one at a time in the order they were made: writes are serialized in this process, and
-across processes by SQLite's write lock (the busy timeout waits for another one). Reads go to
+Every write runs whole on the writer's thread inside a ``BEGIN IMMEDIATE ... COMMIT``; the writes
+made while one transaction is on the thread are committed together in the next (group commit,
+each in its own savepoint). The thread takes calls one at a time in order: writes are serialized
+in this process, and across processes by SQLite's write lock (the busy timeout waits for another). Reads go to
 their own connection: in WAL mode they see the last committed state and never wait for a write
 in progress.
 """
@@ -128,34 +129,55 @@ class _Ticket:
         return self.abandoned or (self.task is not None and self.task.cancelling() > self.cancels)
 
 
-def _transaction(
-    conn: sqlite3.Connection,
-    ticket: _Ticket,
-    fn: Callable[..., T],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> T | None:
-    """On the writer's thread: ``fn(conn, *args, **kwargs)`` in one ``BEGIN IMMEDIATE`` transaction."""
-    with ticket.lock:
-        if ticket.cancelled():
-            return None  # cancelled while queued: never begun
-        ticket.started = True
+MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
+
+
+class _Job:
+    """One write waiting for its batch: the function, its caller's ticket, and the outcome."""
+
+    __slots__ = ("args", "fn", "kwargs", "outcome", "ticket")
+
+    def __init__(self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.ticket = _Ticket()
+        self.outcome: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+
+_SKIPPED = object()  # the outcome of a write whose caller was cancelled before it began
+
+
+def _transactions(conn: sqlite3.Connection, jobs: Sequence[_Job]) -> list[tuple[bool, object]]:
+    """On the writer's thread: the jobs in one ``BEGIN IMMEDIATE ... COMMIT`` (one fsync for all),
+    each in its own savepoint, so one that raises leaves nothing and the others stand.
+    (ok, result or error) for each; if the commit itself fails, it raises and none of them stands."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        result = fn(conn, *args, **kwargs)
-        if ticket.cancelled():
-            # Cancelled while running: as for any failure before the commit, nothing is kept.
-            raise _Abandoned
+        outcomes = [_savepoint(conn, job) for job in jobs]
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
         raise
-    return result
+    return outcomes
 
 
-def _nothing(conn: sqlite3.Connection) -> None:
-    return None
+def _savepoint(conn: sqlite3.Connection, job: _Job) -> tuple[bool, object]:
+    with job.ticket.lock:
+        if job.ticket.cancelled():
+            return True, _SKIPPED  # cancelled while queued: never begun
+        job.ticket.started = True
+    conn.execute("SAVEPOINT write")
+    try:
+        result = job.fn(conn, *job.args, **job.kwargs)
+        if job.ticket.cancelled():
+            # Cancelled while running: as for any failure before the commit, nothing is kept.
+            raise _Abandoned
+    except Exception as error:
+        conn.execute("ROLLBACK TO write")  # fails only if SQLite ended the transaction: all fail
+        conn.execute("RELEASE write")
+        return False, error
+    conn.execute("RELEASE write")
+    return True, result
 
 
 # -- transactions made of several storage functions (each run whole by ``Store._write``) ----------
@@ -210,6 +232,16 @@ def _create_table(
     return saved
 
 
+def _settle(job: _Job, ok: bool, value: object) -> None:
+    """Give a write's caller its outcome (a caller gone gets nothing, so no error is left unread)."""
+    if job.outcome.done():
+        return
+    if ok or job.ticket.abandoned:
+        job.outcome.set_result(None if value is _SKIPPED else value)
+    else:
+        job.outcome.set_exception(value)  # type: ignore[arg-type]
+
+
 class Store:
     """Paiju's coins, people, chats and saved tables. Make one with ``open_store``."""
 
@@ -231,15 +263,19 @@ class Store:
         self._now = now or utc_now
         self._writer = writer
         self._reader = reader
+        self._queue: list[_Job] = []  # writes waiting for the next batch
+        self._committer: asyncio.Task[None] | None = None  # commits batches while there are any
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def close(self) -> None:
         """Let the writes and reads already made finish, then close both connections (again: no-op).
 
-        Each connection's thread takes calls in order, and aiosqlite's ``close`` is one more call
-        at the end of that queue: a write transaction in progress or queued is not cut short.
+        The writes waiting for a batch are committed first; then each connection's thread takes
+        aiosqlite's ``close`` as one more call at the end of its queue.
         """
+        while self._committer is not None:
+            await asyncio.wait([self._committer])
         await self._reader.close()
         await self._writer.close()
 
@@ -257,27 +293,48 @@ class Store:
         return await on_thread(self._reader, fn, *args, **kwargs)
 
     async def _write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(conn, *args, **kwargs)`` in one ``BEGIN IMMEDIATE`` transaction on the writer's thread.
+        """``fn(conn, *args, **kwargs)`` in a ``BEGIN IMMEDIATE`` transaction on the writer's thread.
 
-        Committed if ``fn`` returns, rolled back if it raises (the error is raised here). The whole
-        transaction is one call, so a task cancelled while awaiting it cannot leave half of one
-        queued, and writes need no lock: the thread runs them one at a time. A cancelled caller's
-        write is all or nothing, as before, and decided when the caller's ``CancelledError`` is
-        raised: if it had not begun it never will; if it was running it is rolled back unless it
-        had reached ``COMMIT``, and the caller waits for it to end, so what it reads next is final.
+        Committed if ``fn`` returns, undone if it raises (the error is raised here). Writes made
+        while a batch is on the thread are committed together in the next one (group commit: one
+        round trip and one fsync for them all, each in its own savepoint, so each stands or falls
+        alone); the thread runs batches one at a time, so writes need no lock. A cancelled caller's
+        write is all or nothing, and decided when the caller's ``CancelledError`` is raised: if it
+        had not begun it never will; if it was running it is undone unless it had returned, and the
+        caller waits for its batch to end, so what it reads next is final.
         """
-        ticket = _Ticket()
+        job = _Job(fn, args, kwargs)
+        self._queue.append(job)
+        if self._committer is None:
+            self._committer = asyncio.create_task(self._commit())
         try:
-            result = await on_thread(self._writer, _transaction, ticket, fn, args, kwargs)
+            result = await asyncio.shield(job.outcome)
         except asyncio.CancelledError:
-            with ticket.lock:
-                ticket.abandoned = True
-                started = ticket.started
+            with job.ticket.lock:
+                job.ticket.abandoned = True
+                started = job.ticket.started
             if started:
-                with contextlib.suppress(ValueError):  # closed meanwhile: it has ended too
-                    await on_thread(self._writer, _nothing)  # queued after the transaction
+                await asyncio.wait([job.outcome])  # its batch ends: committed or not, for good
             raise
-        return cast(T, result)  # None only for a skipped write, whose caller is gone
+        return cast(T, result)
+
+    async def _commit(self) -> None:
+        """Commit the queued writes, a batch at a time, until none is left."""
+        try:
+            while self._queue:
+                jobs, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+                try:
+                    outcomes = await on_thread(self._writer, _transactions, jobs)
+                except BaseException as error:  # BEGIN or COMMIT failed, or the store is closed
+                    for job in jobs:
+                        _settle(job, False, error)
+                    if isinstance(error, asyncio.CancelledError):
+                        raise
+                    continue
+                for job, (ok, value) in zip(jobs, outcomes, strict=True):
+                    _settle(job, ok, value)
+        finally:
+            self._committer = None
 
     def _now_text(self) -> str:
         return to_db(self._now())

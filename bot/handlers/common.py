@@ -9,6 +9,7 @@ from telegram.constants import ChatMemberStatus, ChatType, ParseMode
 from telegram.error import BadRequest, RetryAfter, TelegramError
 from telegram.ext import ContextTypes
 
+from bot import raw
 from bot.i18n import language_of
 from bot.presenter import passing
 from bot.runtime import RUNTIME, Paiju
@@ -59,7 +60,13 @@ async def answer(query: CallbackQuery, text: str | None = None, alert: bool = Fa
     fine (it was answered, or its spinner has long stopped); a passing failure is tried again."""
     for attempt in range(3):
         try:
-            await query.answer(text, show_alert=alert)
+            await raw.call(
+                query.get_bot(),
+                "answerCallbackQuery",
+                callback_query_id=query.id,
+                text=text,
+                show_alert=alert,
+            )
             return
         except BadRequest as error:
             if "query is too old" in error.message.lower() or "query id is invalid" in error.message.lower():

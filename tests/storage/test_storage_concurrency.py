@@ -346,3 +346,31 @@ async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
         report = await store.check()
         assert report.ok, report.problems
     assert any(outcomes) and not all(outcomes)
+
+
+async def test_writes_made_together_are_committed_together_and_each_stands_or_falls_alone(store, monkeypatch):
+    import storage.store as module
+
+    batches: list[int] = []
+    real = module._transactions
+
+    def counted(conn, jobs):
+        batches.append(len(jobs))
+        return real(conn, jobs)
+
+    monkeypatch.setattr(module, "_transactions", counted)
+    await store.ensure_person(1, "Ming")
+    table = await store.create_table(-1, "muxi", STATE)
+    batches.clear()
+    outcomes = await asyncio.gather(
+        *(store.ensure_person(100 + i, f"p{i}") for i in range(20)),
+        store.commit_action(
+            table.id, round_no=1, action_seq=1, payments=[ante(1, 10**9)], state=STATE, deadline=None
+        ),
+        return_exceptions=True,
+    )
+    assert isinstance(outcomes[-1], InsufficientFunds)  # refused alone, in a batch with the others
+    assert all(granted for _, granted in outcomes[:-1])
+    assert sum(batches) == 21 and len(batches) < 21, batches  # fewer commits than writes
+    assert [await store.balance(100 + i) for i in range(20)] == [store.start_grant] * 20
+    assert (await store.load_table(table.id)).version == 0
