@@ -29,6 +29,9 @@ NOTES = [
     "holds every request naming a chat to 30 a second, so its throughput is Telegram's limit, not "
     "the bot's; `unlimited` is the same bot without the limiter. Both send their requests through "
     "`bot/request.py` (aiohttp).",
+    "Benchmark 5's people press as soon as the bot answers: one press in flight per table, so the "
+    "mean latency is the number of tables divided by the rate (Little's law); the fast-pace run "
+    "shows the latency of a busy bot that is not saturated.",
 ]
 
 
