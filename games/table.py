@@ -118,7 +118,10 @@ class TableCore:
 
     # -- seats ------------------------------------------------------------------------------------
     def seat_of(self, person: int) -> Seat | None:
-        return next((seat for seat in self.seats if seat.person == person), None)
+        for seat in self.seats:  # a loop, not next(genexpr): called for every action and view
+            if seat.person == person:
+                return seat
+        return None
 
     def require_seat(self, person: int) -> Seat:
         seat = self.seat_of(person)

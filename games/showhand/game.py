@@ -106,7 +106,10 @@ class Game:
 
     # -- reading ----------------------------------------------------------------------------------
     def player(self, person: int) -> Player | None:
-        return next((player for player in self.state.players if player.person == person), None)
+        for player in self.state.players:  # a loop, not next(genexpr): called for every view drawn
+            if player.person == person:
+                return player
+        return None
 
     def require_player(self, person: int) -> Player:
         player = self.player(person)
