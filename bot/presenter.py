@@ -61,7 +61,7 @@ class Presenter:
         self._pending: dict[int, asyncio.Task[None]] = {}  # an edit waiting for the budget, per chat
         self._latest: dict[int, tuple[LiveTable, Screen]] = {}  # what that edit will show
         self._dm_shown: dict[tuple[int, int], tuple[str, Markup | None]] = {}  # what each DM shows now
-        self._dm_unsaved: dict[int, dict[int, int | None]] = {}  # DM ids changed, per table, not saved yet
+        self._dm_unsaved: dict[int, dict[int, int]] = {}  # the ids of new DMs, per table, not saved yet
 
     # -- the group's budget -----------------------------------------------------------------------
     def _spent(self, chat_id: int) -> None:
@@ -226,16 +226,25 @@ class Presenter:
         with contextlib.suppress(TelegramError):
             await raw.call(self.bot, "editMessageReplyMarkup", chat_id=person, message_id=known)
 
-    def forget_dms(self, live: LiveTable) -> None:
-        """A new round: its cards go to new DMs."""
-        unsaved = self._dm_unsaved.setdefault(live.table_id, {})
+    async def forget_dms(self, live: LiveTable) -> None:
+        """A new round: its cards go to new DMs (saved at once: after a crash the new round's cards
+        must never be written into the last round's DMs)."""
         for person in live.dm_ids:
             self._dm_shown.pop((live.table_id, person), None)
-            unsaved[person] = None
-        live.dm_ids = {}
+        if live.dm_ids:
+            forgotten: dict[int, int | None] = dict.fromkeys(live.dm_ids)
+            live.dm_ids = {}
+            self._dm_unsaved.pop(live.table_id, None)
+            await self.store.update_messages(live.table_id, dm_message_ids=forgotten)
 
     async def save_dms(self, live: LiveTable) -> None:
-        """Save the DM ids sent or forgotten since the last save, in one write (after a round of DMs)."""
+        """Save the ids of the DMs sent since the last save, in one write (after a round of DMs); if
+        that fails they are kept for the next save."""
         unsaved = self._dm_unsaved.pop(live.table_id, None)
-        if unsaved:
+        if not unsaved:
+            return
+        try:
             await self.store.update_messages(live.table_id, dm_message_ids=unsaved)
+        except BaseException:
+            self._dm_unsaved[live.table_id] = {**unsaved, **self._dm_unsaved.get(live.table_id, {})}
+            raise

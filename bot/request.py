@@ -2,8 +2,8 @@
 passing failures.
 
 ``AiohttpRequest`` is a ``telegram.request.BaseRequest`` on one ``aiohttp.ClientSession``: it does
-what PTB's ``HTTPXRequest`` does for less CPU (benchmark 5, 100 tables without the rate limiter:
-about 6 s of the bot's CPU per 1,000 updates on httpx, 1.7 s on aiohttp).
+what PTB's ``HTTPXRequest`` does for less CPU (benchmark 5, 100 tables without the rate limiter,
+the same bot otherwise: 5.8 to 6.2 s of its CPU per 1,000 updates on httpx, 1.7 s on aiohttp).
 ``RetryingRequest`` adds the retries: python-telegram-bot retries a 429 (through its rate
 limiter) but not a 5xx, a timeout or a dropped connection; a table message or a button answer lost
 that way would leave a person waiting. So those are tried again, a few times, after a short pause.

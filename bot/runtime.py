@@ -59,6 +59,7 @@ class Paiju:
         self._time_shown: tuple[float, str] = (float("nan"), "")
         self.timers: dict[int, asyncio.TimerHandle] = {}  # each table's armed deadline
         self._firing: set[asyncio.Task[None]] = set()  # deadlines being carried out
+        self._stopped = False  # shutting down: no deadline is armed any more
         self._languages: dict[int, str | None] = {}  # the people's chosen languages (read once)
         self._chat_settings: dict[int, ChatSettings] = {}  # each chat's settings (read once)
         self.redraws: list[asyncio.Task[None]] = []
@@ -148,17 +149,19 @@ class Paiju:
         screen = await self.screen(live.chat_id)
         new_round = any(isinstance(event, RoundStarted) for event in events)
         if new_round:
-            self.presenter.forget_dms(live)
+            await self.presenter.forget_dms(live)
             if live.round_no > 1:
                 live.message_id = None  # each round gets its own message; the last one keeps its results
         await self.presenter.refresh(live, screen)
         unreachable = len(live.view.dm_failed)
-        for person in dict.fromkeys([*KINDS[live.game].private_people(live), *live.dm_ids]):
-            try:
-                await self.send_private(live, person)
-            except TelegramError as error:
-                log.warning("the DM of %s could not be brought up to date: %s", person, error)
-        await self.presenter.save_dms(live)
+        try:
+            for person in dict.fromkeys([*KINDS[live.game].private_people(live), *live.dm_ids]):
+                try:
+                    await self.send_private(live, person)
+                except TelegramError as error:
+                    log.warning("the DM of %s could not be brought up to date: %s", person, error)
+        finally:
+            await self.presenter.save_dms(live)
         if len(live.view.dm_failed) > unreachable:  # the table gives them a link to open the DM
             await self.presenter.refresh(live, screen)
 
@@ -182,7 +185,7 @@ class Paiju:
         if armed is not None:
             armed.cancel()
         deadline, timer = live.view.deadline, live.engine.core.timer
-        if deadline is None or timer == 0 or live.engine.closed:
+        if deadline is None or timer == 0 or live.engine.closed or self._stopped:
             return
         self.timers[live.table_id] = asyncio.get_running_loop().call_later(
             delay if delay is not None else max(0.0, deadline - self.clock()),
@@ -194,27 +197,37 @@ class Paiju:
 
     def _fire(self, chat_id: int, table_id: int, timer: int) -> None:
         self.timers.pop(table_id, None)
+        if self._stopped:
+            return
         task = asyncio.create_task(self.timeout(chat_id, table_id, timer))
         self._firing.add(task)
         task.add_done_callback(self._firing.discard)
 
     async def stop_timers(self) -> None:
-        """At shutdown: no deadline fires any more; one firing now is let finish (it is saved)."""
+        """At shutdown (before the connection to Telegram closes): no deadline is armed or fires any
+        more; the ones being carried out are let finish (they are saved, and shown)."""
+        self._stopped = True
+        while self._firing:
+            await asyncio.gather(*self._firing, return_exceptions=True)
         for handle in self.timers.values():
             handle.cancel()
         self.timers.clear()
-        await asyncio.gather(*self._firing, return_exceptions=True)
 
     async def timeout(self, chat_id: int, table_id: int, timer: int) -> None:
         async with self.tables.lock(chat_id):
             live = self.tables.get(chat_id)
             if live is None or live.table_id != table_id:
                 return
+            version = live.engine.version
             try:
                 await self.perform(live, Timeout(timer))
             except StaleTimer:
                 return
-            except Exception:  # e.g. the database is busy: the deadline must not be lost
+            except Exception:
+                if live.engine.version != version:  # applied and saved; only showing it failed
+                    log.exception("the deadline of table %s was carried out but not shown", table_id)
+                    return
+                # Not applied (e.g. the database is busy): the deadline must not be lost.
                 log.exception("the deadline of table %s failed: tried again in %s s", table_id, RETRY_TIMEOUT)
                 self.arm(live, delay=RETRY_TIMEOUT)
 

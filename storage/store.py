@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
@@ -31,7 +32,7 @@ import aiosqlite
 from games.events import Paid
 from storage import people, queries, tables, wallet
 from storage.check import CheckReport, check_database
-from storage.errors import UnknownPerson
+from storage.errors import StorageError, UnknownPerson
 from storage.models import (
     ChatSettings,
     DailyClaim,
@@ -149,7 +150,8 @@ _SKIPPED = object()  # the outcome of a write whose caller was cancelled before 
 def _transactions(conn: sqlite3.Connection, jobs: Sequence[_Job]) -> list[tuple[bool, object]]:
     """On the writer's thread: the jobs in one ``BEGIN IMMEDIATE ... COMMIT`` (one fsync for all),
     each in its own savepoint, so one that raises leaves nothing and the others stand.
-    (ok, result or error) for each; if the commit itself fails, it raises and none of them stands."""
+    (ok, result or error) for each; if the commit fails, or an error ends the whole transaction,
+    it raises and none of them stands."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         outcomes = [_savepoint(conn, job) for job in jobs]
@@ -173,7 +175,9 @@ def _savepoint(conn: sqlite3.Connection, job: _Job) -> tuple[bool, object]:
             # Cancelled while running: as for any failure before the commit, nothing is kept.
             raise _Abandoned
     except Exception as error:
-        conn.execute("ROLLBACK TO write")  # fails only if SQLite ended the transaction: all fail
+        if not conn.in_transaction:  # SQLite ended the whole transaction (disk full, I/O error)
+            raise  # so none of the batch stands: each caller gets this error
+        conn.execute("ROLLBACK TO write")
         conn.execute("RELEASE write")
         return False, error
     conn.execute("RELEASE write")
@@ -230,6 +234,19 @@ def _create_table(
     saved = tables.load_table(conn, table_id)
     assert saved is not None
     return saved
+
+
+def _settle_batch(jobs: Sequence[_Job], call: asyncio.Future[list[tuple[bool, object]]]) -> None:
+    """A batch has ended on the thread: each job's outcome, or the batch's error for all of them
+    (BEGIN or COMMIT failed, the store was closed: none of them stands)."""
+    if call.cancelled():
+        outcomes: list[tuple[bool, object]] = [(False, asyncio.CancelledError())] * len(jobs)
+    elif call.exception() is not None:
+        outcomes = [(False, call.exception())] * len(jobs)
+    else:
+        outcomes = call.result()
+    for job, (ok, value) in zip(jobs, outcomes, strict=True):
+        _settle(job, ok, value)
 
 
 def _settle(job: _Job, ok: bool, value: object) -> None:
@@ -297,8 +314,10 @@ class Store:
 
         Committed if ``fn`` returns, undone if it raises (the error is raised here). Writes made
         while a batch is on the thread are committed together in the next one (group commit: one
-        round trip and one fsync for them all, each in its own savepoint, so each stands or falls
-        alone); the thread runs batches one at a time, so writes need no lock. A cancelled caller's
+        round trip and one fsync for them all); each runs in its own savepoint, so one that raises
+        leaves nothing and the others stand, unless the error ends the whole transaction or the
+        commit itself fails: then none of them stands and each caller gets that error. The thread
+        runs batches one at a time, so writes need no lock. A cancelled caller's
         write is all or nothing, and decided when the caller's ``CancelledError`` is raised: if it
         had not begun it never will; if it was running it is undone unless it had returned, and the
         caller waits for its batch to end, so what it reads next is final.
@@ -323,18 +342,16 @@ class Store:
         try:
             while self._queue:
                 jobs, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-                try:
-                    outcomes = await on_thread(self._writer, _transactions, jobs)
-                except BaseException as error:  # BEGIN or COMMIT failed, or the store is closed
-                    for job in jobs:
-                        _settle(job, False, error)
-                    if isinstance(error, asyncio.CancelledError):
-                        raise
-                    continue
-                for job, (ok, value) in zip(jobs, outcomes, strict=True):
-                    _settle(job, ok, value)
+                call = asyncio.ensure_future(on_thread(self._writer, _transactions, jobs))
+                # The batch's outcome reaches its callers whatever happens to this task: cancelled
+                # (the loop is closing), it stops waiting, but the batch ends on the thread all the same.
+                call.add_done_callback(functools.partial(_settle_batch, jobs))
+                await asyncio.wait([call])
         finally:
             self._committer = None
+            stranded, self._queue = self._queue, []
+            for job in stranded:  # this task was cancelled: these never began, and never will
+                _settle(job, False, StorageError("the store stopped writing before this write began"))
 
     def _now_text(self) -> str:
         return to_db(self._now())

@@ -43,8 +43,10 @@ async def _back_to_table(context: Context, person: int, table_id: int, language:
     async with paiju.tables.lock(live.chat_id):
         if person in live.view.dm_failed:
             live.view.dm_failed.remove(person)
-        await paiju.send_private(live, person)
-        await paiju.presenter.save_dms(live)
+        try:
+            await paiju.send_private(live, person)
+        finally:
+            await paiju.presenter.save_dms(live)
     return t(language, "start.back_to_table")
 
 

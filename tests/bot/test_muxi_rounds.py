@@ -188,3 +188,18 @@ async def test_the_lobby_expires(bot):
     await d.send(1, GROUP, "/newgame muxi")
     await bot.fire_timer()
     assert "长时间无人开局" in d.last(GROUP) and d.labels(GROUP) == []
+
+
+async def test_a_deadline_firing_as_the_bot_stops_is_carried_out_and_arms_nothing(world, database):
+    bot = await start_bot(world, database)
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    await bot.driver.press(1, GROUP, "当庄")
+    live = bot.paiju.tables.get(GROUP)
+    bot.paiju.timers[live.table_id].cancel()
+    bot.paiju._fire(GROUP, live.table_id, live.engine.core.timer)  # the player's deadline passes now
+    await stop_bot(bot)
+    assert "小红  ✋ 不补" in bot.driver.last(GROUP), "carried out and shown before the bot stopped"
+    assert bot.paiju.timers == {}, "nothing armed after the stop"
+    bot.paiju._fire(GROUP, live.table_id, live.engine.core.timer)  # a handle cancelled too late
+    assert not bot.paiju._firing

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from games.events import ESCROW
-from storage import InsufficientFunds, check_database, open_store
+from storage import InsufficientFunds, StorageError, check_database, open_store
 from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, settle, subprocess_env
 
 TABLES = 12
@@ -374,3 +374,29 @@ async def test_writes_made_together_are_committed_together_and_each_stands_or_fa
     assert sum(batches) == 21 and len(batches) < 21, batches  # fewer commits than writes
     assert [await store.balance(100 + i) for i in range(20)] == [store.start_grant] * 20
     assert (await store.load_table(table.id)).version == 0
+
+
+async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing(store):
+    await store.ensure_person(1, "Ming")
+    started, release = threading.Event(), threading.Event()
+
+    def slow(conn):  # holds its batch on the writer's thread
+        started.set()
+        release.wait(5)
+        conn.execute("UPDATE people SET name = 'held' WHERE id = 1")
+        return "done"
+
+    first = asyncio.create_task(store._write(slow))
+    while not started.is_set():
+        await asyncio.sleep(0.01)
+    second = asyncio.create_task(store.ensure_person(2, "Hong"))  # queued behind that batch
+    await asyncio.sleep(0.01)
+    store._committer.cancel()  # as when the event loop closes
+    await asyncio.sleep(0.01)
+    release.set()
+    assert await first == "done"  # its batch ended, committed, and its caller was told so
+    with pytest.raises(StorageError, match="before this write began"):
+        await second
+    assert (await store.get_person(1)).name == "held"
+    assert await store.get_person(2) is None
+    assert (await store.ensure_person(3, "Qiang"))[1], "a later write gets a new committer"
