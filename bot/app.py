@@ -44,7 +44,9 @@ def build_application(
     rng: Random | None = None,
 ) -> Application:
     """The bot's Application; call :func:`prepare` (done by ``post_init`` when polling) before use."""
-    builder = ApplicationBuilder().token(settings.token).concurrent_updates(True)
+    # No JobQueue: the turn timers run on the event loop (an APScheduler installed for something
+    # else would otherwise start an idle scheduler thread).
+    builder = ApplicationBuilder().token(settings.token).concurrent_updates(True).job_queue(None)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
     else:
