@@ -86,24 +86,18 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def _git(*args: str) -> str:
+    root = Path(__file__).resolve().parents[1]
+    found = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5, check=False
+    )
+    return found.stdout.strip()
+
+
 def _commit() -> str:
     try:
-        root = Path(__file__).resolve().parents[1]
-        found = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-        return found.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+        return _git("rev-parse", "--short", "HEAD") + (" (with uncommitted changes)" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from random import Random
 from typing import Any
@@ -154,27 +154,29 @@ class Paiju:
                 live.message_id = None  # each round gets its own message; the last one keeps its results
         await self.presenter.refresh(live, screen)
         unreachable = len(live.view.dm_failed)
+        await self.send_private(live, [*KINDS[live.game].private_people(live), *live.dm_ids])
+        if len(live.view.dm_failed) > unreachable:  # the table gives them a link to open the DM
+            await self.presenter.refresh(live, screen)
+
+    async def send_private(self, live: LiveTable, people: Iterable[int]) -> None:
+        """Bring these people's DMs up to date (one failing never keeps the others from theirs), then
+        save the ids of the new ones in one write."""
         try:
-            for person in dict.fromkeys([*KINDS[live.game].private_people(live), *live.dm_ids]):
+            for person in dict.fromkeys(people):
                 try:
-                    await self.send_private(live, person)
+                    await self._send_private(live, person)
                 except TelegramError as error:
                     log.warning("the DM of %s could not be brought up to date: %s", person, error)
         finally:
             await self.presenter.save_dms(live)
-        if len(live.view.dm_failed) > unreachable:  # the table gives them a link to open the DM
-            await self.presenter.refresh(live, screen)
 
-    async def send_private(self, live: LiveTable, person: int) -> bool:
-        """Bring ``person``'s DM up to date; a new DM's id is saved by ``presenter.save_dms``."""
+    async def _send_private(self, live: LiveTable, person: int) -> None:
         if person in live.view.dm_failed:
-            return False  # told once: the table shows them a link and the popup has their cards
+            return  # told once: the table shows them a link and the popup has their cards
         screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")
         title = self.chat_titles.get(live.chat_id, "")
-        sent = await self.presenter.sync_private(live, person, screen, title)
-        if not sent and person not in live.view.dm_failed:
+        if not await self.presenter.sync_private(live, person, screen, title):
             live.view.dm_failed.append(person)
-        return sent
 
     # -- deadlines --------------------------------------------------------------------------------
     def arm(self, live: LiveTable, delay: float | None = None) -> None:

@@ -211,31 +211,6 @@ def _update_chat_settings(
     return settings
 
 
-def _create_table(
-    conn: sqlite3.Connection,
-    chat_id: int,
-    game: str,
-    state: Mapping[str, Any],
-    version: int,
-    deadline: datetime | None,
-    message_id: int | None,
-    now_text: str,
-) -> SavedTable:
-    table_id = tables.create_table(
-        conn,
-        chat_id,
-        game,
-        state,
-        version=version,
-        deadline=deadline,
-        message_id=message_id,
-        now_text=now_text,
-    )
-    saved = tables.load_table(conn, table_id)
-    assert saved is not None
-    return saved
-
-
 def _settle_batch(jobs: Sequence[_Job], call: asyncio.Future[list[tuple[bool, object]]]) -> None:
     """A batch has ended on the thread: each job's outcome, or the batch's error for all of them
     (BEGIN or COMMIT failed, the store was closed: none of them stands)."""
@@ -442,7 +417,14 @@ class Store:
     ) -> SavedTable:
         """Open a table in a chat; ``TableAlreadyOpen`` while the chat has one open."""
         return await self._write(
-            _create_table, chat_id, game, state, version, deadline, message_id, self._now_text()
+            tables.create_table,
+            chat_id,
+            game,
+            state,
+            version=version,
+            deadline=deadline,
+            message_id=message_id,
+            now_text=self._now_text(),
         )
 
     async def commit_action(

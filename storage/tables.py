@@ -81,7 +81,8 @@ def create_table(
     deadline: datetime | None,
     message_id: int | None,
     now_text: str,
-) -> int:
+) -> SavedTable:
+    """Open a table in a chat and return it as saved; ``TableAlreadyOpen`` while the chat has one."""
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}; known: {list(GAMES)}")
     ensure_chat(db, chat_id, now_text)
@@ -102,9 +103,10 @@ def create_table(
             now_text,
         ),
     )
-    table_id = cursor.lastrowid
-    assert table_id is not None
-    return table_id
+    assert cursor.lastrowid is not None
+    saved = load_table(db, cursor.lastrowid)
+    assert saved is not None
+    return saved
 
 
 def commit_action(

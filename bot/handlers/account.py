@@ -43,10 +43,7 @@ async def _back_to_table(context: Context, person: int, table_id: int, language:
     async with paiju.tables.lock(live.chat_id):
         if person in live.view.dm_failed:
             live.view.dm_failed.remove(person)
-        try:
-            await paiju.send_private(live, person)
-        finally:
-            await paiju.presenter.save_dms(live)
+        await paiju.send_private(live, [person])
     return t(language, "start.back_to_table")
 
 
