@@ -40,3 +40,6 @@ AlreadyDecided = _error("AlreadyDecided", "already_decided", "1.5.5", "you have 
 MustDraw = _error("MustDraw", "must_draw", "1.2", "one joker among the first two cards must draw")
 CannotDraw = _error("CannotDraw", "cannot_draw", "1.5.5", "a tiangong or invincible hand stands by itself")
 StaleTimer = _error("StaleTimer", "stale_timer", "1.5.5", "that deadline is no longer running")
+AlreadyClosing = _error(
+    "AlreadyClosing", "already_closing", "1.5", "the table already ends once this round is settled"
+)

@@ -111,6 +111,13 @@ class DeckRevealed:
 
 
 @dataclass(frozen=True, slots=True)
+class ClosingAfterRound:
+    """``by`` asked to end the table during a round: it closes once the round is settled."""
+
+    by: int
+
+
+@dataclass(frozen=True, slots=True)
 class TableClosed:
     """The table is over: ``reason`` is ``no_banker``, ``lobby_expired``, ``empty`` or ``cancelled``."""
 

@@ -15,6 +15,7 @@ from typing import ClassVar, Protocol, Self
 from games.cards import Card
 from games.codec import Plain, from_plain, to_plain
 from games.errors import (
+    AlreadyClosing,
     AlreadyReady,
     AlreadySeated,
     NotEnoughCoins,
@@ -27,6 +28,7 @@ from games.errors import (
 from games.events import (
     ESCROW,
     Account,
+    ClosingAfterRound,
     DeckRevealed,
     Joined,
     Left,
@@ -94,7 +96,15 @@ class Credit:
 
 @dataclass(frozen=True, slots=True)
 class Cancel:
-    """End the table (an admin's decision): the escrow goes back to whoever put it in."""
+    """End the table now (an emergency): the escrow goes back to whoever put it in."""
+
+
+@dataclass(frozen=True, slots=True)
+class CloseAfterRound:
+    """End the table once the round under way is settled (an admin's decision: nobody can void a
+    round they are losing); in the lobby, at once. ``by`` is who asked."""
+
+    by: int
 
 
 @dataclass
@@ -115,6 +125,7 @@ class TableCore:
     dealt: int = 0
     escrow: dict[int, int] = field(default_factory=dict)
     round_net: dict[int, int] = field(default_factory=dict)
+    closing: bool = False  # the table ends when the round under way is settled
 
     # -- seats ------------------------------------------------------------------------------------
     def seat_of(self, person: int) -> Seat | None:
@@ -320,6 +331,18 @@ class Table(ABC):
         self.core.require_seat(action.person).balance += action.amount
         return []
 
+    def _close_after_round(self, action: CloseAfterRound) -> list[object]:
+        if self.state.phase == "lobby":
+            return self._cancel(Cancel())
+        if self.core.closing:
+            raise AlreadyClosing()
+        self.core.closing = True
+        return [ClosingAfterRound(action.by)]
+
+    @abstractmethod
+    def _cancel(self, action: Cancel) -> list[object]:
+        """End the table now, the escrow back to whoever put it in."""
+
     def require_seat_for_ready(self, action: Ready) -> Seat:
         seat = self.core.require_seat(action.person)
         if sorted(map(str, action.shuffle.deck)) != sorted(map(str, self.DECK)):
@@ -341,7 +364,10 @@ class TableState(Protocol):
 
 # -- the lobby and the end of a table, for either game's state ---------------------------------------
 def back_to_lobby(state: TableState) -> list[object]:
-    """A round is over: everyone presses Start again for the next one."""
+    """A round is over: everyone presses Start again for the next one (or the table ends, when
+    asked to during the round)."""
+    if state.core.closing:
+        return [*state.core.refund_escrow(), *close(state, "cancelled")]
     state.phase = type(state.phase)("lobby")
     state.core.clear_ready()
     return lobby_changed(state)

@@ -6,10 +6,12 @@ The only package with SQL. Open it with ``await open_store(path)``; check it wit
 
 from storage.check import CheckReport, check_database
 from storage.errors import (
+    DatabaseInUse,
     EscrowMismatch,
     IdempotencyConflict,
     InsufficientFunds,
     SchemaTooNew,
+    SeatRefused,
     StaleVersion,
     StorageError,
     TableAlreadyOpen,
@@ -17,6 +19,7 @@ from storage.errors import (
     UnknownPerson,
     UnknownTable,
 )
+from storage.exclusive import DatabaseLock, hold_database
 from storage.models import (
     GAMES,
     MINT,
@@ -42,6 +45,8 @@ __all__ = [
     "ChatSettings",
     "CheckReport",
     "DailyClaim",
+    "DatabaseInUse",
+    "DatabaseLock",
     "EscrowMismatch",
     "GameStats",
     "IdempotencyConflict",
@@ -55,6 +60,7 @@ __all__ = [
     "SavedRound",
     "SavedTable",
     "SchemaTooNew",
+    "SeatRefused",
     "StaleVersion",
     "StorageError",
     "Store",
@@ -64,5 +70,6 @@ __all__ = [
     "UnknownTable",
     "check_database",
     "default_path",
+    "hold_database",
     "open_store",
 ]

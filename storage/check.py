@@ -15,7 +15,10 @@ from storage.models import MINT
 from storage.schema import LATEST
 from storage.wallet import GRANT_REASONS
 
-SHOWN = 20  # problems of one kind listed before "... and N more"
+SHOWN = 20
+SEATS_VERSION = (
+    4  # the schema version that keeps the seats  # problems of one kind listed before "... and N more"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +145,8 @@ def _check(db: sqlite3.Connection) -> CheckReport:
             )
         ],
     )
+    if version >= SEATS_VERSION:
+        _check_seats(db, problems)
     triggers = {row[0] for row in db.execute("SELECT name FROM sqlite_schema WHERE type = 'trigger'")}
     for trigger in ("ledger_no_update", "ledger_no_delete"):
         if trigger not in triggers:
@@ -166,6 +171,30 @@ def _check(db: sqlite3.Connection) -> CheckReport:
         f" granted {granted:,} = balances {people_total:,} + escrow {escrow:,} + house {house:,}"
     )
     return CheckReport(not problems, tuple(problems), summary, figures)
+
+
+def _check_seats(db: sqlite3.Connection, problems: list[str]) -> None:
+    """Every saved seat backed by its wallet, at an open table (a person sits at one: the key)."""
+    _listed(
+        problems,
+        [
+            f"table {tid} states person {pid} holds {stated} coins but their wallet holds {held}"
+            for tid, pid, stated, held in db.execute(
+                "SELECT s.table_id, s.person_id, s.balance, p.balance FROM seats s"
+                " JOIN people p ON p.id = s.person_id WHERE s.balance > p.balance"
+            )
+        ],
+    )
+    _listed(
+        problems,
+        [
+            f"person {pid} is seated at table {tid}, which is {'closed' if closed else 'missing'}"
+            for pid, tid, closed in db.execute(
+                "SELECT s.person_id, s.table_id, t.closed FROM seats s"
+                " LEFT JOIN tables t ON t.id = s.table_id WHERE t.id IS NULL OR t.closed = 1"
+            )
+        ],
+    )
 
 
 def _listed(problems: list[str], found: list[str]) -> None:

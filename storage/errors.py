@@ -73,3 +73,23 @@ class InsufficientFunds(StorageError):
         self.account = account
         self.balance = balance
         self.delta = delta
+
+
+class SeatRefused(StorageError):
+    """A table states a seat the wallets do not back: someone seated with coins other than their
+    wallet's, holding more than their wallet, or seated at two open tables at once."""
+
+    def __init__(self, table_id: int, person_id: int, reason: str) -> None:
+        super().__init__(f"table {table_id} cannot seat person {person_id}: {reason}")
+        self.table_id = table_id
+        self.person_id = person_id
+
+
+class DatabaseInUse(StorageError):
+    """Another process holds the database (a second bot on one file would deal and pay twice)."""
+
+    def __init__(self, path: str, pid: int | None) -> None:
+        holder = f"process {pid}" if pid is not None else "another process"
+        super().__init__(f"database {path} is in use by {holder}")
+        self.path = path
+        self.pid = pid

@@ -108,7 +108,18 @@ V3_ROUNDS: tuple[str, ...] = (
     "CREATE INDEX tables_chat ON tables (chat_id, id)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1_BASE, V2_ALLOWED_GAMES, V3_ROUNDS)
+# Who sits where, with the coins their table states for them: a person sits at one open table at a
+# time (the primary key), and a seat is backed by the wallet (``tables.save_seats``).
+V4_SEATS: tuple[str, ...] = (
+    """CREATE TABLE seats (
+        person_id INTEGER PRIMARY KEY REFERENCES people (id),
+        table_id  INTEGER NOT NULL REFERENCES tables (id),
+        balance   INTEGER NOT NULL CHECK (balance >= 0)
+    )""",
+    "CREATE INDEX seats_table ON seats (table_id)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1_BASE, V2_ALLOWED_GAMES, V3_ROUNDS, V4_SEATS)
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 
 LATEST = len(MIGRATIONS)

@@ -33,6 +33,7 @@ from games.events import Paid
 from storage import people, queries, tables, wallet
 from storage.check import CheckReport, check_database
 from storage.errors import StorageError, UnknownPerson
+from storage.files import create_private, make_private
 from storage.models import (
     ChatSettings,
     DailyClaim,
@@ -93,9 +94,11 @@ async def open_store(
         raise ValueError("start_grant must be >= 0 and daily_bonus > 0")
     zone = ZoneInfo(tz)
     file = os.fspath(path) if path is not None else default_path()
+    create_private(file)  # 0600 from the start: it will hold every open round's deck
     writer = await _connect(file, writer=True)
     try:
         await on_thread(writer, migrate)  # every step in its own BEGIN IMMEDIATE, all in one call
+        make_private(file)  # the -wal and -shm now exist; and a database made 0644 earlier
         reader = await _connect(file, writer=False)
     except BaseException:
         await writer.close()
@@ -439,6 +442,7 @@ class Store:
         escrow: int | None = None,
         closed: bool = False,
         round_record: RoundRecord | None = None,
+        seats: Mapping[int, int] | None = None,
     ) -> bool:
         """Book one engine action's ``Paid`` events and save the table, in one transaction.
 
@@ -446,7 +450,9 @@ class Store:
         ``<table_id>:<round_no>:<action_seq>:<index>:<account>``; ``action_seq`` becomes the
         table's version and must exceed the saved one. ``escrow`` (None: derived) must equal the
         saved escrow plus the movements into it minus those out, and be 0 when ``closed``. Raises
-        ``InsufficientFunds`` (nothing booked) if a balance would go negative.
+        ``InsufficientFunds`` (nothing booked) if a balance would go negative. ``seats`` (person ->
+        the coins the table states they hold after the action; None: unchanged) must be backed by
+        the wallets, one open table a person: else ``SeatRefused`` and nothing is booked.
         """
         return await self._write(
             tables.commit_action,
@@ -460,6 +466,7 @@ class Store:
             closed=closed,
             round_record=round_record,
             now_text=self._now_text(),
+            seats=seats,
         )
 
     async def update_messages(

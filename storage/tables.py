@@ -17,6 +17,7 @@ from storage import wallet
 from storage.errors import (
     EscrowMismatch,
     InsufficientFunds,
+    SeatRefused,
     StaleVersion,
     StorageError,
     TableAlreadyOpen,
@@ -122,12 +123,15 @@ def commit_action(
     closed: bool,
     round_record: RoundRecord | None,
     now_text: str,
+    seats: Mapping[int, int] | None = None,
 ) -> bool:
     """Book one action's movements and save the table; False (and no change) on a replayed batch.
 
     A batch is a replay when all its keys are booked already; with no payments, when the table is
     at ``action_seq`` already. The table's escrow after the action must be what the movements in
     and out of the escrow make it (``escrow`` None: take that), and 0 when the table closes.
+    ``seats`` (None: left as saved) are the people seated after the action with the coins the
+    table states for them; see :func:`save_seats`.
     """
     legs = wallet.action_legs(table_id, round_no, action_seq, payments)
     state_text = state_json(state)  # bad input fails here, before anything is written
@@ -156,6 +160,8 @@ def commit_action(
     if closed and new_escrow != 0:
         raise EscrowMismatch(f"table {table_id} cannot close holding {new_escrow} coins in escrow")
     wallet.book(db, legs, now_text=now_text, table_id=table_id, round_no=round_no)
+    if seats is not None or closed:
+        save_seats(db, table_id, {} if closed else seats or {})
     db.execute(
         "UPDATE tables SET state = ?, version = ?, deadline = ?, escrow = ?, closed = ?, updated_at = ?"
         " WHERE id = ?",
@@ -172,6 +178,43 @@ def commit_action(
     if round_record is not None:
         insert_round(db, table_id, saved["chat_id"], saved["game"], round_record, now_text)
     return True
+
+
+def save_seats(db: sqlite3.Connection, table_id: int, seats: Mapping[int, int]) -> None:
+    """Replace a table's seats (after its movements are booked), refusing what the wallets do not
+    back: someone new to the table must sit with exactly their wallet's coins, nobody may be stated
+    to hold more than their wallet (the daily bonus may make it more, never less), and nobody sits
+    at two open tables. ``SeatRefused`` otherwise, and the whole action is undone."""
+    before = dict(
+        db.execute("SELECT person_id, balance FROM seats WHERE table_id = ?", (table_id,)).fetchall()
+    )
+    db.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
+    if not seats:
+        return
+    marks = ",".join("?" * len(seats))
+    wallets = dict(
+        db.execute(f"SELECT id, balance FROM people WHERE id IN ({marks})", list(seats)).fetchall()
+    )
+    for person, stated in seats.items():
+        held = wallets.get(person)
+        if held is None:
+            raise UnknownPerson(person)
+        if person not in before and stated != held:
+            raise SeatRefused(table_id, person, f"sits down with {stated} coins but the wallet holds {held}")
+        if stated > held:
+            raise SeatRefused(
+                table_id, person, f"is stated to hold {stated} coins but the wallet holds {held}"
+            )
+    elsewhere = db.execute(
+        f"SELECT person_id, table_id FROM seats WHERE person_id IN ({marks})", list(seats)
+    ).fetchall()
+    if elsewhere:
+        person, other = elsewhere[0]
+        raise SeatRefused(table_id, person, f"sits at table {other} already")
+    db.executemany(
+        "INSERT INTO seats (person_id, table_id, balance) VALUES (?, ?, ?)",
+        [(person, table_id, stated) for person, stated in seats.items()],
+    )
 
 
 def insert_round(

@@ -25,7 +25,7 @@ from games.muxi.table import (
     TurnOf,
 )
 from games.stakes import MIN_BALANCE, base_for_balance
-from games.table import Cancel, Credit, Join, Leave, Ready, Timeout
+from games.table import Cancel, CloseAfterRound, Credit, Join, Leave, Ready, Timeout
 
 __all__ = [
     "MIN_BALANCE",
@@ -33,6 +33,7 @@ __all__ = [
     "BankerChosen",
     "BeBanker",
     "Cancel",
+    "CloseAfterRound",
     "Credit",
     "Decided",
     "Draw",

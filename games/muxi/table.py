@@ -51,6 +51,7 @@ from games.muxi.state import (
 from games.stakes import base_for_table, pro_rata
 from games.table import (
     Cancel,
+    CloseAfterRound,
     Credit,
     Join,
     Leave,
@@ -408,6 +409,7 @@ MuxiTable.HANDLERS = {
     Ready: MuxiTable._ready,
     Timeout: MuxiTable._timeout,
     Cancel: MuxiTable._cancel,
+    CloseAfterRound: MuxiTable._close_after_round,
     BeBanker: MuxiTable._be_banker,
     PassBanker: MuxiTable._pass,
     Draw: MuxiTable._draw,

@@ -49,7 +49,7 @@ from games.showhand.hands import (
     visible_strength,
 )
 from games.showhand.table import Phase, Player, ShowhandAction, ShowhandTable
-from games.table import Cancel, Credit, Join, Leave, Ready, Timeout
+from games.table import Cancel, CloseAfterRound, Credit, Join, Leave, Ready, Timeout
 
 __all__ = [
     "AllIn",
@@ -71,6 +71,7 @@ __all__ = [
     "Category",
     "Check",
     "Checked",
+    "CloseAfterRound",
     "Credit",
     "EndReason",
     "FaceUp",

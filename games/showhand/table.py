@@ -35,6 +35,7 @@ from games.showhand.errors import AlreadyFolded
 from games.showhand.game import Event, Game, Phase, Player, ShowhandState
 from games.table import (
     Cancel,
+    CloseAfterRound,
     Credit,
     Join,
     Leave,
@@ -186,6 +187,7 @@ ShowhandTable.HANDLERS = {
     Ready: ShowhandTable._ready,
     Timeout: ShowhandTable._timeout,
     Cancel: ShowhandTable._cancel,
+    CloseAfterRound: ShowhandTable._close_after_round,
     **dict.fromkeys((Bet, Check, Call, Raise, AllIn, Fold), ShowhandTable._act),
 }
 

@@ -1,0 +1,118 @@
+"""One process at a time on a database file (issue 14): refused with the holder's PID, never blocked
+by a holder that was SIGKILLed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from storage import DatabaseInUse, hold_database
+from storage.exclusive import lock_path
+from tests.storage.storage_helpers import python, subprocess_env
+
+HOLDER = """
+import sys
+from storage import hold_database
+
+lock = hold_database(sys.argv[1])
+print("held", flush=True)
+sys.stdin.read()  # until the test closes our stdin (or kills us)
+lock.release()
+print("released", flush=True)
+"""
+
+
+@contextmanager
+def holder(db_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding ``db_path``: yielded once it says it holds it."""
+    child = subprocess.Popen(
+        [python(), "-c", HOLDER, str(db_path)],
+        env=subprocess_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    watchdog = threading.Timer(60, child.kill)  # a hung child must not hang the suite
+    watchdog.start()
+    try:
+        line = child.stdout.readline()  # returns at once if the child dies: EOF
+        assert line == "held\n", child.stderr.read()
+        yield child
+    finally:
+        watchdog.cancel()
+        if child.poll() is None:
+            child.kill()
+        child.wait(timeout=10)
+        for stream in (child.stdin, child.stdout, child.stderr):
+            stream.close()
+
+
+def test_a_database_held_by_another_process_is_refused_naming_its_pid(db_path):
+    with holder(db_path) as child:
+        with pytest.raises(DatabaseInUse) as refused:
+            hold_database(db_path)
+        assert refused.value.pid == child.pid
+        assert refused.value.path == str(db_path)
+        assert str(child.pid) in str(refused.value) and str(db_path) in str(refused.value)
+
+        child.stdin.close()  # the holder releases and ends
+        assert child.stdout.readline() == "released\n"
+        with hold_database(db_path) as lock:
+            assert lock.held
+        assert child.wait(timeout=10) == 0
+
+
+def test_another_process_is_refused_while_this_one_holds(db_path):
+    with hold_database(db_path):
+        child = subprocess.run(
+            [python(), "-c", HOLDER, str(db_path)],
+            env=subprocess_env(),
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert child.returncode != 0
+    assert "DatabaseInUse" in child.stderr and f"in use by process {os.getpid()}" in child.stderr
+
+
+def test_a_holder_killed_with_sigkill_does_not_block_the_next_start(db_path):
+    with holder(db_path) as child:
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait(timeout=10) == -signal.SIGKILL
+        with hold_database(db_path) as lock:  # the kernel dropped the dead process's lock
+            assert lock.held
+            assert Path(lock_path(db_path)).read_text() == f"{os.getpid()}\n"
+
+
+def test_in_one_process_a_second_hold_is_refused_until_the_first_is_released(db_path):
+    first = hold_database(db_path)
+    with pytest.raises(DatabaseInUse) as refused:
+        hold_database(db_path)
+    assert refused.value.pid == os.getpid()
+    first.release()
+    first.release()  # twice: nothing happens
+    assert not first.held
+    with hold_database(db_path) as second:
+        assert second.held
+    assert not second.held
+    hold_database(db_path).release()
+
+
+def test_the_same_file_by_another_name_is_the_same_database(db_path, tmp_path, monkeypatch):
+    link = tmp_path / "link.sqlite3"
+    link.symlink_to(db_path)
+    monkeypatch.chdir(tmp_path)
+    with hold_database(db_path):
+        for other in (link, "paiju.sqlite3", f"{tmp_path}/./paiju.sqlite3"):
+            with pytest.raises(DatabaseInUse):
+                hold_database(other)
