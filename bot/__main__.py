@@ -11,6 +11,7 @@ from telegram import Update
 from bot.app import build_application
 from bot.logs import configure_logging
 from bot.settings import LANGUAGES, Settings, SettingsError
+from storage import DatabaseInUse, hold_database
 
 NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
 
@@ -20,6 +21,11 @@ NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
    or in the environment:  TELEGRAM_BOT_TOKEN=... python -m bot
 Then add the bot to a group and send /newgame muxi there."""
 
+IN_USE = """Not started: the database {path} is in use by {holder}, another Paiju bot on the same file.
+Two bots on one database would deal and pay the same tables twice. {advice}"""
+BOT_ADVICE = "Stop the other bot first, or set PAIJU_DB to another file to run a separate bot."
+SANDBOX_ADVICE = "Stop the other sandbox first, or start this one with --fresh (a new temporary database)."
+
 
 def main(argv: list[str]) -> int:
     arguments = parse(argv)
@@ -27,7 +33,11 @@ def main(argv: list[str]) -> int:
         from bot.sandbox.server import main as sandbox
 
         configure_logging("", logging.WARNING)
-        sandbox(arguments.port, arguments.fresh, arguments.language)
+        try:
+            sandbox(arguments.port, arguments.fresh, arguments.language)
+        except DatabaseInUse as error:
+            print(in_use(error, SANDBOX_ADVICE), file=sys.stderr)
+            return 2
         return 0
     try:
         settings = Settings.from_env()
@@ -40,11 +50,20 @@ def main(argv: list[str]) -> int:
     configure_logging(settings.token)
     application = build_application(settings)
     try:
-        application.run_polling(allowed_updates=Update.ALL_TYPES)
+        hold_database(settings.database).release()  # refused before any call to Telegram
+        application.run_polling(allowed_updates=Update.ALL_TYPES)  # prepare() holds the database
+    except DatabaseInUse as error:  # from prepare() too, if another bot took the file meanwhile
+        print(in_use(error, BOT_ADVICE), file=sys.stderr)
+        return 2
     except Exception:  # logged through the token's redaction, never printed raw
         logging.getLogger("bot").exception("the bot stopped")
         return 1
     return 0
+
+
+def in_use(error: DatabaseInUse, advice: str) -> str:
+    holder = f"process {error.pid}" if error.pid is not None else "another process"
+    return IN_USE.format(path=error.path, holder=holder, advice=advice)
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

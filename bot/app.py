@@ -11,15 +11,16 @@ from telegram import BotCommand, BotCommandScopeDefault
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 from telegram.request import BaseRequest
 
-from bot.handlers import account, chat_settings, records, table
+from bot.handlers import account, chat_settings, gate, records, table
 from bot.i18n import t
 from bot.request import AiohttpRequest, RetryingRequest, env_proxy
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
-from storage import open_store
+from storage import hold_database, open_store
 
 log = logging.getLogger(__name__)
 GC_SETTINGS = "gc_threshold"  # the collector's settings before start-up tuned them
+DATABASE_LOCK = "database_lock"  # this process's hold on the database file, released by close()
 COMMANDS = (
     "newgame",
     "join",
@@ -64,6 +65,7 @@ def build_application(
     application = builder.post_init(prepare).post_stop(halt).post_shutdown(close).build()
     application.bot_data["settings"] = settings
     application.bot_data["rng"] = rng
+    application.add_handler(gate.HANDLER, group=gate.GROUP)  # edits and borrowed identities stop here
     for handler in (*account.HANDLERS, *records.HANDLERS, *chat_settings.HANDLERS, *table.HANDLERS):
         application.add_handler(handler)
     application.add_error_handler(_log_error)
@@ -71,8 +73,10 @@ def build_application(
 
 
 async def prepare(application: Application) -> Paiju:
-    """Open the database, reload every open table with its timer, register the command menu."""
+    """Take the database (``DatabaseInUse`` if another bot runs on it), open it, reload every open
+    table with its timer, register the command menu."""
     settings: Settings = application.bot_data["settings"]
+    application.bot_data[DATABASE_LOCK] = hold_database(settings.database)  # close() releases it
     store = await open_store(
         settings.database,
         start_grant=settings.start_grant,
@@ -127,10 +131,15 @@ async def close(application: Application) -> None:
     if GC_SETTINGS in application.bot_data:
         untune_collector(application.bot_data.pop(GC_SETTINGS))
     paiju: Paiju | None = application.bot_data.get(RUNTIME)
-    if paiju is not None:
-        await asyncio.gather(*paiju.redraws, return_exceptions=True)
-        await halt(application)  # done already when polling stopped; not when run in process
-        await paiju.store.close()
+    try:
+        if paiju is not None:
+            await asyncio.gather(*paiju.redraws, return_exceptions=True)
+            await halt(application)  # done already when polling stopped; not when run in process
+            await paiju.store.close()
+    finally:
+        lock = application.bot_data.pop(DATABASE_LOCK, None)
+        if lock is not None:
+            lock.release()  # the store is closed: another bot may have the file now
 
 
 async def _log_error(update: object, context: object) -> None:

@@ -14,7 +14,8 @@ GAME_CODES = {"muxi": "m", "showhand": "s"}
 GAMES_BY_CODE = {code: game for game, code in GAME_CODES.items()}
 PICK = "pick"  # the game picker of a bare /newgame: ``pick:<game>``
 MAX_BYTES = 64
-_PATTERN = re.compile(r"^([ms]):(\d{1,12}):(\d{1,9}):([a-z_]{1,16})(?::([0-9a-z_]{1,16}))?$")
+# ASCII only: ``\d`` alone takes any script's digits (``١``), which ``int`` reads as ours.
+_PATTERN = re.compile(r"^([ms]):(\d{1,12}):(\d{1,9}):([a-z_]{1,16})(?::([0-9]{1,16}))?$", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)

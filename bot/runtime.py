@@ -17,6 +17,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from telegram import Bot
+from telegram.constants import ParseMode
 from telegram.error import ChatMigrated, Forbidden, TelegramError
 
 from bot.i18n import language_of
@@ -115,8 +116,9 @@ class Paiju:
         try:
             await self.show(live, events)
         except ChatMigrated as moved:  # the group became a supergroup: the table follows it
-            await self.migrate(live.chat_id, moved.new_chat_id)
-            await self.show(live, [])
+            followed = await self.migrate(live.chat_id, moved.new_chat_id)
+            if followed is not None:
+                await self.show(followed, [])
         except Forbidden:  # the bot was removed from the group: nobody can play on there
             await self.abandon(live)
         except TelegramError as error:  # the action stands (it is saved); the next change shows it
@@ -130,17 +132,34 @@ class Paiju:
         self.arm(live)
 
     async def migrate(self, old: int, new: int) -> LiveTable | None:
-        """A group was upgraded to a supergroup (the caller holds the old chat's lock)."""
+        """A group was upgraded to a supergroup (the caller holds the old chat's lock): its table
+        follows it, unless the new chat opened one first (one table a chat): then the old one ends,
+        its escrow goes back and the group is told, so no table ever plays on unseen."""
+        live = self.tables.get(old)
+        if live is not None and self.tables.get(new) is not None:
+            await self.tables.apply(live, Cancel())
+            self.arm(live)
+            await self._tell_closed_by_upgrade(live, new)
+            live = None
         await self.store.migrate_chat(old, new)
         self._chat_settings.pop(old, None)
         self._chat_settings.pop(new, None)
         self.chat_titles.setdefault(new, self.chat_titles.get(old, ""))
-        live = self.tables.by_chat.pop(old, None)
         if live is None:
             return None
+        del self.tables.by_chat[old]
         live.chat_id, live.message_id = new, None
         self.tables.by_chat[new] = live
         return live
+
+    async def _tell_closed_by_upgrade(self, live: LiveTable, chat_id: int) -> None:
+        live.view.closed_reason = "upgraded"  # said once, in the new chat (the saved reason: cancelled)
+        text = KINDS[live.game].table_text(live, await self.screen(chat_id))
+        try:
+            await self.bot.send_message(chat_id, text, parse_mode=ParseMode.HTML)
+        except TelegramError as error:
+            log.warning("chat %s could not be told its old table %s ended: %s", chat_id, live.table_id, error)
+        await self.send_private(live, live.dm_ids)  # no DM keeps the buttons of a table that ended
 
     async def show(self, live: LiveTable, events: list[object]) -> None:
         """The table message first (everyone's view), then each private view; one person's DM
@@ -220,18 +239,17 @@ class Paiju:
             live = self.tables.get(chat_id)
             if live is None or live.table_id != table_id:
                 return
-            version = live.engine.version
             try:
-                await self.perform(live, Timeout(timer))
+                events = await self.tables.apply(live, Timeout(timer))
             except StaleTimer:
                 return
             except Exception:
-                if live.engine.version != version:  # applied and saved; only showing it failed
-                    log.exception("the deadline of table %s was carried out but not shown", table_id)
-                    return
-                # Not applied (e.g. the database is busy): the deadline must not be lost.
+                # Not saved (the database is busy, a balance refused...): memory went back to what
+                # was saved, and the deadline must not be lost.
                 log.exception("the deadline of table %s failed: tried again in %s s", table_id, RETRY_TIMEOUT)
                 self.arm(live, delay=RETRY_TIMEOUT)
+                return
+            await self.present(live, events)  # saved: the next deadline is armed while showing it
 
     async def restore(self) -> list[LiveTable]:
         """At start-up: load every open table and re-arm its timer."""

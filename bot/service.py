@@ -8,8 +8,9 @@ in one transaction. If saving fails, the table in memory goes back to what was s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 
 from bot.kinds import KINDS, GameKind
@@ -17,6 +18,7 @@ from bot.live import LiveTable, Notice, ViewState, view_from_plain
 from games.cards import format_cards
 from games.errors import RuleError
 from games.events import (
+    ClosingAfterRound,
     DeckRevealed,
     Left,
     Paid,
@@ -26,9 +28,51 @@ from games.events import (
     TimerStarted,
     Unseated,
 )
+from games.table import Join
 from storage import RoundRecord, RoundResult, SavedTable, Store
 
 _PENALTIES = (PayReason.ESCAPE_PENALTY, PayReason.BANKER_ESCAPE)
+
+
+class SeatedElsewhere(Exception):
+    """The person sits at another table (a person sits at one table at a time, across chats)."""
+
+
+class PersonLocks:
+    """A lock per person, for what decides or changes where they sit; made when needed, dropped
+    when nobody holds or waits for it. Taken in one order (by id) inside a chat's lock, never the
+    other way round, so two tables never wait for each other."""
+
+    def __init__(self) -> None:
+        self._locks: dict[int, asyncio.Lock] = {}
+        self._users: dict[int, int] = {}
+
+    @contextlib.asynccontextmanager
+    async def holding(self, people: Iterable[int]) -> AsyncIterator[None]:
+        taken: list[int] = []
+        try:
+            for person in sorted(set(people)):
+                lock = self._locks.setdefault(person, asyncio.Lock())
+                self._users[person] = self._users.get(person, 0) + 1
+                try:
+                    await lock.acquire()
+                except BaseException:
+                    self._drop(person)
+                    raise
+                taken.append(person)
+            yield
+        finally:
+            for person in reversed(taken):
+                self._locks[person].release()
+                self._drop(person)
+
+    def _drop(self, person: int) -> None:
+        self._users[person] -= 1
+        if not self._users[person]:
+            del self._users[person], self._locks[person]
+
+    def __len__(self) -> int:
+        return len(self._locks)
 
 
 class Tables:
@@ -39,7 +83,9 @@ class Tables:
         self.clock = clock
         self.by_chat: dict[int, LiveTable] = {}
         self._locks: dict[int, asyncio.Lock] = {}
-        self.seating = asyncio.Lock()  # taken inside a chat's lock, never the other way round
+        # Where people sit changes only under their locks: a seat is given with the coins read
+        # under them, and every action (any may unseat someone) holds those of its table's seats.
+        self.seating = PersonLocks()
 
     def lock(self, chat_id: int) -> asyncio.Lock:
         return self._locks.setdefault(chat_id, asyncio.Lock())
@@ -74,6 +120,7 @@ class Tables:
             view_from_plain(saved.state["view"]),
             saved.message_id,
             dict(saved.dm_message_ids),
+            saved=saved.state,  # what a failed save returns to, as for a table opened now
         )
 
     async def open(self, chat_id: int, game: str, turn_seconds: int, lobby_seconds: int) -> LiveTable:
@@ -86,9 +133,23 @@ class Tables:
         self.by_chat[chat_id] = live
         return live
 
+    async def seat(
+        self, live: LiveTable, person: int, balance_of: Callable[[], Awaitable[int]]
+    ) -> list[object]:
+        """Seat ``person`` with the coins ``balance_of`` reads from their wallet, deciding under
+        their seating lock that they sit nowhere else; ``SeatedElsewhere`` if they do."""
+        async with self.seating.holding([person, *live.seated()]):
+            if self.table_of(person) not in (None, live):
+                raise SeatedElsewhere(person)
+            return await self._apply(live, Join(person, await balance_of()))
+
     async def apply(self, live: LiveTable, action: object) -> list[object]:
         """Apply, note, and save one action; a ``RuleError`` leaves everything as it was, and so does
         a failure to save (the table in memory goes back to its last saved state)."""
+        async with self.seating.holding(live.seated()):
+            return await self._apply(live, action)
+
+    async def _apply(self, live: LiveTable, action: object) -> list[object]:
         try:
             events = live.engine.apply(action)
         except RuleError:
@@ -109,6 +170,7 @@ class Tables:
                 escrow=live.engine.core.escrow_total,
                 closed=live.engine.closed,
                 round_record=record,
+                seats={seat.person: seat.balance for seat in live.engine.core.seats},
             )
             if not booked:  # the database already holds this action: memory must not run ahead of it
                 raise RuntimeError(f"table {live.table_id}: action {live.engine.version} was saved before")
@@ -143,6 +205,12 @@ class Tables:
                 view.notices.append(Notice("notice.escaped", event.person, paid))
             elif isinstance(event, Unseated):
                 view.notices.append(Notice("notice.unseated", event.person, event.balance))
+            elif isinstance(event, ClosingAfterRound):
+                view.notices.append(Notice("notice.closing", event.by))
+            elif (
+                isinstance(event, Paid) and event.reason is PayReason.REFUND and isinstance(event.payee, int)
+            ):
+                view.notices.append(Notice("notice.refunded", event.payee, event.amount))
             elif isinstance(event, TableClosed):
                 view.closed_reason = event.reason
             elif isinstance(event, DeckRevealed) and results is not None:

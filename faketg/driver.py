@@ -28,9 +28,23 @@ class Driver:
 
         return cls(world, deliver)
 
-    async def send(self, person: int, chat_id: int, text: str) -> None:
-        """``person`` writes ``text`` (a command) in a group or in their DM (``chat_id == person``)."""
-        await self.deliver(self.world.post(person, chat_id, text))
+    async def send(self, person: int, chat_id: int, text: str) -> int:
+        """``person`` writes ``text`` (a command) in a group or in their DM (``chat_id == person``);
+        the id of the message they wrote (to edit it later)."""
+        update = self.world.post(person, chat_id, text)
+        await self.deliver(update)
+        message = update["message"]
+        assert isinstance(message, dict)
+        return int(message["message_id"])
+
+    async def send_as(self, chat_id: int, as_chat: int, text: str) -> None:
+        """Someone writes ``text`` in a group as the channel ``as_chat``, or as an anonymous admin
+        (``as_chat == chat_id``)."""
+        await self.deliver(self.world.post_as(chat_id, as_chat, text))
+
+    async def edit(self, person: int, chat_id: int, message_id: int, text: str) -> None:
+        """``person`` edits their message ``message_id`` to say ``text``."""
+        await self.deliver(self.world.edit(person, chat_id, message_id, text))
 
     async def press(
         self,

@@ -23,6 +23,15 @@ TEXT_LIMIT = 4096
 POPUP_LIMIT = 200
 CALLBACK_DATA_LIMIT = 64
 GROUP_METHODS = frozenset({"sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage"})
+# The users Telegram puts in ``from`` of messages sent on behalf of a chat (``sender_chat`` says which)
+CHANNEL_BOT = {"id": 136817688, "is_bot": True, "first_name": "Channel", "username": "Channel_Bot"}
+GROUP_ANONYMOUS_BOT = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
+SHARED_USERS = {int(str(user["id"])): user for user in (CHANNEL_BOT, GROUP_ANONYMOUS_BOT)}
 
 
 class ApiError(Exception):
@@ -53,7 +62,7 @@ class Person:
 @dataclass
 class Chat:
     id: int
-    type: str  # "private", "group", "supergroup"
+    type: str  # "private", "group", "supergroup", "channel"
     title: str | None = None
     members: set[int] = field(default_factory=set)
     admins: set[int] = field(default_factory=set)
@@ -77,6 +86,7 @@ class Message:
     reply_markup: JSON | None = None
     edits: int = 0
     deleted: bool = False
+    sender_chat: int | None = None  # sent on behalf of a chat: a channel, or the group (anonymous admin)
 
     @property
     def buttons(self) -> list[JSON]:
@@ -207,6 +217,12 @@ class World:
         self.chats[chat_id] = chat
         return chat
 
+    def add_channel(self, chat_id: int, title: str) -> Chat:
+        """A channel; its admins can write in groups as the channel (``post_as``)."""
+        chat = Chat(chat_id, "channel", title)
+        self.chats[chat_id] = chat
+        return chat
+
     def _next_message_id(self, chat_id: int) -> int:
         return next(self._message_ids.setdefault(chat_id, itertools.count(1)))
 
@@ -216,11 +232,34 @@ class World:
         if chat_id == sender:
             self.people[sender].started_bot = True
         message = Message(chat_id, self._next_message_id(chat_id), sender, text, int(self.clock()))
-        self.messages[(chat_id, message.message_id)] = message
+        return self._update("message", self._said(message))
+
+    def post_as(self, chat_id: int, as_chat: int, text: str) -> JSON:
+        """Someone writes ``text`` in a group on behalf of a chat: as the channel ``as_chat``, or as
+        the group itself (``as_chat == chat_id``: an anonymous admin). Telegram then sends one
+        shared user in ``from`` (Channel_Bot, GroupAnonymousBot) and the chat in ``sender_chat``."""
+        user = GROUP_ANONYMOUS_BOT if as_chat == chat_id else CHANNEL_BOT
+        sender = int(str(user["id"]))
+        message = Message(chat_id, self._next_message_id(chat_id), sender, text, int(self.clock()))
+        message.sender_chat = as_chat
+        return self._update("message", self._said(message))
+
+    def edit(self, person: int, chat_id: int, message_id: int, text: str) -> JSON:
+        """``person`` edits a message they wrote earlier to say ``text``: an ``edited_message``."""
+        message = self.messages[(chat_id, message_id)]
+        assert message.sender == person, "people edit only their own messages"
+        message.text, message.edits = text, message.edits + 1
+        data = self._said(message)
+        data["edit_date"] = int(self.clock())
+        return self._update("edited_message", data)
+
+    def _said(self, message: Message) -> JSON:
+        """A message a person wrote, kept, as its update carries it (a command marked as one)."""
+        self.messages[(message.chat_id, message.message_id)] = message
         data = self._message_json(message)
-        if text.startswith("/"):
-            data["entities"] = [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]
-        return self._update("message", data)
+        if message.text.startswith("/"):
+            data["entities"] = [{"type": "bot_command", "offset": 0, "length": len(message.text.split()[0])}]
+        return data
 
     def press(self, person: int, chat_id: int, message_id: int, data: str) -> JSON:
         """``person`` presses the button with callback ``data`` under a message."""
@@ -284,7 +323,12 @@ class World:
         return update
 
     def _message_json(self, message: Message) -> JSON:
-        sender = self.bot if message.sender == BOT_ID else self.people[message.sender].to_json()
+        if message.sender == BOT_ID:
+            sender = self.bot
+        elif message.sender in SHARED_USERS:
+            sender = SHARED_USERS[message.sender]
+        else:
+            sender = self.people[message.sender].to_json()
         data: JSON = {
             "message_id": message.message_id,
             "date": message.date,
@@ -292,6 +336,8 @@ class World:
             "from": sender,
             "text": message.text,
         }
+        if message.sender_chat is not None:
+            data["sender_chat"] = self.chats[message.sender_chat].to_json(self.people)
         if message.edits:
             data["edit_date"] = message.date
         if message.reply_markup:

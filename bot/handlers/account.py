@@ -5,7 +5,18 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
-from bot.handlers.common import Context, answer, is_group, language_for, may_manage, person_of, reply, runtime
+from bot.handlers.common import (
+    Context,
+    answer,
+    display_name,
+    is_group,
+    language_for,
+    may_manage,
+    parse_id,
+    person_of,
+    reply,
+    runtime,
+)
 from bot.i18n import t
 from bot.settings import LANGUAGES
 from bot.views.common import coins, keyboard, name
@@ -28,8 +39,9 @@ async def start(update: Update, context: Context) -> None:
         lines.append(t(language, "start.granted", amount=coins(runtime(context).settings.start_grant)))
     lines.append(t(language, "start.balance", amount=coins(person.balance)))
     payload = context.args[0] if context.args else ""
-    if payload.startswith("t") and payload[1:].isdigit():
-        lines.append(await _back_to_table(context, user.id, int(payload[1:]), language))
+    table_id = parse_id(payload[1:]) if payload.startswith("t") else None
+    if table_id is not None:
+        lines.append(await _back_to_table(context, user.id, table_id, language))
     lines.append(t(language, "start.next"))
     await reply(update, "\n".join(lines))
 
@@ -128,7 +140,7 @@ async def language_pick(update: Update, context: Context) -> None:
         await paiju.update_chat_settings(chat.id, language=code)
     else:
         await person_of(context, user)
-        await paiju.set_person_language(user.id, user.full_name, code)
+        await paiju.set_person_language(user.id, display_name(user), code)
     await answer(query, t(code, "language.set"))
     if query.message is not None:
         await query.edit_message_text(t(code, "language.set"))
@@ -140,8 +152,9 @@ async def verify(update: Update, context: Context) -> None:
     assert chat is not None
     paiju, language = runtime(context), await language_for(context, update)
     args = context.args or []
-    if len(args) == 2 and all(arg.isdigit() for arg in args):
-        found = await paiju.store.get_round(int(args[0]), int(args[1]))
+    numbers = [number for number in map(parse_id, args) if number is not None]
+    if len(args) == 2 and len(numbers) == 2:
+        found = await paiju.store.get_round(numbers[0], numbers[1])
     elif not args and is_group(chat):
         rounds = await paiju.store.last_rounds(chat_id=chat.id, limit=1)
         found = rounds[0] if rounds else None

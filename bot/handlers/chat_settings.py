@@ -5,7 +5,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
-from bot.handlers.common import Context, answer, is_group, language_for, may_manage, reply, runtime
+from bot.handlers.common import Context, answer, is_group, language_for, may_manage, parse_id, reply, runtime
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.settings import LANGUAGES
@@ -84,10 +84,10 @@ async def settings_press(update: Update, context: Context) -> None:
     current = await paiju.chat_settings(chat.id)
     if field == "lang" and value in LANGUAGES:
         current = await paiju.update_chat_settings(chat.id, language=value)
-    elif field == "turn" and value.isdigit() and int(value) in TURN_CHOICES:
-        current = await paiju.update_chat_settings(chat.id, turn_seconds=int(value))
-    elif field == "lobby" and value.isdigit() and int(value) in LOBBY_CHOICES:
-        current = await paiju.update_chat_settings(chat.id, lobby_seconds=int(value))
+    elif field == "turn" and (seconds := parse_id(value)) in TURN_CHOICES:
+        current = await paiju.update_chat_settings(chat.id, turn_seconds=seconds)
+    elif field == "lobby" and (seconds := parse_id(value)) in LOBBY_CHOICES:
+        current = await paiju.update_chat_settings(chat.id, lobby_seconds=seconds)
     elif field == "game" and value in KINDS:
         games = set(current.allowed_games) ^ {value}
         if not games:

@@ -13,9 +13,11 @@ from bot import raw
 from bot.i18n import language_of
 from bot.presenter import passing
 from bot.runtime import RUNTIME, Paiju
+from bot.views.common import clean_name
 from storage import Person
 
 Context = ContextTypes.DEFAULT_TYPE
+MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger one overflows in the query
 
 
 def runtime(context: Context) -> Paiju:
@@ -23,7 +25,22 @@ def runtime(context: Context) -> Paiju:
 
 
 def display_name(user: User) -> str:
-    return user.full_name or user.username or str(user.id)
+    """The name a person is stored and shown under, cleaned of characters that could spoof it."""
+    return " ".join(clean_name(user.full_name).split()) or user.username or str(user.id)
+
+
+def remember_title(context: Context, chat: Chat) -> None:
+    """Keep a group's title (cleaned) for the DMs that name it."""
+    runtime(context).chat_titles[chat.id] = " ".join(clean_name(chat.title or "").split())
+
+
+def parse_id(text: str) -> int | None:
+    """A number a person typed (a table, a round): ASCII digits only, small enough for SQLite;
+    None for anything else (``²`` and ``١٢`` pass ``str.isdigit``, and ``int`` takes the second)."""
+    if not (text.isascii() and text.isdigit()) or len(text.lstrip("0")) > len(str(MAX_ID)):
+        return None  # (and ``int`` refuses more than 4,300 digits)
+    number = int(text)
+    return number if number <= MAX_ID else None
 
 
 async def person_of(context: Context, user: User) -> tuple[Person, bool]:

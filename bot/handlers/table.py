@@ -9,14 +9,26 @@ from telegram.constants import ChatMemberStatus
 from telegram.ext import CallbackQueryHandler, ChatMemberHandler, CommandHandler, MessageHandler, filters
 
 from bot import callbacks
-from bot.handlers.common import Context, answer, is_group, language_for, may_manage, person_of, reply, runtime
+from bot.handlers.common import (
+    Context,
+    answer,
+    display_name,
+    is_group,
+    language_for,
+    may_manage,
+    person_of,
+    remember_title,
+    reply,
+    runtime,
+)
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.live import LiveTable
+from bot.service import SeatedElsewhere
 from bot.views.common import coins, keyboard
 from games.errors import RuleError
 from games.stakes import MIN_BALANCE
-from games.table import Cancel, Join, Leave, Ready
+from games.table import Cancel, CloseAfterRound, Leave, Ready
 
 log = logging.getLogger(__name__)
 GAME_ALIASES = {
@@ -47,7 +59,7 @@ async def group_only(update: Update, context: Context) -> bool:
     chat = update.effective_chat
     assert chat is not None
     if is_group(chat):
-        runtime(context).chat_titles[chat.id] = chat.title or ""
+        remember_title(context, chat)
         return True
     await reply(update, t(await language_for(context, update), "group_only"))
     return False
@@ -55,16 +67,23 @@ async def group_only(update: Update, context: Context) -> bool:
 
 # -- sitting down and getting up -------------------------------------------------------------------
 async def join(context: Context, live: LiveTable, user: User) -> None:
-    """Seat ``user`` (the caller holds the chat's lock); ``Refused`` or ``RuleError`` when not possible."""
+    """Seat ``user`` (the caller holds the chat's lock); ``Refused`` or ``RuleError`` when not possible.
+
+    Their coins are read under the lock that decides where they sit, so no escape being saved
+    elsewhere can leave them seated here with coins their wallet no longer holds."""
     paiju = runtime(context)
-    person, _ = await person_of(context, user)
-    if person.balance < MIN_BALANCE:
-        raise Refused("join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE))
-    live.view.names[user.id] = person.name
-    async with paiju.tables.seating:  # one table at a time: no two chats seat a person at once
-        if paiju.tables.table_of(user.id) not in (None, live):
-            raise Refused("join.elsewhere")
-        events = await paiju.tables.apply(live, Join(user.id, person.balance))
+
+    async def balance() -> int:
+        person, _ = await person_of(context, user)
+        if person.balance < MIN_BALANCE:
+            raise Refused("join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE))
+        live.view.names[user.id] = person.name
+        return person.balance
+
+    try:
+        events = await paiju.tables.seat(live, user.id, balance)
+    except SeatedElsewhere:
+        raise Refused("join.elsewhere") from None
     await paiju.present(live, events)
 
 
@@ -120,6 +139,9 @@ async def pick_game(update: Update, context: Context) -> None:
     assert query is not None and user is not None
     game = callbacks.decode_pick(query.data)
     language = await language_for(context, update)
+    if query.message is None or not is_group(query.message.chat):  # a table opens in a group only
+        await answer(query, t(language, "group_only"), True)
+        return
     await answer(query)
     if game is None:
         return
@@ -180,12 +202,19 @@ async def cancel(update: Update, context: Context) -> None:
     if not await may_manage(context, chat.id, user.id):
         await reply(update, t(language, "cancel.admins_only"))
         return
+    # An admin may be seated and losing: the round under way is settled first (at once in the
+    # lobby). The bot's owners keep an immediate cancel for emergencies; the table lists the refunds.
+    action = Cancel() if user.id in paiju.settings.owners else CloseAfterRound(user.id)
     async with paiju.tables.lock(chat.id):
         live = paiju.tables.get(chat.id)
         if live is None:
             await reply(update, t(language, "table.none"))
             return
-        await paiju.perform(live, Cancel())
+        live.view.names.setdefault(user.id, display_name(user))
+        try:
+            await paiju.perform(live, action)
+        except RuleError as error:
+            await reply(update, refusal_text(language, error))
 
 
 async def member_left(update: Update, context: Context) -> None:
@@ -262,11 +291,13 @@ async def _press(
         raise Refused("press.unknown")
     paiju, chat_id = runtime(context), message.chat.id
     if is_group(message.chat):
-        paiju.chat_titles[chat_id] = message.chat.title or ""
-    else:  # a button in a player's DM
+        remember_title(context, message.chat)
+    else:  # a button in a player's DM: only their own moves and their cards, never a seat
         found_live = paiju.tables.by_id(found.table_id)
         if found_live is None:
             raise Refused("press.table_over")
+        if found.action not in KINDS[found_live.game].moves and found.action != "cards":
+            raise Refused("press.in_group")
         chat_id = found_live.chat_id
     async with paiju.tables.lock(chat_id):
         live = paiju.tables.get(chat_id)

@@ -21,6 +21,7 @@ from bot.app import build_application, close, prepare
 from bot.settings import Settings
 from faketg.server import Emulator
 from faketg.world import BOT_ID, JSON, Message, World
+from storage import hold_database
 
 STATIC = Path(__file__).parent / "static"
 GROUP_ID = -1_001_000_000_001
@@ -129,7 +130,8 @@ class Sandbox:
 
 
 async def run(port: int, database: str, language: str) -> None:
-    """Serve the sandbox until interrupted."""
+    """Serve the sandbox until interrupted (``DatabaseInUse`` if another one runs on ``database``)."""
+    hold_database(database).release()  # refused before taking the port; prepare() holds it
     world = make_world()
     emulator = Emulator(world)
     sandbox = Sandbox(world, emulator)
@@ -145,7 +147,13 @@ async def run(port: int, database: str, language: str) -> None:
     )
     application = build_application(settings)
     await application.initialize()
-    await prepare(application)
+    try:
+        await prepare(application)
+    except BaseException:
+        await close(application)
+        await application.shutdown()
+        await emulator.stop()
+        raise
     assert application.updater is not None
     await application.updater.start_polling(poll_interval=0, timeout=10, allowed_updates=Update.ALL_TYPES)
     await application.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from games.cards import BIG_JOKER, SMALL_JOKER, Card
 # Emoji presentation: on phones ♥️ ♦️ show red and ♠️ ♣️ black.
 _SUIT_EMOJI = {"S": "♠️", "H": "♥️", "C": "♣️", "D": "♦️"}
 MINUS = "−"
+ZWJ = "\u200d"  # joins emoji sequences (👨‍👩‍👧): the one invisible format character a name keeps
 
 
 def card_text(card: Card, language: str) -> str:
@@ -39,9 +41,20 @@ def signed(amount: int) -> str:
     return f"+{amount:,}" if amount > 0 else coins(amount)
 
 
+def clean_name(text: str) -> str:
+    """A name or chat title without the invisible characters that can spoof it: bidirectional
+    controls (U+202E would reorder the table's line around it), zero-width spaces, soft hyphens
+    (every format character but the ZWJ of emoji sequences); control characters become spaces."""
+    if text.isprintable():  # no format or control character at all (the usual name)
+        return text
+    kept = (char if unicodedata.category(char) != "Cc" else " " for char in text)
+    return "".join(char for char in kept if char == ZWJ or unicodedata.category(char) != "Cf")
+
+
 def name(text: str, limit: int = 16) -> str:
-    """A display name for HTML messages: cut to ``limit`` characters and escaped."""
-    text = " ".join(text.split()) or "?"
+    """A display name for HTML messages: cleaned, cut to ``limit`` characters and escaped (names
+    stored before they were cleaned on the way in are cleaned here)."""
+    text = " ".join(clean_name(text).split()) or "?"
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return html.escape(text, quote=False)

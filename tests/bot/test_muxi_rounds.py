@@ -166,7 +166,7 @@ async def test_a_timeout_after_restart_fires_from_the_saved_deadline(world, data
     await stop_bot(second)
 
 
-async def test_cancel_is_for_admins_and_refunds_the_escrow(bot):
+async def test_cancel_is_for_admins_and_ends_the_table_once_the_round_is_settled(bot):
     d = bot.driver
     stack(bot, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "2C 2D"})
     await open_and_start(bot, [1, 2, 3])
@@ -175,12 +175,27 @@ async def test_cancel_is_for_admins_and_refunds_the_escrow(bot):
     await d.send(3, GROUP, "/cancel")
     assert "只有群管理员" in d.last(GROUP)
     await d.send(ADMIN, GROUP, "/cancel")
-    assert any("管理员已结束本桌" in text for text in d.texts(GROUP))
-    assert await bot.balance(2) == 10_000, "the escaped player's penalty went back"
+    live = bot.paiju.tables.get(GROUP)
+    assert "群主 要求关桌：本局结算后牌桌关闭" in bot.world.messages[(GROUP, live.message_id)].text
+    await d.send(ADMIN, GROUP, "/cancel")
+    assert "已经要求关桌" in d.last(GROUP)
+    await d.press(3, GROUP, "不补")
+    await d.press(1, GROUP, "不补")
+    closed = bot.world.messages[(GROUP, live.message_id)].text
+    assert "第 1 局 · 结算" in closed and "管理员已结束本桌" in closed
+    assert bot.world.messages[(GROUP, live.message_id)].buttons == []
+    assert await bot.balance(2) == 9_000, "the escape was paid as the rules say, not voided"
     await d.send(1, GROUP, "/newgame muxi")
     assert "等待开局" in d.last(GROUP)
     report = await bot.paiju.store.check()
     assert report.ok and MINT
+
+
+async def test_cancel_in_the_lobby_ends_the_table_at_once(bot):
+    d = bot.driver
+    await d.send(1, GROUP, "/newgame muxi")
+    await d.send(ADMIN, GROUP, "/cancel")
+    assert "管理员已结束本桌" in d.last(GROUP) and bot.paiju.tables.get(GROUP) is None
 
 
 async def test_the_lobby_expires(bot):
