@@ -8,11 +8,12 @@ import logging
 from random import Random
 
 from telegram import BotCommand, BotCommandScopeDefault
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
+from telegram.ext import Application, ApplicationBuilder
 from telegram.request import BaseRequest
 
 from bot.handlers import account, chat_settings, gate, records, table
 from bot.i18n import t
+from bot.outbox import Limits
 from bot.request import AiohttpRequest, RetryingRequest, env_proxy
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
@@ -60,11 +61,10 @@ def build_application(
     if settings.base_url:
         base = settings.base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
-    if rate_limit:
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
     application = builder.post_init(prepare).post_stop(halt).post_shutdown(close).build()
     application.bot_data["settings"] = settings
     application.bot_data["rng"] = rng
+    application.bot_data["limits"] = None if rate_limit else Limits.unlimited()
     application.add_handler(gate.HANDLER, group=gate.GROUP)  # edits and borrowed identities stop here
     for handler in (*account.HANDLERS, *records.HANDLERS, *chat_settings.HANDLERS, *table.HANDLERS):
         application.add_handler(handler)
@@ -83,7 +83,13 @@ async def prepare(application: Application) -> Paiju:
         daily_bonus=settings.daily_bonus,
         tz=settings.timezone,
     )
-    paiju = Paiju(settings, store, application.bot, rng=application.bot_data["rng"])
+    paiju = Paiju(
+        settings,
+        store,
+        application.bot,
+        rng=application.bot_data["rng"],
+        limits=application.bot_data["limits"],
+    )
     application.bot_data[RUNTIME] = paiju
     restored = await paiju.restore()
     log.info("open tables restored: %d", len(restored))

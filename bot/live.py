@@ -77,6 +77,7 @@ class LiveTable:
     message_id: int | None = None
     dm_ids: dict[int, int] = field(default_factory=dict)
     saved: dict[str, Plain] = field(default_factory=dict)  # the state last saved: what a failure returns to
+    shown: dict[str, str] = field(default_factory=dict)  # what each kept message shows: "table" or a person
 
     @property
     def round_no(self) -> int:

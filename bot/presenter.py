@@ -1,37 +1,47 @@
-"""Everything the bot shows on Telegram for a table: the table message (edited in place, coalesced)
-and each player's private cards by DM.
+"""What the bot shows on Telegram: the messages it keeps up (each table's message, each person's DM
+for a table) and its replies, sent by ``bot.sender`` within Telegram's limits (``bot.outbox``).
 
-A group must never see more than 20 bot requests a minute (Telegram's limit). Edits of a table
-message are coalesced — the latest state wins — and spaced by the group's budget: at most one
-every ``interval`` seconds, and a token bucket of ``per_minute`` table requests (sends, edits,
-deletes) a minute after a small burst, leaving room for replies to commands. An edit Telegram
-refuses for a passing reason (a network error, 429, 5xx) is tried again later, so a table never
-stays wrong on screen.
+Nothing here waits for Telegram. ``want_table`` / ``want_dm`` render what a kept message should show
+now (its wanted state) and queue one job for it: a later change replaces what the job will send
+(latest wins), and nothing is sent when the message already shows it (its shown state: a hash,
+saved with the table, so a restarted bot sends only what changed while it was down). A job's
+priority follows what changed: new buttons for someone are what they must act on, a table whose
+buttons changed is a change of phase or turn, the rest informs or only decorates.
+
+What Telegram answers comes back to the runtime (``Reactions``): a group that became a supergroup
+or shut the bot out, a person who never opened a DM with the bot, a prompt delivered late.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import hashlib
+import itertools
+import json
 import logging
 import time
-from collections.abc import Callable
+from asyncio import timeout as asyncio_timeout
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Protocol
 
 from telegram import Bot, LinkPreviewOptions
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot import raw
 from bot.kinds import KINDS
 from bot.live import LiveTable
+from bot.outbox import Job, Limits, Priority, Share
+from bot.sender import Sender
 from bot.views.common import Markup, Screen
 from storage import Store
 
 log = logging.getLogger(__name__)
-WINDOW = 60.0  # Telegram counts a group's requests per minute
-BURST = 3  # table requests a quiet group may see at once (more when the budget is set higher)
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # the DM link on a table needs no preview card
-RETRY = 3.0  # seconds before an edit that failed for a passing reason is tried again
+RETRY = 3.0  # seconds before a send that failed for a passing reason (a network error) is tried again
+LATE = 1.0  # a prompt delivered later than this after its turn began gives the turn that time back
+REPEAT = 5.0  # the same reply to the same person in one chat is sent once in this many seconds
+TABLE = "table"  # the key of the table message in ``LiveTable.shown`` (a DM's is the person's id)
 
 
 def passing(error: TelegramError) -> bool:
@@ -41,210 +51,321 @@ def passing(error: TelegramError) -> bool:
     )
 
 
+class Reactions(Protocol):
+    """What the runtime does about Telegram's answers (each takes the chat's lock itself)."""
+
+    async def group_moved(self, live: LiveTable, new_chat_id: int) -> None: ...
+
+    async def group_lost(self, live: LiveTable) -> None: ...
+
+    async def dm_blocked(self, live: LiveTable, person: int) -> None: ...
+
+    def delivered_late(self, live: LiveTable, seconds: float) -> None: ...
+
+
+@dataclass(slots=True)
+class Wanted:
+    """What a kept message should show; ``text`` None: keep the text, take the buttons away."""
+
+    live: LiveTable
+    person: int | None  # None: the table message
+    text: str | None
+    markup: Markup | None
+    digest: str
+    timer: int  # the table's deadline when this was wanted (a late prompt gives its turn time back)
+
+    @property
+    def chat_id(self) -> int:
+        return self.live.chat_id if self.person is None else self.person
+
+    @property
+    def shown_key(self) -> str:
+        return TABLE if self.person is None else str(self.person)
+
+
+@dataclass(slots=True)
+class Note:
+    """A message sent once: a reply to a command, a notice."""
+
+    chat_id: int
+    text: str
+    markup: Markup | None
+    reply_to: int | None
+
+
+def _hash(value: object) -> str:
+    return hashlib.blake2b(json.dumps(value, ensure_ascii=False).encode(), digest_size=6).hexdigest()
+
+
+def digest(text: str | None, markup: Markup | None) -> str:
+    """What a message shows, as ``<text hash>:<buttons hash>`` (so a change of buttons is seen)."""
+    return f"{_hash(text)}:{_hash(markup)}"
+
+
+def _buttons(shown: str | None) -> str | None:
+    return shown.split(":", 1)[1] if shown else None
+
+
+NO_BUTTONS = _hash(None)
+
+
 class Presenter:
     def __init__(
-        self,
-        bot: Bot,
-        store: Store,
-        interval: float,
-        per_minute: int,
-        clock: Callable[[], float] = time.monotonic,
+        self, bot: Bot, store: Store, limits: Limits, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.bot = bot
         self.store = store
-        self.interval = interval
-        self.per_minute = per_minute
-        self.burst = float(max(BURST, per_minute // 5))
         self.clock = clock
-        self._bucket: dict[int, tuple[float, float]] = {}  # each group's tokens, and when counted
-        self._last: dict[int, float] = {}  # when each group's last table request went out
-        self._pending: dict[int, asyncio.Task[None]] = {}  # an edit waiting for the budget, per chat
-        self._latest: dict[int, tuple[LiveTable, Screen]] = {}  # what that edit will show
-        self._dm_shown: dict[tuple[int, int], tuple[str, Markup | None]] = {}  # what each DM shows now
-        self._dm_unsaved: dict[int, dict[int, int]] = {}  # the ids of new DMs, per table, not saved yet
+        self.sender = Sender(self._deliver, limits, clock, dropped=self._dropped)
+        self.reactions: Reactions | None = None
+        self._kept: dict[Hashable, Wanted] = {}  # what each queued kept message is to show
+        self._notes: dict[Hashable, Note] = {}  # the replies queued
+        self._deletes: dict[Hashable, tuple[int, int]] = {}  # messages to delete (a table posted anew)
+        self._repeats: dict[Hashable, float] = {}  # when each deduplicated reply was last queued
+        self._ids = itertools.count()
 
-    # -- the group's budget -----------------------------------------------------------------------
-    def _spent(self, chat_id: int) -> None:
-        """A table request went to the group: it takes a token of the group's bucket."""
-        tokens = self._tokens(chat_id)
-        self._bucket[chat_id] = (tokens - 1, self.clock())
-        self._last[chat_id] = self.clock()
-
-    def _tokens(self, chat_id: int) -> float:
-        now = self.clock()
-        tokens, at = self._bucket.get(chat_id, (self.burst, now))
-        return min(self.burst, tokens + (now - at) * self.per_minute / WINDOW)
-
-    def wait_for_budget(self, chat_id: int) -> float:
-        """Seconds until the group may see the next table edit (0: now). A token bucket: a burst of
-        ``BURST``, then ``per_minute`` a minute evenly — at most BURST + per_minute in any 60 s, and
-        never a long stall once a quick burst is spent."""
-        tokens = self._tokens(chat_id)
-        wait = (1 - tokens) * WINDOW / self.per_minute if tokens < 1 else 0.0
-        gap = self._last.get(chat_id, float("-inf")) + self.interval - self.clock()
-        return max(wait, gap, 0.0)
-
-    # -- the table message ----------------------------------------------------------------------
-    async def post_table(self, live: LiveTable, screen: Screen) -> None:
-        """Send the table message anew at the bottom of the chat; later edits go to this one."""
-        kind = KINDS[live.game]
-        old = live.message_id
-        self._spent(live.chat_id)
-        sent = await raw.call(
-            self.bot,
-            "sendMessage",
-            chat_id=live.chat_id,
-            text=kind.table_text(live, screen),
-            parse_mode=ParseMode.HTML,
-            reply_markup=kind.table_keyboard(live, screen.language),
-            link_preview_options=NO_PREVIEW,
-        )
-        live.message_id = sent["message_id"]
-        await self.store.update_messages(live.table_id, message_id=live.message_id)
-        if old is not None:
-            self._spent(live.chat_id)
-            with contextlib.suppress(TelegramError):
-                await self.bot.delete_message(live.chat_id, old)
-
-    async def refresh(self, live: LiveTable, screen: Screen) -> None:
-        """Show the table's current state: now, or as soon as the group's budget allows."""
-        self._latest[live.chat_id] = (live, screen)
-        if live.chat_id in self._pending:
-            return  # the edit already scheduled will show the latest state (even of a new table)
-        wait = self.wait_for_budget(live.chat_id)
-        if wait > 0:
-            self._later(live.chat_id, wait)
-            return
-        try:
-            await self._show(live, screen)
-        except TelegramError as error:
-            if not passing(error):
-                raise
-            log.warning("the table of chat %s could not be shown now: %s", live.chat_id, error)
-            self._later(live.chat_id, float(error.retry_after) if isinstance(error, RetryAfter) else RETRY)
-
-    def _later(self, chat_id: int, wait: float) -> None:
-        self._pending[chat_id] = asyncio.create_task(self._refresh_later(chat_id, float(wait)))
-
-    async def _refresh_later(self, chat_id: int, wait: float) -> None:
-        await asyncio.sleep(wait)
-        self._pending.pop(chat_id, None)
-        live, screen = self._latest[chat_id]
-        try:
-            await self.refresh(live, screen)
-        except TelegramError as error:  # the next change of the table meets it again, and handles it
-            log.warning("a delayed edit of chat %s failed: %s", chat_id, error)
-
-    async def _show(self, live: LiveTable, screen: Screen) -> None:
-        if live.message_id is None:
-            await self.post_table(live, screen)
-            return
+    # -- what the bot wants shown -----------------------------------------------------------------
+    def want_table(self, live: LiveTable, screen: Screen, *, anew: bool = False) -> None:
+        """The table message should show the table now (``anew``: as a new message at the bottom
+        of the chat, the old one deleted)."""
+        if anew and live.message_id is not None:
+            old, live.message_id = live.message_id, None
+            self._deletes[("x", live.chat_id, old)] = (live.chat_id, old)
+            self.sender.want(Job(live.chat_id, ("x", live.chat_id, old), Priority.COSMETIC, self.clock()))
         kind = KINDS[live.game]
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
-        self._spent(live.chat_id)
-        try:
-            await raw.call(
-                self.bot,
-                "editMessageText",
-                chat_id=live.chat_id,
-                message_id=live.message_id,
-                text=text,
-                parse_mode=ParseMode.HTML,
-                reply_markup=markup,
-                link_preview_options=NO_PREVIEW,
-            )
-        except BadRequest as error:
-            if "not modified" in error.message:
-                return
-            if "not found" in error.message:  # somebody deleted it: post it again
-                live.message_id = None
-                await self.post_table(live, screen)
-                return
-            raise
+        self._want(live, None, text, markup)
 
-    async def flush(self) -> None:
-        """Wait for every edit still scheduled (at shutdown, and in tests)."""
-        while self._pending:
-            await asyncio.gather(*list(self._pending.values()), return_exceptions=True)
-
-    async def cancel_pending(self) -> None:
-        for task in list(self._pending.values()):
-            task.cancel()
-        self._pending.clear()
-
-    # -- private cards --------------------------------------------------------------------------
-    async def sync_private(self, live: LiveTable, person: int, screen: Screen, chat_title: str) -> bool:
-        """Bring ``person``'s DM up to date (sent, or edited if changed); False when it cannot be sent."""
+    def want_dm(self, live: LiveTable, person: int, screen: Screen, chat_title: str) -> None:
+        """``person``'s DM for this table should show their cards and moves now; once the round is
+        over for them, its buttons go (its text, their cards, stays)."""
         drawn = KINDS[live.game].dm(live, person, screen, chat_title)
-        if drawn is None:
-            await self._drop_dm_buttons(live, person)
-            return True
-        text, markup = drawn
-        shown = (text, markup)
-        known = live.dm_ids.get(person)
-        if known is not None and self._dm_shown.get((live.table_id, person)) == shown:
-            return True
-        try:
-            if known is not None:
-                try:
-                    await raw.call(
-                        self.bot,
-                        "editMessageText",
-                        chat_id=person,
-                        message_id=known,
-                        text=text,
-                        parse_mode=ParseMode.HTML,
-                        reply_markup=markup,
-                    )
-                except BadRequest as error:
-                    if "not modified" not in error.message:
-                        raise
-                self._dm_shown[(live.table_id, person)] = shown
-                return True
-            sent = await raw.call(
-                self.bot,
-                "sendMessage",
-                chat_id=person,
-                text=text,
-                parse_mode=ParseMode.HTML,
-                reply_markup=markup,
-            )
-        except Forbidden:
-            return False
-        self._dm_shown[(live.table_id, person)] = shown
-        live.dm_ids[person] = sent["message_id"]
-        self._dm_unsaved.setdefault(live.table_id, {})[person] = sent["message_id"]
-        return True
-
-    async def _drop_dm_buttons(self, live: LiveTable, person: int) -> None:
-        """The round is over for ``person``: the buttons of their DM go (its text stays, their cards)."""
-        shown = self._dm_shown.get((live.table_id, person))
-        known = live.dm_ids.get(person)
-        if known is None or shown is None or not shown[1]:
+        if drawn is not None:
+            self._want(live, person, *drawn)
             return
-        self._dm_shown[(live.table_id, person)] = (shown[0], None)
-        with contextlib.suppress(TelegramError):
-            await raw.call(self.bot, "editMessageReplyMarkup", chat_id=person, message_id=known)
+        shown = live.shown.get(str(person))
+        if person in live.dm_ids and shown is not None and _buttons(shown) != NO_BUTTONS:
+            self._want(live, person, None, None, f"{shown.split(':', 1)[0]}:{NO_BUTTONS}")
 
+    def _want(
+        self,
+        live: LiveTable,
+        person: int | None,
+        text: str | None,
+        markup: Markup | None,
+        wanted_digest: str | None = None,
+    ) -> None:
+        wanted = Wanted(
+            live, person, text, markup, wanted_digest or digest(text, markup), live.engine.core.timer
+        )
+        key = ("t", live.table_id) if person is None else ("d", live.table_id, person)
+        message_id = live.message_id if person is None else live.dm_ids.get(person)
+        shown = live.shown.get(wanted.shown_key)
+        if message_id is not None and shown == wanted.digest:
+            self._kept.pop(key, None)
+            self.sender.forget(wanted.chat_id, key)
+            return
+        new_buttons = message_id is None or _buttons(shown) != _buttons(wanted.digest)
+        if person is None:
+            priority = Priority.PHASE if new_buttons else Priority.COSMETIC
+        else:
+            priority = Priority.ACT if new_buttons and markup else Priority.INFO
+        self._kept[key] = wanted
+        self.sender.want(
+            Job(wanted.chat_id, key, priority, self.clock(), Share.KEPT, new_message=message_id is None)
+        )
+
+    def reply(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        markup: Markup | None = None,
+        reply_to: int | None = None,
+        once: Hashable | None = None,
+    ) -> None:
+        """Send ``text`` to a chat in its reply share (never ahead of the table's own changes);
+        ``once``: the same reply (this key) is sent once in ``REPEAT`` seconds."""
+        now = self.clock()
+        if once is not None:
+            key: Hashable = ("r", chat_id, once)
+            if key in self._notes or now - self._repeats.get(key, float("-inf")) < REPEAT:
+                return
+            self._repeats[key] = now
+            if len(self._repeats) > 1_000:
+                self._repeats = {k: at for k, at in self._repeats.items() if now - at < REPEAT}
+        else:
+            key = ("r", next(self._ids))
+        self._notes[key] = Note(chat_id, text, markup, reply_to)
+        self.sender.want(Job(chat_id, key, Priority.REPLY, now, Share.REPLY, new_message=True))
+
+    def _dropped(self, job: Job) -> None:
+        self._notes.pop(job.key, None)
+
+    # -- new rounds ---------------------------------------------------------------------------------
     async def forget_dms(self, live: LiveTable) -> None:
         """A new round: its cards go to new DMs (saved at once: after a crash the new round's cards
         must never be written into the last round's DMs)."""
         for person in live.dm_ids:
-            self._dm_shown.pop((live.table_id, person), None)
+            key = ("d", live.table_id, person)
+            self._kept.pop(key, None)
+            self.sender.forget(person, key)
         if live.dm_ids:
             forgotten: dict[int, int | None] = dict.fromkeys(live.dm_ids)
+            shown: dict[str, str | None] = {str(person): None for person in live.dm_ids}
             live.dm_ids = {}
-            self._dm_unsaved.pop(live.table_id, None)
-            await self.store.update_messages(live.table_id, dm_message_ids=forgotten)
+            for person in forgotten:
+                live.shown.pop(str(person), None)
+            await self.store.update_messages(live.table_id, dm_message_ids=forgotten, shown=shown)
 
-    async def save_dms(self, live: LiveTable) -> None:
-        """Save the ids of the DMs sent since the last save, in one write (after a round of DMs); if
-        that fails they are kept for the next save."""
-        unsaved = self._dm_unsaved.pop(live.table_id, None)
-        if not unsaved:
-            return
+    # -- sending ------------------------------------------------------------------------------------
+    async def _deliver(self, job: Job) -> float | None:
+        """Send what ``job`` stands for; a 429's (or a passing failure's) wait, else None."""
+        kind = job.key[0]  # type: ignore[index]
         try:
-            await self.store.update_messages(live.table_id, dm_message_ids=unsaved)
-        except BaseException:
-            self._dm_unsaved[live.table_id] = {**unsaved, **self._dm_unsaved.get(live.table_id, {})}
+            if kind == "r":
+                note = self._notes.pop(job.key, None)
+                if note is not None:
+                    await self._send_note(job, note)
+            elif kind == "x":
+                chat_id, message_id = self._deletes.pop(job.key)
+                await self.bot.delete_message(chat_id, message_id)
+            else:
+                wanted = self._kept.pop(job.key, None)
+                if wanted is not None:
+                    await self._send_kept(job, wanted)
+        except RetryAfter as error:
+            self.sender.rate_limited(job.chat_id)
+            return float(error.retry_after if isinstance(error.retry_after, int | float) else 1.0)
+        except NetworkError as error:
+            if isinstance(error, BadRequest):
+                log.warning("chat %s refused a message: %s", job.chat_id, error)
+                return None
+            log.warning("chat %s could not be sent to now: %s", job.chat_id, error)
+            return RETRY
+        return None
+
+    async def _send_note(self, job: Job, note: Note) -> None:
+        try:
+            await raw.call(
+                self.bot,
+                "sendMessage",
+                chat_id=note.chat_id,
+                text=note.text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=note.markup,
+                reply_parameters=(
+                    {"message_id": note.reply_to, "allow_sending_without_reply": True}
+                    if note.reply_to
+                    else None
+                ),
+                link_preview_options=NO_PREVIEW,
+            )
+        except (Forbidden, ChatMigrated):
+            return  # nobody left to read it there
+        except BadRequest:
             raise
+        except (RetryAfter, NetworkError):
+            self._notes.setdefault(job.key, note)  # tried again when the chat's wait is over
+            raise
+
+    async def _send_kept(self, job: Job, wanted: Wanted) -> None:
+        live, person = wanted.live, wanted.person
+        message_id = live.message_id if person is None else live.dm_ids.get(person)
+        try:
+            message_id = await self._send(wanted, message_id)
+        except RetryAfter:
+            self._kept.setdefault(job.key, wanted)
+            raise
+        except ChatMigrated as moved:
+            if self.reactions is not None:
+                await self.reactions.group_moved(live, moved.new_chat_id)
+            return
+        except Forbidden:
+            if self.reactions is not None:
+                await (
+                    self.reactions.group_lost(live)
+                    if person is None
+                    else self.reactions.dm_blocked(live, person)
+                )
+            return
+        except BadRequest as error:
+            text = error.message.lower()
+            if "not modified" not in text:
+                if "not found" in text and "message" in text:  # somebody deleted it: send it anew
+                    self._forget_message(live, person)
+                    self._kept.setdefault(job.key, wanted)
+                    self.sender.want(Job(job.chat_id, job.key, job.priority, job.since, Share.KEPT, True))
+                    return
+                if "chat not found" in text and person is not None and self.reactions is not None:
+                    await self.reactions.dm_blocked(live, person)
+                    return
+                raise
+        except NetworkError:
+            self._kept.setdefault(job.key, wanted)
+            raise
+        await self._shown(live, wanted, message_id)
+        if job.priority <= Priority.PHASE and wanted.timer and wanted.timer == live.engine.core.timer:
+            late = self.clock() - job.since
+            if late > LATE and self.reactions is not None:
+                self.reactions.delivered_late(live, late)
+
+    async def _send(self, wanted: Wanted, message_id: int | None) -> int | None:
+        """Show ``wanted`` (a new message when there is none yet); the id of the new message."""
+        if message_id is None:
+            if wanted.text is None:
+                return None
+            sent = await raw.call(
+                self.bot,
+                "sendMessage",
+                chat_id=wanted.chat_id,
+                text=wanted.text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=wanted.markup,
+                link_preview_options=NO_PREVIEW,
+            )
+            return int(sent["message_id"])
+        if wanted.text is None:
+            await raw.call(self.bot, "editMessageReplyMarkup", chat_id=wanted.chat_id, message_id=message_id)
+        else:
+            await raw.call(
+                self.bot,
+                "editMessageText",
+                chat_id=wanted.chat_id,
+                message_id=message_id,
+                text=wanted.text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=wanted.markup,
+                link_preview_options=NO_PREVIEW,
+            )
+        return None
+
+    async def _shown(self, live: LiveTable, wanted: Wanted, new_id: int | None) -> None:
+        """Remember (and save) what the message shows now, and the id of a new one."""
+        live.shown[wanted.shown_key] = wanted.digest
+        changes: dict[str, object] = {"shown": {wanted.shown_key: wanted.digest}}
+        if new_id is not None:
+            if wanted.person is None:
+                live.message_id = new_id
+                changes["message_id"] = new_id
+            else:
+                live.dm_ids[wanted.person] = new_id
+                changes["dm_message_ids"] = {wanted.person: new_id}
+        try:
+            await self.store.update_messages(live.table_id, **changes)  # type: ignore[arg-type]
+        except Exception:  # what is shown is kept in memory; the next change saves it again
+            log.exception("table %s: what its messages show could not be saved", live.table_id)
+
+    def _forget_message(self, live: LiveTable, person: int | None) -> None:
+        if person is None:
+            live.message_id = None
+        else:
+            live.dm_ids.pop(person, None)
+
+    async def flush(self, timeout: float = 10.0) -> None:
+        """Let what is queued go out (at shutdown, and in tests), waiting at most ``timeout``."""
+        try:
+            async with asyncio_timeout(timeout):
+                await self.sender.drain()
+        except TimeoutError:
+            log.warning("stopped with messages still queued")

@@ -2,8 +2,8 @@
 
 Telegram answers every edit of a table or a DM with the whole message, which PTB turns into a
 ``Message`` (with its chat, user and keyboard objects): 110 of the 138 µs an edit costs in process
-(measured against the fake Telegram). The presenter needs at most the new message's id, and the
-answer to a press needs nothing back, so they go through ``Bot.do_api_request``, which takes the
+(measured against the fake Telegram). The presenter needs at most the new message's id, so its
+requests go through ``Bot.do_api_request``, which takes the
 same way as ``Bot.send_message`` and the others (the rate limiter, the request class, errors
 raised as ``TelegramError``) and returns the JSON result. That call warns when the method has its
 own ``Bot`` function; the warning is silenced for the methods sent here, and only for them.
@@ -17,7 +17,7 @@ from typing import Any
 from telegram import Bot
 from telegram.warnings import PTBUserWarning
 
-METHODS = ("answerCallbackQuery", "sendMessage", "editMessageText", "editMessageReplyMarkup")
+METHODS = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
 warnings.filterwarnings(
     "ignore", message=rf"Please use 'Bot\.({'|'.join(METHODS)})'", category=PTBUserWarning
 )

@@ -17,12 +17,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from telegram import Bot
-from telegram.constants import ParseMode
-from telegram.error import ChatMigrated, Forbidden, TelegramError
 
 from bot.i18n import language_of
 from bot.kinds import KINDS
 from bot.live import LiveTable
+from bot.outbox import Limits
 from bot.presenter import Presenter
 from bot.service import Tables
 from bot.settings import Settings
@@ -47,6 +46,7 @@ class Paiju:
         *,
         rng: Random | None = None,
         clock: Callable[[], float] = time.time,
+        limits: Limits | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -54,7 +54,10 @@ class Paiju:
         self.rng = rng or secrets.SystemRandom()
         self.clock = clock
         self.tables = Tables(store, clock)
-        self.presenter = Presenter(bot, store, settings.edit_interval, settings.table_requests_per_minute)
+        limits = limits or Limits.of_settings(settings.table_requests_per_minute)
+        self.presenter = Presenter(bot, store, limits)
+        self.presenter.reactions = self
+        self._extended: dict[int, tuple[int, float]] = {}  # the time each table's turn got back: (timer, s)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
         self._time_shown: tuple[float, str] = (float("nan"), "")
@@ -112,17 +115,60 @@ class Paiju:
         return events
 
     async def present(self, live: LiveTable, events: list[object]) -> None:
-        """Show what an applied action changed; a group that moved or shut the bot out is handled."""
-        try:
-            await self.show(live, events)
-        except ChatMigrated as moved:  # the group became a supergroup: the table follows it
-            followed = await self.migrate(live.chat_id, moved.new_chat_id)
-            if followed is not None:
-                await self.show(followed, [])
-        except Forbidden:  # the bot was removed from the group: nobody can play on there
-            await self.abandon(live)
-        except TelegramError as error:  # the action stands (it is saved); the next change shows it
-            log.warning("chat %s could not be shown its table now: %s", live.chat_id, error)
+        """Queue what an applied action changed: the table message (everyone's view) and each private
+        view. Nothing waits for Telegram here: the presenter sends within each chat's budget."""
+        self.arm(live)
+        if any(isinstance(event, RoundStarted) for event in events):
+            await self.presenter.forget_dms(live)
+            if live.round_no > 1:
+                live.message_id = None  # each round gets its own message; the last one keeps its results
+        self.presenter.want_table(live, await self.screen(live.chat_id))
+        await self.send_private(live, [*KINDS[live.game].private_people(live), *live.dm_ids])
+
+    async def send_private(self, live: LiveTable, people: Iterable[int]) -> None:
+        """Bring these people's DMs up to date (those who never opened one have the table's link
+        and the popup instead)."""
+        title = self.chat_titles.get(live.chat_id, "")
+        for person in dict.fromkeys(people):
+            if person not in live.view.dm_failed:
+                screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")
+                self.presenter.want_dm(live, person, screen, title)
+
+    # -- what Telegram answered (the presenter's reactions) ---------------------------------------
+    async def group_moved(self, live: LiveTable, new_chat_id: int) -> None:
+        """The group became a supergroup: the table follows it (or ends: see ``migrate``)."""
+        async with self.tables.lock(live.chat_id):
+            if self.tables.get(live.chat_id) is not live:
+                return
+            followed = await self.migrate(live.chat_id, new_chat_id)
+        if followed is not None:
+            async with self.tables.lock(followed.chat_id):
+                await self.present(followed, [])
+
+    async def group_lost(self, live: LiveTable) -> None:
+        """The bot was removed from the group: nobody can play on there."""
+        async with self.tables.lock(live.chat_id):
+            if self.tables.get(live.chat_id) is live:
+                await self.abandon(live)
+
+    async def dm_blocked(self, live: LiveTable, person: int) -> None:
+        """``person`` never opened a DM with the bot: the table gives them a link (said once)."""
+        async with self.tables.lock(live.chat_id):
+            if person not in live.view.dm_failed and self.tables.get(live.chat_id) is live:
+                live.view.dm_failed.append(person)
+                self.presenter.want_table(live, await self.screen(live.chat_id))
+
+    def delivered_late(self, live: LiveTable, seconds: float) -> None:
+        """A turn's prompt reached people ``seconds`` after the turn began: the turn gets that time
+        back (once per turn, the longest delay), so nobody times out because of a queue."""
+        timer = live.engine.core.timer
+        given = self._extended.get(live.table_id, (0, 0.0))
+        extra = seconds - given[1] if given[0] == timer else seconds
+        if extra <= 0 or live.view.deadline is None or live.engine.closed:
+            return
+        self._extended[live.table_id] = (timer, seconds)
+        live.view.deadline += extra
+        self.arm(live)
 
     async def abandon(self, live: LiveTable) -> None:
         """End a table the bot can no longer show (removed from its group): the escrow goes back."""
@@ -130,6 +176,7 @@ class Paiju:
         if not live.engine.closed:
             await self.tables.apply(live, Cancel())
         self.arm(live)
+        await self.send_private(live, live.dm_ids)  # no DM keeps the buttons of a table that ended
 
     async def migrate(self, old: int, new: int) -> LiveTable | None:
         """A group was upgraded to a supergroup (the caller holds the old chat's lock): its table
@@ -139,7 +186,9 @@ class Paiju:
         if live is not None and self.tables.get(new) is not None:
             await self.tables.apply(live, Cancel())
             self.arm(live)
-            await self._tell_closed_by_upgrade(live, new)
+            live.view.closed_reason = "upgraded"  # said once, in the new chat (the saved reason: cancelled)
+            self.presenter.reply(new, KINDS[live.game].table_text(live, await self.screen(new)))
+            await self.send_private(live, live.dm_ids)
             live = None
         await self.store.migrate_chat(old, new)
         self._chat_settings.pop(old, None)
@@ -151,51 +200,6 @@ class Paiju:
         live.chat_id, live.message_id = new, None
         self.tables.by_chat[new] = live
         return live
-
-    async def _tell_closed_by_upgrade(self, live: LiveTable, chat_id: int) -> None:
-        live.view.closed_reason = "upgraded"  # said once, in the new chat (the saved reason: cancelled)
-        text = KINDS[live.game].table_text(live, await self.screen(chat_id))
-        try:
-            await self.bot.send_message(chat_id, text, parse_mode=ParseMode.HTML)
-        except TelegramError as error:
-            log.warning("chat %s could not be told its old table %s ended: %s", chat_id, live.table_id, error)
-        await self.send_private(live, live.dm_ids)  # no DM keeps the buttons of a table that ended
-
-    async def show(self, live: LiveTable, events: list[object]) -> None:
-        """The table message first (everyone's view), then each private view; one person's DM
-        failing never keeps the others or the table from being shown."""
-        self.arm(live)
-        screen = await self.screen(live.chat_id)
-        new_round = any(isinstance(event, RoundStarted) for event in events)
-        if new_round:
-            await self.presenter.forget_dms(live)
-            if live.round_no > 1:
-                live.message_id = None  # each round gets its own message; the last one keeps its results
-        await self.presenter.refresh(live, screen)
-        unreachable = len(live.view.dm_failed)
-        await self.send_private(live, [*KINDS[live.game].private_people(live), *live.dm_ids])
-        if len(live.view.dm_failed) > unreachable:  # the table gives them a link to open the DM
-            await self.presenter.refresh(live, screen)
-
-    async def send_private(self, live: LiveTable, people: Iterable[int]) -> None:
-        """Bring these people's DMs up to date (one failing never keeps the others from theirs), then
-        save the ids of the new ones in one write."""
-        try:
-            for person in dict.fromkeys(people):
-                try:
-                    await self._send_private(live, person)
-                except TelegramError as error:
-                    log.warning("the DM of %s could not be brought up to date: %s", person, error)
-        finally:
-            await self.presenter.save_dms(live)
-
-    async def _send_private(self, live: LiveTable, person: int) -> None:
-        if person in live.view.dm_failed:
-            return  # told once: the table shows them a link and the popup has their cards
-        screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")
-        title = self.chat_titles.get(live.chat_id, "")
-        if not await self.presenter.sync_private(live, person, screen, title):
-            live.view.dm_failed.append(person)
 
     # -- deadlines --------------------------------------------------------------------------------
     def arm(self, live: LiveTable, delay: float | None = None) -> None:

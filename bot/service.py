@@ -121,6 +121,7 @@ class Tables:
             saved.message_id,
             dict(saved.dm_message_ids),
             saved=saved.state,  # what a failed save returns to, as for a table opened now
+            shown=dict(saved.shown),
         )
 
     async def open(self, chat_id: int, game: str, turn_seconds: int, lobby_seconds: int) -> LiveTable:

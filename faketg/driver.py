@@ -20,11 +20,16 @@ class Driver:
         self.deliver = deliver
 
     @classmethod
-    def in_process(cls, world: World, application: Application) -> Driver:
-        """The bot's Application in this process: each update is processed before the call returns."""
+    def in_process(
+        cls, world: World, application: Application, settle: Callable[[], Awaitable[None]] | None = None
+    ) -> Driver:
+        """The bot's Application in this process: each update is processed before the call returns,
+        and then ``settle`` (the bot's messages sent) is awaited."""
 
         async def deliver(update: JSON) -> None:
             await application.process_update(Update.de_json(update, application.bot))
+            if settle is not None:
+                await settle()
 
         return cls(world, deliver)
 

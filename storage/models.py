@@ -75,6 +75,7 @@ class SavedTable:
     closed: bool
     created_at: datetime
     updated_at: datetime
+    shown: dict[str, str] = field(default_factory=dict)  # what each kept message shows (a hash)
 
 
 @dataclass(frozen=True, slots=True)

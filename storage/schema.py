@@ -119,7 +119,13 @@ V4_SEATS: tuple[str, ...] = (
     "CREATE INDEX seats_table ON seats (table_id)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1_BASE, V2_ALLOWED_GAMES, V3_ROUNDS, V4_SEATS)
+# What each message a table keeps up shows (a hash per message: "table", or a person's id for their
+# DM), so a restarted bot sends only what changed while it was down.
+V5_SHOWN: tuple[str, ...] = (
+    "ALTER TABLE tables ADD COLUMN shown TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(shown))",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (V1_BASE, V2_ALLOWED_GAMES, V3_ROUNDS, V4_SEATS, V5_SHOWN)
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 
 LATEST = len(MIGRATIONS)

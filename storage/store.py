@@ -475,8 +475,10 @@ class Store:
         *,
         message_id: int | None = _UNSET,
         dm_message_ids: Mapping[int, int | None] | None = None,
+        shown: Mapping[str, str | None] | None = None,
     ) -> None:
-        """Set the table message id and/or merge DM message ids (None forgets a person's DM)."""
+        """Set the table message id and/or merge DM message ids and what each kept message shows
+        (None forgets a person's DM, or a hash)."""
         set_message = message_id is not _UNSET
         await self._write(
             tables.update_messages,
@@ -485,6 +487,7 @@ class Store:
             set_message=set_message,
             dm_updates=dm_message_ids,
             now_text=self._now_text(),
+            shown=shown,
         )
 
     async def load_table(self, table_id: int) -> SavedTable | None:

@@ -30,7 +30,8 @@ from storage.people import ensure_chat
 from storage.timeutil import from_db, from_db_required, to_db
 
 TABLE_COLUMNS = (
-    "id, chat_id, game, state, version, deadline, message_id, dm_ids, escrow, closed, created_at, updated_at"
+    "id, chat_id, game, state, version, deadline, message_id, dm_ids, escrow, closed, created_at, updated_at,"
+    " shown"
 )
 
 
@@ -52,6 +53,7 @@ def table_from_row(row: sqlite3.Row) -> SavedTable:
         closed=bool(row["closed"]),
         created_at=from_db_required(row["created_at"]),
         updated_at=from_db_required(row["updated_at"]),
+        shown=json.loads(row["shown"]),
     )
 
 
@@ -252,13 +254,14 @@ def update_messages(
     set_message: bool,
     dm_updates: Mapping[int, int | None] | None,
     now_text: str,
+    shown: Mapping[str, str | None] | None = None,
 ) -> None:
-    """Set the table message id and merge DM ids (a None value forgets that person's DM)."""
+    """Set the table message id and merge DM ids and shown hashes (None forgets one)."""
     patch = json.dumps({str(person): mid for person, mid in (dm_updates or {}).items()})
     cursor = db.execute(
         "UPDATE tables SET message_id = CASE WHEN ? THEN ? ELSE message_id END,"
-        " dm_ids = json_patch(dm_ids, ?), updated_at = ? WHERE id = ?",
-        (int(set_message), message_id, patch, now_text, table_id),
+        " dm_ids = json_patch(dm_ids, ?), shown = json_patch(shown, ?), updated_at = ? WHERE id = ?",
+        (int(set_message), message_id, patch, json.dumps(dict(shown or {})), now_text, table_id),
     )
     if cursor.rowcount == 0:
         raise UnknownTable(table_id)

@@ -32,7 +32,7 @@ async def start(update: Update, context: Context) -> None:
     person, granted = await person_of(context, user)
     language = await language_for(context, update)
     if is_group(chat):
-        await reply(update, t(language, "start.group"))
+        reply(context, update, t(language, "start.group"))
         return
     lines = [t(language, "start.welcome", name=name(user.first_name))]
     if granted:
@@ -43,7 +43,7 @@ async def start(update: Update, context: Context) -> None:
     if table_id is not None:
         lines.append(await _back_to_table(context, user.id, table_id, language))
     lines.append(t(language, "start.next"))
-    await reply(update, "\n".join(lines))
+    reply(context, update, "\n".join(lines))
 
 
 async def _back_to_table(context: Context, person: int, table_id: int, language: str) -> str:
@@ -60,16 +60,16 @@ async def _back_to_table(context: Context, person: int, table_id: int, language:
 
 
 async def help_command(update: Update, context: Context) -> None:
-    await reply(update, t(await language_for(context, update), "help"))
+    reply(context, update, t(await language_for(context, update), "help"))
 
 
 async def rules(update: Update, context: Context) -> None:
     language = await language_for(context, update)
     game = (context.args[0].lower() if context.args else "muxi").replace("suoha", "showhand")
     if game not in ("muxi", "showhand"):
-        await reply(update, t(language, "rules.unknown", game=name(game, 20)))
+        reply(context, update, t(language, "rules.unknown", game=name(game, 20)))
         return
-    await reply(update, rules_text(game, language))
+    reply(context, update, rules_text(game, language))
 
 
 async def balance(update: Update, context: Context) -> None:
@@ -77,7 +77,7 @@ async def balance(update: Update, context: Context) -> None:
     assert user is not None
     person, _ = await person_of(context, user)
     language = await language_for(context, update)
-    await reply(update, t(language, "balance", name=name(user.first_name), amount=coins(person.balance)))
+    reply(context, update, t(language, "balance", name=name(user.first_name), amount=coins(person.balance)))
 
 
 async def daily(update: Update, context: Context) -> None:
@@ -88,12 +88,14 @@ async def daily(update: Update, context: Context) -> None:
     claim = await paiju.store.claim_daily(user.id)
     if claim.claimed:
         await _credit_at_table(context, user.id)
-        await reply(
-            update, t(language, "daily.claimed", amount=coins(claim.amount), balance=coins(claim.balance))
+        reply(
+            context,
+            update,
+            t(language, "daily.claimed", amount=coins(claim.amount), balance=coins(claim.balance)),
         )
     else:
         when = claim.next_claim_at.astimezone(paiju.zone).strftime("%m-%d %H:%M")
-        await reply(update, t(language, "daily.already", time=when, balance=coins(claim.balance)))
+        reply(context, update, t(language, "daily.already", time=when, balance=coins(claim.balance)))
 
 
 async def _credit_at_table(context: Context, person: int) -> None:
@@ -118,11 +120,11 @@ async def language_command(update: Update, context: Context) -> None:
     assert chat is not None and user is not None
     language = await language_for(context, update)
     if is_group(chat) and not await may_manage(context, chat.id, user.id):
-        await reply(update, t(language, "language.admins_only"))
+        reply(context, update, t(language, "language.admins_only"))
         return
     key = "language.pick_chat" if is_group(chat) else "language.pick_person"
     buttons = [[(t(code, "language.name"), LANGUAGE_PICK + code) for code in LANGUAGES]]
-    await reply(update, t(language, key), reply_markup=keyboard(buttons))
+    reply(context, update, t(language, key), reply_markup=keyboard(buttons))
 
 
 async def language_pick(update: Update, context: Context) -> None:
@@ -159,12 +161,13 @@ async def verify(update: Update, context: Context) -> None:
         rounds = await paiju.store.last_rounds(chat_id=chat.id, limit=1)
         found = rounds[0] if rounds else None
     else:
-        await reply(update, t(language, "verify.usage"))
+        reply(context, update, t(language, "verify.usage"))
         return
     if found is None:
-        await reply(update, t(language, "verify.none"))
+        reply(context, update, t(language, "verify.none"))
         return
-    await reply(
+    reply(
+        context,
         update,
         t(
             language,

@@ -58,14 +58,15 @@ async def settings_command(update: Update, context: Context) -> None:
     assert chat is not None and user is not None
     paiju, language = runtime(context), await language_for(context, update)
     if not is_group(chat):
-        await reply(update, t(language, "group_only"))
+        reply(context, update, t(language, "group_only"))
         return
     if not await may_manage(context, chat.id, user.id):
-        await reply(update, t(language, "settings.admins_only"))
+        reply(context, update, t(language, "settings.admins_only"))
         return
     current = await paiju.chat_settings(chat.id)
     default = paiju.settings.language
-    await reply(
+    reply(
+        context,
         update,
         settings_text(current, language, default),
         reply_markup=settings_keyboard(current, language, default),

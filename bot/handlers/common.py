@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from telegram import CallbackQuery, Chat, Update, User
-from telegram.constants import ChatMemberStatus, ChatType, ParseMode
-from telegram.error import BadRequest, RetryAfter, TelegramError
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.error import BadRequest, RetryAfter
 from telegram.ext import ContextTypes
 
-from bot import raw
 from bot.i18n import language_of
-from bot.presenter import passing
+from bot.outbox import ANSWER_WITHIN
 from bot.runtime import RUNTIME, Paiju
-from bot.views.common import clean_name
+from bot.views.common import Markup, clean_name
 from storage import Person
 
 Context = ContextTypes.DEFAULT_TYPE
+log = logging.getLogger(__name__)
+ANSWER_TRIES = 3
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger one overflows in the query
 
 
@@ -66,33 +68,35 @@ async def language_for(context: Context, update: Update) -> str:
     return await paiju.person_language(user.id, user.language_code) if user else paiju.settings.language
 
 
-async def reply(update: Update, text: str, **options: object) -> None:
-    message = update.effective_message
-    assert message is not None
-    await message.reply_text(text, parse_mode=ParseMode.HTML, do_quote=False, **options)  # type: ignore[arg-type]
+def reply(context: Context, update: Update, text: str, *, reply_markup: Markup | None = None) -> None:
+    """Reply in the chat of ``update``: queued at once, sent within the chat's share for replies
+    (never ahead of a table's own changes). In a group the same reply to the same person is sent
+    once in a few seconds, so a flood of commands costs the group next to nothing."""
+    chat, sender = update.effective_chat, update.effective_sender  # a channel, for one sent as it
+    assert chat is not None
+    once = (sender.id, text) if is_group(chat) and sender is not None else None
+    runtime(context).presenter.reply(chat.id, text, markup=reply_markup, once=once)
 
 
 async def answer(query: CallbackQuery, text: str | None = None, alert: bool = False) -> None:
-    """Answer a button press. A press redelivered after a restart may be too old to answer: that is
-    fine (it was answered, or its spinner has long stopped); a passing failure is tried again."""
-    for attempt in range(3):
+    """Answer a button press at once: Telegram does not limit answers, so they are never queued (a
+    network failure is retried by the request class; a 429, which Telegram should not send for an
+    answer, here). A press redelivered after a restart may be too old to answer: that is fine (it
+    was answered, or its spinner has long stopped)."""
+    for attempt in range(ANSWER_TRIES):
         try:
-            await raw.call(
-                query.get_bot(),
-                "answerCallbackQuery",
-                callback_query_id=query.id,
-                text=text,
-                show_alert=alert,
-            )
+            await query.answer(text, show_alert=alert)
             return
         except BadRequest as error:
             if "query is too old" in error.message.lower() or "query id is invalid" in error.message.lower():
                 return
             raise
-        except TelegramError as error:
-            if attempt == 2 or not passing(error):
-                raise
-            await asyncio.sleep(float(error.retry_after) if isinstance(error, RetryAfter) else 0.5)
+        except RetryAfter as error:
+            wait = float(error.retry_after if isinstance(error.retry_after, int | float) else 1)
+            if attempt == ANSWER_TRIES - 1 or wait > ANSWER_WITHIN:  # the press is too old by then
+                log.warning("an answer was refused (429, retry after %s s)", wait)
+                return
+            await asyncio.sleep(wait)
 
 
 async def may_manage(context: Context, chat_id: int, user_id: int) -> bool:

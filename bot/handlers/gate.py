@@ -39,7 +39,7 @@ async def gate(update: Update, context: Context) -> None:
         return
     if not message.is_automatic_forward and _for_a_command(update, context):
         language = await _language(update, context)
-        await reply(update, t(language, "impostor"))
+        reply(context, update, t(language, "impostor"))
     raise ApplicationHandlerStop
 
 

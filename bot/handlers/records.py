@@ -36,7 +36,7 @@ async def top(update: Update, context: Context) -> None:
     else:
         rows, title, key = await paiju.store.chat_leaderboard(chat.id, 10), "top.chat", "top.line_chat"
     if not rows:
-        await reply(update, t(language, "top.empty"))
+        reply(context, update, t(language, "top.empty"))
         return
     lines = [t(language, title)]
     lines += [
@@ -51,7 +51,7 @@ async def top(update: Update, context: Context) -> None:
         )
         for row in rows
     ]
-    await reply(update, "\n".join(lines))
+    reply(context, update, "\n".join(lines))
 
 
 async def stats(update: Update, context: Context) -> None:
@@ -91,7 +91,7 @@ async def stats(update: Update, context: Context) -> None:
             net=signed(found.total.net),
         )
     )
-    await reply(update, "\n".join(lines))
+    reply(context, update, "\n".join(lines))
 
 
 async def history(update: Update, context: Context) -> None:
@@ -99,11 +99,11 @@ async def history(update: Update, context: Context) -> None:
     assert chat is not None
     paiju, language = runtime(context), await language_for(context, update)
     if not is_group(chat):
-        await reply(update, t(language, "group_only"))
+        reply(context, update, t(language, "group_only"))
         return
     rounds = await paiju.store.last_rounds(chat_id=chat.id, limit=HISTORY_ROUNDS)
     if not rounds:
-        await reply(update, t(language, "history.empty"))
+        reply(context, update, t(language, "history.empty"))
         return
     lines = [t(language, "history.title")]
     for saved in rounds:
@@ -122,7 +122,7 @@ async def history(update: Update, context: Context) -> None:
                 hash=short_hash(saved.commitment),
             )
         )
-    await reply(update, "\n".join(lines))
+    reply(context, update, "\n".join(lines))
 
 
 HANDLERS = [CommandHandler("top", top), CommandHandler("stats", stats), CommandHandler("history", history)]

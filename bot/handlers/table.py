@@ -61,7 +61,7 @@ async def group_only(update: Update, context: Context) -> bool:
     if is_group(chat):
         remember_title(context, chat)
         return True
-    await reply(update, t(await language_for(context, update), "group_only"))
+    reply(context, update, t(await language_for(context, update), "group_only"))
     return False
 
 
@@ -96,10 +96,10 @@ async def newgame(update: Update, context: Context) -> None:
     game = GAME_ALIASES.get(context.args[0].lower()) if context.args else None
     if not context.args:
         buttons = [[(t(language, f"{name}.title"), callbacks.pick(name)) for name in KINDS]]
-        await reply(update, t(language, "newgame.pick"), reply_markup=keyboard(buttons))
+        reply(context, update, t(language, "newgame.pick"), reply_markup=keyboard(buttons))
         return
     if game is None or game not in KINDS:
-        await reply(update, t(language, "newgame.unknown", games=" / ".join(KINDS)))
+        reply(context, update, t(language, "newgame.unknown", games=" / ".join(KINDS)))
         return
     await open_table(update, context, game, user, language)
 
@@ -110,20 +110,22 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
     paiju = runtime(context)
     settings = await paiju.chat_settings(chat.id)
     if game not in settings.allowed_games:
-        await reply(update, t(language, "newgame.not_allowed"))
+        reply(context, update, t(language, "newgame.not_allowed"))
         return
     async with paiju.tables.lock(chat.id):
         if paiju.tables.get(chat.id) is not None:
-            await reply(update, t(language, "newgame.exists"))
+            reply(context, update, t(language, "newgame.exists"))
             return
         elsewhere = paiju.tables.table_of(user.id)
         if elsewhere is not None:
-            await reply(update, t(language, "join.elsewhere"))
+            reply(context, update, t(language, "join.elsewhere"))
             return
         person, _ = await person_of(context, user)
         if person.balance < MIN_BALANCE:
-            await reply(
-                update, t(language, "join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE))
+            reply(
+                context,
+                update,
+                t(language, "join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE)),
             )
             return
         live = await paiju.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
@@ -131,7 +133,7 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
             await join(context, live, user)
         except (Refused, RuleError) as error:
             await paiju.perform(live, Cancel())  # nobody sat down: no empty table is left behind
-            await reply(update, refusal_text(language, error))
+            reply(context, update, refusal_text(language, error))
 
 
 async def pick_game(update: Update, context: Context) -> None:
@@ -167,7 +169,7 @@ async def _table_command(update: Update, context: Context, what: str) -> None:
     async with paiju.tables.lock(chat.id):
         live = paiju.tables.get(chat.id)
         if live is None:
-            await reply(update, t(language, "table.none"))
+            reply(context, update, t(language, "table.none"))
             return
         try:
             if what == "join":
@@ -175,7 +177,7 @@ async def _table_command(update: Update, context: Context, what: str) -> None:
             else:
                 await paiju.perform(live, Leave(user.id))
         except (Refused, RuleError) as error:
-            await reply(update, refusal_text(language, error))
+            reply(context, update, refusal_text(language, error))
 
 
 async def table_command(update: Update, context: Context) -> None:
@@ -188,9 +190,9 @@ async def table_command(update: Update, context: Context) -> None:
     async with paiju.tables.lock(chat.id):
         live = paiju.tables.get(chat.id)
         if live is None:
-            await reply(update, t(await language_for(context, update), "table.none"))
+            reply(context, update, t(await language_for(context, update), "table.none"))
             return
-        await paiju.presenter.post_table(live, await paiju.screen(chat.id))
+        paiju.presenter.want_table(live, await paiju.screen(chat.id), anew=True)
 
 
 async def cancel(update: Update, context: Context) -> None:
@@ -200,7 +202,7 @@ async def cancel(update: Update, context: Context) -> None:
     assert chat is not None and user is not None
     paiju, language = runtime(context), await language_for(context, update)
     if not await may_manage(context, chat.id, user.id):
-        await reply(update, t(language, "cancel.admins_only"))
+        reply(context, update, t(language, "cancel.admins_only"))
         return
     # An admin may be seated and losing: the round under way is settled first (at once in the
     # lobby). The bot's owners keep an immediate cancel for emergencies; the table lists the refunds.
@@ -208,13 +210,13 @@ async def cancel(update: Update, context: Context) -> None:
     async with paiju.tables.lock(chat.id):
         live = paiju.tables.get(chat.id)
         if live is None:
-            await reply(update, t(language, "table.none"))
+            reply(context, update, t(language, "table.none"))
             return
         live.view.names.setdefault(user.id, display_name(user))
         try:
             await paiju.perform(live, action)
         except RuleError as error:
-            await reply(update, refusal_text(language, error))
+            reply(context, update, refusal_text(language, error))
 
 
 async def member_left(update: Update, context: Context) -> None:
@@ -259,7 +261,7 @@ async def group_upgraded(update: Update, context: Context) -> None:
         live = await paiju.migrate(old, new)
     if live is not None:
         async with paiju.tables.lock(new):
-            await paiju.show(live, [])
+            await paiju.present(live, [])
 
 
 # -- the buttons -----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from telegram.ext import Application
 
 from bot.app import build_application, close, prepare
+from bot.outbox import Limits
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
 from faketg.driver import Driver
@@ -38,6 +39,7 @@ class Bot:
         assert live is not None and live.table_id in self.paiju.timers, "no timer is armed"
         self.paiju.timers.pop(live.table_id).cancel()
         await self.paiju.timeout(GROUP, live.table_id, live.engine.core.timer)
+        await self.paiju.presenter.sender.drain()
 
 
 def make_world() -> World:
@@ -49,7 +51,9 @@ def make_world() -> World:
     return world
 
 
-async def start_bot(world: World, database: str, *, seed: int = 1, **options: object) -> Bot:
+async def start_bot(
+    world: World, database: str, *, seed: int = 1, limits: Limits | None = None, **options: object
+) -> Bot:
     options.setdefault("edit_interval", 0)
     options.setdefault("table_requests_per_minute", 10_000)  # every edit at once: tests read the table
     options.setdefault("token", "123456:TEST-TOKEN")
@@ -57,9 +61,11 @@ async def start_bot(world: World, database: str, *, seed: int = 1, **options: ob
     application = build_application(
         settings, request=FakeRequest(world), rate_limit=False, rng=random.Random(seed)
     )
+    application.bot_data["limits"] = limits or Limits.unlimited()  # every change sent at once, unless given
     await application.initialize()
     await prepare(application)
-    return Bot(world, application, Driver.in_process(world, application))
+    paiju = application.bot_data[RUNTIME]
+    return Bot(world, application, Driver.in_process(world, application, paiju.presenter.sender.drain))
 
 
 async def stop_bot(bot: Bot) -> None:

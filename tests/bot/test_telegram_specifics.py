@@ -1,27 +1,31 @@
 """DESIGN.md's Telegram specifics: coalesced edits, DM buttons, languages, no token in the logs."""
 
-import asyncio
+import dataclasses
 import io
 import logging
 
+from telegram import Update
+
 from bot.logs import configure_logging
+from bot.outbox import Limits
 from tests.bot.decks import stack
 from tests.bot.harness import GROUP, start_bot, stop_bot
 from tests.bot.test_muxi_rounds import open_and_start
 
 
 async def test_edits_of_the_table_are_coalesced(world, database):
-    bot = await start_bot(world, database, edit_interval=0.3)
+    limits = dataclasses.replace(Limits.of_settings(120), group_burst=1)  # then one edit every 0.5 s
+    bot = await start_bot(world, database, limits=limits)
     d = bot.driver
     await d.send(1, GROUP, "/newgame muxi")
-    for person in (2, 3, 4, 5):
-        await d.press(person, GROUP, "加入")
-    edits = [r for r in world.requests if r.method == "editMessageText" and r.chat_id == GROUP]
-    assert len(edits) <= 1, "four quick joins make at most one edit at once"
-    await asyncio.sleep(0.4)
+    join = d.button_data(GROUP, "加入")
+    for person in (2, 3, 4, 5):  # four quick joins, each handled before anything is sent
+        update = world.press(person, GROUP, *join)
+        await bot.application.process_update(Update.de_json(update, bot.application.bot))
+    assert world.open_queries == {}, "every press answered at once"
     await bot.paiju.presenter.flush()
     edits = [r for r in world.requests if r.method == "editMessageText" and r.chat_id == GROUP]
-    assert len(edits) <= 2
+    assert len(edits) == 1, "four quick joins make one edit"
     table_message = world.messages[(GROUP, bot.paiju.tables.get(GROUP).message_id)]
     assert "5. 阿珍" in table_message.text, "the latest state wins"
     await stop_bot(bot)

@@ -43,11 +43,14 @@ async def test_commands_sent_as_a_channel_or_an_anonymous_admin_are_refused_and_
     bot, d = playing, playing.driver
     world.add_channel(CHANNEL, "某频道")
     before = await snapshot(bot)
+    told = set()
     for as_chat, command in ((CHANNEL, "/daily"), (GROUP, "/leave"), (GROUP, "/daily"), (CHANNEL, "/join")):
         sent = len(world.bot_messages(GROUP))
         await d.send_as(GROUP, as_chat, command)
-        assert len(world.bot_messages(GROUP)) == sent + 1, command
+        # told once per sender in a few seconds (the same reply to the same sender is not repeated)
+        assert len(world.bot_messages(GROUP)) == sent + (as_chat not in told), command
         assert PLAY_AS_YOURSELF in d.last(GROUP), command
+        told.add(as_chat)
     assert await snapshot(bot) == before, "nobody got up, nothing was paid"
     for shared in shared_ids():
         assert await bot.paiju.store.get_person(shared) is None, "no person, no starting grant"

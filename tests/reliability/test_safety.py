@@ -161,8 +161,7 @@ async def test_a_table_the_upgrade_cannot_move_ends_with_its_escrow_returned(bot
 async def test_a_deadline_of_a_table_the_upgrade_cannot_move_ends_it(bot, world):
     await late_upgrade(bot, world)
     old = bot.paiju.tables.get(GROUP)
-    bot.paiju.timers.pop(old.table_id).cancel()
-    await bot.paiju.timeout(GROUP, old.table_id, old.engine.core.timer)
+    await bot.fire_timer()
     assert bot.paiju.tables.get(GROUP) is None and old.table_id not in bot.paiju.timers
     assert (await bot.paiju.store.check()).ok
 

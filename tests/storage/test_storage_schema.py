@@ -55,7 +55,7 @@ def dump(path: Path, table: str) -> list[tuple]:
 
 async def test_a_new_database_is_at_the_latest_version_with_wal_and_foreign_keys(db_path):
     async with await open_store(db_path) as store:
-        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 4
+        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 5
         assert await on_thread(store._writer, pragma, "journal_mode") == "wal"
         assert await on_thread(store._writer, pragma, "synchronous") == 2  # FULL
         for db in (store._writer, store._reader):

@@ -1,0 +1,218 @@
+"""When the bot may send what to Telegram: the one place that knows Telegram's limits.
+
+Pure: no I/O, no asyncio; every method takes the time. ``bot.sender`` drives it.
+
+Telegram's limits (its FAQ and its maintainers): about one message a second in one chat, with short
+bursts; at most 20 a minute in one group, sends, edits and deletes alike; "30 a second" for bulk
+messages to many users, not a cap on a bot; ``answerCallbackQuery`` is not limited (so answers never
+come here); a 429's ``retry_after`` is for the chat that got it.
+
+So each chat has its own budget and its own queue (a lane): a group's 20 a minute are split between
+what the bot keeps up (the table message) and replies to commands, so a flood of commands never
+holds the table back and the sum never passes 20 in any 60 s; a private chat gets one a second
+after a burst of 3. New messages (not edits) also take a token of the bot's budget across all
+chats, 30 a second, halved by a 429 that is clearly not about one chat and won back slowly. A 429
+blocks only its own chat, for its ``retry_after``. Within a lane the most urgent job goes first
+(``Priority``), then the longest waiting; a job for something kept up is coalesced: one job per
+message, whatever changed meanwhile, and it sends the latest state when its turn comes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+ANSWER_WITHIN = 10.0  # Telegram takes no answer to a press much older than this (10-15 s)
+REPLY_STALE = 30.0  # a reply still waiting after this long is dropped: nobody waits for it any more
+NEW_FLOOR = 3.0  # the least the new-messages budget backs off to
+NEW_RECOVERY = 1.0  # per second regained for every 10 s without a global 429
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Telegram's limits as the bot keeps them (``unlimited()``: tests that read every change)."""
+
+    group_per_minute: int = 20  # every request of the bot in one group, in any 60 s
+    reply_share: int = 5  # of those, kept for replies to commands (the table's share is the rest)
+    table_per_minute: int = 15  # the table's share (at most group_per_minute - reply_share)
+    group_burst: int = 3  # requests a quiet group may get at once (within the table's share)
+    private_per_second: float = 1.0  # about one message a second in one chat
+    private_burst: int = 3
+    new_per_second: float = 30.0  # new messages across all chats, before a 429 says otherwise
+
+    @classmethod
+    def of_settings(cls, table_per_minute: int) -> Limits:
+        """Telegram's limits with the table's share an operator chose (above 15 a minute, a group
+        may see more than Telegram's 20: the operator's call)."""
+        defaults = cls()
+        group = max(defaults.group_per_minute, table_per_minute + defaults.reply_share)
+        return cls(group_per_minute=group, table_per_minute=table_per_minute)
+
+    @classmethod
+    def unlimited(cls) -> Limits:
+        huge = 10**9
+        return cls(2 * huge, huge, huge, huge // 2, float(huge), huge, float(huge))
+
+    def buckets(self, chat_id: int, now: float) -> dict[Share, Bucket]:
+        if chat_id >= 0:  # a private chat: one budget
+            private = Bucket(self.private_per_second, self.private_burst, now)
+            return {Share.KEPT: private, Share.REPLY: private}
+        kept = min(self.table_per_minute, self.group_per_minute - self.reply_share)
+        burst = min(self.group_burst, kept)
+        return {
+            Share.KEPT: Bucket((kept - burst) / 60, burst, now),  # at most kept in any 60 s
+            Share.REPLY: Bucket((self.reply_share - 1) / 60, 1, now),  # at most reply_share
+        }
+
+
+class Priority(IntEnum):
+    """What goes first in a chat (and for the new-messages budget across chats)."""
+
+    ACT = 0  # someone must act on it now: their prompt, a new round's cards
+    PHASE = 1  # the table's change of phase or turn (its buttons changed)
+    REPLY = 2  # an answer to a command
+    INFO = 3  # a DM that only informs
+    COSMETIC = 4  # a table edit that changes no button
+
+
+class Share(IntEnum):
+    """The part of a chat's budget a job spends (a private chat has one)."""
+
+    KEPT = 0  # what the bot keeps up: the table message, a DM
+    REPLY = 1  # replies to commands, notices
+
+
+class Bucket:
+    """A token bucket: ``burst`` at once, then ``per_second``; at most burst + rate × t in any t."""
+
+    __slots__ = ("at", "burst", "per_second", "tokens")
+
+    def __init__(self, per_second: float, burst: float, now: float) -> None:
+        self.per_second, self.burst = per_second, burst
+        self.tokens, self.at = burst, now
+
+    def _refill(self, now: float) -> None:
+        if now > self.at:
+            self.tokens = min(self.burst, self.tokens + (now - self.at) * self.per_second)
+            self.at = now
+
+    def wait(self, now: float) -> float:
+        """Seconds until a token is there (0: now)."""
+        self._refill(now)
+        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.per_second
+
+    def take(self, now: float) -> None:
+        self._refill(now)
+        self.tokens -= 1
+
+
+@dataclass(slots=True)
+class Job:
+    """Something to send to one chat. ``key`` names it: a kept message is one job however often
+    it changes (coalesced); a reply has a key of its own (or one that repeats it drops)."""
+
+    chat_id: int
+    key: Hashable
+    priority: Priority
+    since: float  # when it was first wanted (its place among equals)
+    share: Share = Share.KEPT
+    new_message: bool = False  # a sendMessage: takes a token of the new-messages budget too
+
+    def order(self) -> tuple[int, float]:
+        return self.priority, self.since
+
+
+@dataclass
+class Lane:
+    """One chat's queue and budget. At most one request of a chat is in flight at a time."""
+
+    chat_id: int
+    buckets: dict[Share, Bucket]
+    jobs: dict[Hashable, Job] = field(default_factory=dict)
+    blocked_until: float = 0.0  # a 429's retry_after
+    busy: bool = False  # a request is in flight
+
+    def put(self, job: Job) -> bool:
+        """Queue ``job``, or merge it into the queued one with its key (the more urgent priority
+        and the earlier place); False when it merged."""
+        known = self.jobs.get(job.key)
+        if known is None:
+            self.jobs[job.key] = job
+            return True
+        known.priority = min(known.priority, job.priority)
+        known.since = min(known.since, job.since)
+        known.new_message = job.new_message
+        return False
+
+    def drop_stale(self, now: float) -> list[Job]:
+        stale = [
+            job for job in self.jobs.values() if job.share is Share.REPLY and now - job.since > REPLY_STALE
+        ]
+        for job in stale:
+            del self.jobs[job.key]
+        return stale
+
+    def next(self, now: float) -> tuple[Job | None, float]:
+        """The job to send now, taken off the queue with its budget spent; else (None, seconds to
+        wait before asking again: 0 when there is nothing to wait for, or a request is in flight)."""
+        if self.busy or not self.jobs:
+            return None, 0.0
+        if now < self.blocked_until:
+            return None, self.blocked_until - now
+        best: Job | None = None
+        wait = float("inf")
+        for job in self.jobs.values():
+            ready_in = self.buckets[job.share].wait(now)
+            if ready_in > 0:
+                wait = min(wait, ready_in)
+            elif best is None or job.order() < best.order():
+                best = job
+        if best is None:
+            return None, wait
+        del self.jobs[best.key]
+        self.buckets[best.share].take(now)
+        self.busy = True
+        return best, 0.0
+
+    def done(self, job: Job, now: float, retry_after: float | None = None) -> None:
+        """The request of ``job`` is over; a 429 blocks this chat and queues the job again."""
+        self.busy = False
+        if retry_after is not None:
+            self.blocked_until = max(self.blocked_until, now + retry_after)
+            self.put(job)
+
+
+class NewMessages:
+    """The bot's budget for new messages across all chats: 30 a second until a 429 that is not
+    about one chat halves it; each 10 s without one gives a message a second back."""
+
+    def __init__(self, now: float, per_second: float) -> None:
+        self.ceiling = per_second
+        self.bucket = Bucket(per_second, per_second, now)
+        self.calm_since = now
+
+    @property
+    def per_second(self) -> float:
+        return self.bucket.per_second
+
+    def wait(self, now: float) -> float:
+        self._recover(now)
+        return self.bucket.wait(now)
+
+    def take(self, now: float) -> None:
+        self.bucket.take(now)
+
+    def throttled(self, now: float) -> None:
+        self.bucket.per_second = max(NEW_FLOOR, self.bucket.per_second / 2)
+        self.bucket.burst = max(1.0, self.bucket.per_second)
+        self.calm_since = now
+
+    def _recover(self, now: float) -> None:
+        if self.bucket.per_second >= self.ceiling:
+            return
+        steps = int((now - self.calm_since) / 10)
+        if steps > 0:
+            self.bucket.per_second = min(self.ceiling, self.bucket.per_second + steps * NEW_RECOVERY)
+            self.bucket.burst = max(1.0, self.bucket.per_second)
+            self.calm_since += steps * 10

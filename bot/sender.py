@@ -1,0 +1,149 @@
+"""Drives the outbox (``bot.outbox``): one task per chat with something to send, none for the others.
+
+``Sender.want(job)`` queues a job and returns at once; the chat's task sends it through ``deliver``
+(the presenter: it renders nothing, it sends what it holds for that job's key) when the chat's
+budget allows, the most urgent first. ``deliver`` returns a 429's ``retry_after`` (the job is queued
+again and only this chat waits) or None. New messages also wait for a token of the bot's budget
+across chats, granted in priority order. A 429 in two chats within a second is taken for one about
+the bot, not a chat: the new-messages budget halves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from bot.outbox import Job, Lane, Limits, NewMessages
+
+log = logging.getLogger(__name__)
+Deliver = Callable[[Job], Awaitable[float | None]]
+GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
+
+
+class Sender:
+    def __init__(
+        self,
+        deliver: Deliver,
+        limits: Limits,
+        clock: Callable[[], float] = time.monotonic,
+        dropped: Callable[[Job], None] = lambda job: None,
+    ) -> None:
+        self.deliver = deliver
+        self.dropped = dropped
+        self.limits = limits
+        self.clock = clock
+        self.lanes: dict[int, Lane] = {}
+        self.tasks: dict[int, asyncio.Task[None]] = {}
+        self._wakes: dict[int, asyncio.Event] = {}
+        self.new = NewMessages(clock(), limits.new_per_second)
+        self._waiting: list[
+            tuple[tuple[int, float], int, asyncio.Future[None]]
+        ] = []  # for a new-message token
+        self._granter: asyncio.Task[None] | None = None
+        self._order = itertools.count()
+        self._last_429: tuple[float, int] = (float("-inf"), 0)
+        self.received_429 = 0
+
+    def want(self, job: Job) -> None:
+        """Queue ``job`` (merged with the queued one of its key); its chat's task sends it."""
+        lane = self.lanes.get(job.chat_id)
+        if lane is None:
+            budgets = self.limits.buckets(job.chat_id, self.clock())
+            lane = self.lanes[job.chat_id] = Lane(job.chat_id, budgets)
+        lane.put(job)
+        task = self.tasks.get(job.chat_id)
+        if task is None:
+            self._wakes[job.chat_id] = asyncio.Event()
+            self.tasks[job.chat_id] = asyncio.create_task(self._run(lane))
+        else:
+            self._wakes[job.chat_id].set()
+
+    def forget(self, chat_id: int, key: object) -> None:
+        """Nothing is to be sent for ``key`` any more (it shows what it should)."""
+        lane = self.lanes.get(chat_id)
+        if lane is not None:
+            lane.jobs.pop(key, None)
+
+    def pending(self, chat_id: int) -> bool:
+        return chat_id in self.tasks
+
+    async def drain(self) -> None:
+        """Until nothing is queued anywhere (tests, and the last sends before shutting down)."""
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks.values()), return_exceptions=True)
+
+    async def stop(self) -> None:
+        for task in [*self.tasks.values(), *([self._granter] if self._granter else [])]:
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+    # -- one chat ---------------------------------------------------------------------------------
+    async def _run(self, lane: Lane) -> None:
+        wake = self._wakes[lane.chat_id]
+        try:
+            while lane.jobs:
+                for stale in lane.drop_stale(self.clock()):
+                    self.dropped(stale)
+                wake.clear()
+                job, wait = lane.next(self.clock())
+                if job is None:
+                    if lane.jobs:
+                        await _sleep(wake, wait)
+                    continue
+                retry_after: float | None = None
+                try:
+                    if job.new_message:
+                        await self._new_token(job)
+                    retry_after = await self.deliver(job)
+                except Exception:
+                    log.exception("sending to chat %s failed", lane.chat_id)
+                finally:
+                    lane.done(job, self.clock(), retry_after)
+        finally:  # the lane stays: its budget remembers what was spent
+            del self.tasks[lane.chat_id], self._wakes[lane.chat_id]
+
+    def rate_limited(self, chat_id: int) -> None:
+        """Telegram answered 429 in this chat (its wait is the job's ``retry_after``)."""
+        self.received_429 += 1
+        now = self.clock()
+        at, chat = self._last_429
+        if chat != chat_id and now - at < GLOBAL_WINDOW:
+            self.new.throttled(now)
+            log.warning("429s in two chats at once: new messages now %.0f a second", self.new.per_second)
+        self._last_429 = (now, chat_id)
+
+    # -- the new-messages budget, granted in priority order ----------------------------------------
+    async def _new_token(self, job: Job) -> None:
+        if not self._waiting and self.new.wait(self.clock()) == 0:
+            self.new.take(self.clock())
+            return
+        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (job.order(), next(self._order), granted))
+        if self._granter is None:
+            self._granter = asyncio.create_task(self._grant())
+        await granted
+
+    async def _grant(self) -> None:
+        try:
+            while self._waiting:
+                wait = self.new.wait(self.clock())
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                    continue
+                _, _, granted = heapq.heappop(self._waiting)
+                if not granted.done():
+                    self.new.take(self.clock())
+                    granted.set_result(None)
+        finally:
+            self._granter = None
+
+
+async def _sleep(wake: asyncio.Event, seconds: float) -> None:
+    """Sleep ``seconds``, or less if something new is queued meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(wake.wait(), timeout=seconds if seconds > 0 else None)
