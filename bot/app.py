@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import logging
 from random import Random
@@ -46,9 +45,7 @@ def build_application(
     rng: Random | None = None,
 ) -> Application:
     """The bot's Application; call :func:`prepare` (done by ``post_init`` when polling) before use."""
-    # No JobQueue: the turn timers run on the event loop (an APScheduler installed for something
-    # else would otherwise start an idle scheduler thread).
-    builder = ApplicationBuilder().token(settings.token).concurrent_updates(True).job_queue(None)
+    builder = ApplicationBuilder().token(settings.token).concurrent_updates(True)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
     else:
@@ -89,6 +86,7 @@ async def prepare(application: Application) -> Paiju:
         application.bot,
         rng=application.bot_data["rng"],
         limits=application.bot_data["limits"],
+        jobs=application.job_queue,
     )
     application.bot_data[RUNTIME] = paiju
     restored = await paiju.restore()
@@ -129,7 +127,7 @@ async def halt(application: Application) -> None:
     (those firing finish), and the table edits still held back go out."""
     paiju: Paiju | None = application.bot_data.get(RUNTIME)
     if paiju is not None:
-        await paiju.stop_timers()
+        paiju.stop_timers()
         await paiju.presenter.flush()
 
 
@@ -139,7 +137,7 @@ async def close(application: Application) -> None:
     paiju: Paiju | None = application.bot_data.get(RUNTIME)
     try:
         if paiju is not None:
-            await asyncio.gather(*paiju.redraws, return_exceptions=True)
+            await paiju.settle()
             await halt(application)  # done already when polling stopped; not when run in process
             await paiju.store.close()
     finally:

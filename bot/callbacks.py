@@ -31,7 +31,7 @@ class Press:
 
 def encode(game: str, table_id: int, round_no: int, action: str, arg: str | int | None = None) -> str:
     data = f"{GAME_CODES[game]}:{table_id}:{round_no}:{action}" + (f":{arg}" if arg is not None else "")
-    assert len(data.encode()) <= MAX_BYTES and _PATTERN.match(data), data
+    assert len(data.encode()) <= MAX_BYTES and _PATTERN.fullmatch(data), data
     return data
 
 
@@ -39,7 +39,7 @@ def decode(data: str | None) -> Press | None:
     """The press a button's data stands for, or None for anything we did not make."""
     if not data or len(data.encode()) > MAX_BYTES:
         return None
-    match = _PATTERN.match(data)
+    match = _PATTERN.fullmatch(data)
     if match is None:
         return None
     code, table_id, round_no, action, arg = match.groups()

@@ -49,6 +49,7 @@ class ViewState:
     closed_reason: str = ""
     lead_reason: str = ""  # showhand: why the lead speaks first
     end_reason: str = ""  # how the last round ended
+    title: str = ""  # the group's title, for the DMs (saved: a restarted bot shows the same DMs)
 
 
 class Engine(Protocol):
@@ -76,7 +77,7 @@ class LiveTable:
     view: ViewState
     message_id: int | None = None
     dm_ids: dict[int, int] = field(default_factory=dict)
-    saved: dict[str, Plain] = field(default_factory=dict)  # the state last saved: what a failure returns to
+    saved: dict[str, Plain] = field(kw_only=True)  # the state last saved: what a failed save returns to
     shown: dict[str, str] = field(default_factory=dict)  # what each kept message shows: "table" or a person
 
     @property
@@ -90,7 +91,12 @@ class LiveTable:
         return [seat.person for seat in self.engine.core.seats]
 
     def state(self) -> dict[str, Plain]:
-        return {"engine": self.engine.to_dict(), "view": to_plain(self.view)}
+        return state_of(self.engine, self.view)
+
+
+def state_of(engine: Engine, view: ViewState) -> dict[str, Plain]:
+    """A table as saved: its engine and what its message shows besides."""
+    return {"engine": engine.to_dict(), "view": to_plain(view)}
 
 
 def view_from_plain(data: Plain) -> ViewState:

@@ -59,9 +59,9 @@ class Limits:
             private = Bucket(self.private_per_second, self.private_burst, now)
             return {Share.KEPT: private, Share.REPLY: private}
         kept = min(self.table_per_minute, self.group_per_minute - self.reply_share)
-        burst = min(self.group_burst, kept)
+        burst = max(1, min(self.group_burst, kept - 1))  # below 4 a minute, a smaller burst
         return {
-            Share.KEPT: Bucket((kept - burst) / 60, burst, now),  # at most kept in any 60 s
+            Share.KEPT: Bucket(max(1, kept - burst) / 60, burst, now),  # at most kept in any 60 s
             Share.REPLY: Bucket((self.reply_share - 1) / 60, 1, now),  # at most reply_share
         }
 
@@ -100,7 +100,9 @@ class Bucket:
     def wait(self, now: float) -> float:
         """Seconds until a token is there (0: now)."""
         self._refill(now)
-        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.per_second
+        missing = 1 - self.tokens
+        # a token short by a rounding error is there: such a wait would not move the clock on
+        return 0.0 if missing <= 1e-9 else missing / self.per_second
 
     def take(self, now: float) -> None:
         self._refill(now)
@@ -142,7 +144,7 @@ class Lane:
             return True
         known.priority = min(known.priority, job.priority)
         known.since = min(known.since, job.since)
-        known.new_message = job.new_message
+        known.new_message = known.new_message or job.new_message  # (a 429's job is older)
         return False
 
     def drop_stale(self, now: float) -> list[Job]:

@@ -1,35 +1,39 @@
 """The running bot: settings, storage, the open tables, what is shown, and the turn timers.
 
-Every change of a table goes through :meth:`Paiju.perform` while the caller holds the chat's lock:
-apply and save (``Tables.apply``), re-arm the deadline, send the private cards, show the table.
+Every change of a table is made while the caller holds the chat's lock: applied and saved
+(``Tables.apply`` / ``Tables.seat``), then presented (:meth:`Paiju.present`: the deadline re-armed,
+the table message and the private cards queued for the presenter). :meth:`Paiju.perform` does both.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from datetime import datetime
 from random import Random
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from apscheduler.jobstores.base import JobLookupError
 from telegram import Bot
+from telegram.ext import CallbackContext, Job, JobQueue
 
 from bot.i18n import language_of
 from bot.kinds import KINDS
 from bot.live import LiveTable
 from bot.outbox import Limits
 from bot.presenter import Presenter
-from bot.service import Tables
+from bot.service import SavedBefore, Tables
 from bot.settings import Settings
 from bot.views.common import Screen
 from games.errors import StaleTimer
-from games.events import RoundStarted
+from games.events import Paid, RoundStarted
 from games.fairness import Shuffle
-from games.table import Cancel, Timeout
+from games.table import Cancel, Credit, Timeout
 from storage import ChatSettings, Person, Store
 
 log = logging.getLogger(__name__)
@@ -47,6 +51,7 @@ class Paiju:
         rng: Random | None = None,
         clock: Callable[[], float] = time.time,
         limits: Limits | None = None,
+        jobs: JobQueue[Any] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -61,12 +66,12 @@ class Paiju:
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
         self._time_shown: tuple[float, str] = (float("nan"), "")
-        self.timers: dict[int, asyncio.TimerHandle] = {}  # each table's armed deadline
-        self._firing: set[asyncio.Task[None]] = set()  # deadlines being carried out
+        self.jobs = jobs
+        self.deadlines: dict[int, Job[Any]] = {}  # each table's armed deadline
         self._stopped = False  # shutting down: no deadline is armed any more
         self._languages: dict[int, str | None] = {}  # the people's chosen languages (read once)
         self._chat_settings: dict[int, ChatSettings] = {}  # each chat's settings (read once)
-        self.redraws: list[asyncio.Task[None]] = []
+        self.running: set[asyncio.Task[None]] = set()  # work started in the background
 
     # -- languages and screens --------------------------------------------------------------------
     async def chat_settings(self, chat_id: int) -> ChatSettings:
@@ -118,6 +123,8 @@ class Paiju:
         """Queue what an applied action changed: the table message (everyone's view) and each private
         view. Nothing waits for Telegram here: the presenter sends within each chat's budget."""
         self.arm(live)
+        self._credit_elsewhere(live, events)
+        live.view.title = self.chat_titles.get(live.chat_id) or live.view.title
         if any(isinstance(event, RoundStarted) for event in events):
             await self.presenter.forget_dms(live)
             if live.round_no > 1:
@@ -125,10 +132,52 @@ class Paiju:
         self.presenter.want_table(live, await self.screen(live.chat_id))
         await self.send_private(live, [*KINDS[live.game].private_people(live), *live.dm_ids])
 
+    async def credit_outside(self, person: int) -> None:
+        """Coins came to ``person`` from outside their table (the daily bonus, a refund from a table
+        they escaped): the table learns of them, so its view of their coins stays exact. The
+        difference with the wallet is credited: someone who sat down since already brought it."""
+        live = self.tables.table_of(person)
+        if live is None:
+            return
+        async with self.tables.lock(live.chat_id):
+            seat = live.engine.core.seat_of(person)
+            if seat is None or self.tables.get(live.chat_id) is not live:
+                return
+            missing = await self.store.balance(person) - seat.balance
+            if missing > 0:
+                await self.present(live, await self.tables.apply(live, Credit(person, missing)))
+
+    def _credit_elsewhere(self, live: LiveTable, events: list[object]) -> None:
+        """Paid to people seated at another table (a refund to someone who escaped here): that table
+        learns of it, later (its chat's lock is never taken while this one's is held)."""
+        for event in events:
+            if (
+                isinstance(event, Paid)
+                and isinstance(event.payee, int)
+                and self.tables.table_of(event.payee) not in (None, live)
+            ):
+                self.background(self.credit_outside(event.payee))
+
+    def background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    async def settle(self) -> None:
+        """Until the work started in the background is done (at shutdown, in tests)."""
+        while self.running:
+            await asyncio.gather(*self.running, return_exceptions=True)
+
+    async def quiet(self) -> None:
+        """Until nothing is left to do or send (tests read what people see after it)."""
+        while self.running or self.presenter.sender.tasks:
+            await self.settle()
+            await self.presenter.sender.drain()
+
     async def send_private(self, live: LiveTable, people: Iterable[int]) -> None:
         """Bring these people's DMs up to date (those who never opened one have the table's link
         and the popup instead)."""
-        title = self.chat_titles.get(live.chat_id, "")
+        title = self.chat_titles.get(live.chat_id) or live.view.title
         for person in dict.fromkeys(people):
             if person not in live.view.dm_failed:
                 screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")
@@ -174,7 +223,7 @@ class Paiju:
         """End a table the bot can no longer show (removed from its group): the escrow goes back."""
         log.warning("the bot cannot reach chat %s: its table %s is cancelled", live.chat_id, live.table_id)
         if not live.engine.closed:
-            await self.tables.apply(live, Cancel())
+            self._credit_elsewhere(live, await self.tables.apply(live, Cancel()))
         self.arm(live)
         await self.send_private(live, live.dm_ids)  # no DM keeps the buttons of a table that ended
 
@@ -182,61 +231,61 @@ class Paiju:
         """A group was upgraded to a supergroup (the caller holds the old chat's lock): its table
         follows it, unless the new chat opened one first (one table a chat): then the old one ends,
         its escrow goes back and the group is told, so no table ever plays on unseen."""
-        live = self.tables.get(old)
-        if live is not None and self.tables.get(new) is not None:
-            await self.tables.apply(live, Cancel())
-            self.arm(live)
-            live.view.closed_reason = "upgraded"  # said once, in the new chat (the saved reason: cancelled)
-            self.presenter.reply(new, KINDS[live.game].table_text(live, await self.screen(new)))
-            await self.send_private(live, live.dm_ids)
-            live = None
-        await self.store.migrate_chat(old, new)
-        self._chat_settings.pop(old, None)
-        self._chat_settings.pop(new, None)
-        self.chat_titles.setdefault(new, self.chat_titles.get(old, ""))
-        if live is None:
-            return None
-        del self.tables.by_chat[old]
-        live.chat_id, live.message_id = new, None
-        self.tables.by_chat[new] = live
+        async with self.tables.lock(new):  # (always taken after the old chat's: no cycle)
+            live = self.tables.get(old)
+            if live is not None and self.tables.get(new) is not None:
+                self._credit_elsewhere(live, await self.tables.apply(live, Cancel()))
+                self.arm(live)
+                live.view.closed_reason = "upgraded"  # said once, in the new chat (saved: cancelled)
+                self.presenter.reply(new, KINDS[live.game].table_text(live, await self.screen(new)))
+                await self.send_private(live, live.dm_ids)
+                live = None
+            await self.store.migrate_chat(old, new)
+            self._chat_settings.pop(old, None)
+            self._chat_settings.pop(new, None)
+            self.chat_titles.setdefault(new, self.chat_titles.get(old, ""))
+            if live is not None:
+                del self.tables.by_chat[old]
+                live.chat_id, live.message_id = new, None
+                self.tables.by_chat[new] = live
         return live
 
     # -- deadlines --------------------------------------------------------------------------------
     def arm(self, live: LiveTable, delay: float | None = None) -> None:
-        """(Re-)arm the table's one timer at its saved deadline (or in ``delay`` seconds); a deadline
-        already past fires now. A timer is a ``call_later`` on the event loop: arming one on every
-        action costs 1.4 µs (re-arming a JobQueue job: 30 µs)."""
-        armed = self.timers.pop(live.table_id, None)
-        if armed is not None:
-            armed.cancel()
+        """(Re-)arm the table's one deadline, a JobQueue job named after the table, at its saved
+        deadline (or in ``delay`` seconds); a deadline already past fires now."""
+        self.disarm(live.table_id)
         deadline, timer = live.view.deadline, live.engine.core.timer
-        if deadline is None or timer == 0 or live.engine.closed or self._stopped:
+        if deadline is None or timer == 0 or live.engine.closed or self._stopped or self.jobs is None:
             return
-        self.timers[live.table_id] = asyncio.get_running_loop().call_later(
+        self.deadlines[live.table_id] = self.jobs.run_once(
+            self._deadline,
             delay if delay is not None else max(0.0, deadline - self.clock()),
-            self._fire,
-            live.chat_id,
-            live.table_id,
-            timer,
+            data=(live.chat_id, live.table_id, timer),
+            name=f"table {live.table_id}",
         )
 
-    def _fire(self, chat_id: int, table_id: int, timer: int) -> None:
-        self.timers.pop(table_id, None)
-        if self._stopped:
-            return
-        task = asyncio.create_task(self.timeout(chat_id, table_id, timer))
-        self._firing.add(task)
-        task.add_done_callback(self._firing.discard)
+    def disarm(self, table_id: int) -> None:
+        job = self.deadlines.pop(table_id, None)
+        if job is not None:
+            with contextlib.suppress(JobLookupError):  # it has just run
+                job.schedule_removal()
 
-    async def stop_timers(self) -> None:
-        """At shutdown (before the connection to Telegram closes): no deadline is armed or fires any
-        more; the ones being carried out are let finish (they are saved, and shown)."""
+    async def _deadline(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
+        job = context.job
+        assert job is not None
+        chat_id, table_id, timer = job.data  # type: ignore[misc]
+        if self.deadlines.get(table_id) is job:
+            del self.deadlines[table_id]
+        if not self._stopped:
+            await self.timeout(chat_id, table_id, timer)
+
+    def stop_timers(self) -> None:
+        """At shutdown: no deadline is armed any more (PTB lets those being carried out finish
+        before the connection to Telegram closes)."""
         self._stopped = True
-        while self._firing:
-            await asyncio.gather(*self._firing, return_exceptions=True)
-        for handle in self.timers.values():
-            handle.cancel()
-        self.timers.clear()
+        for table_id in list(self.deadlines):
+            self.disarm(table_id)
 
     async def timeout(self, chat_id: int, table_id: int, timer: int) -> None:
         async with self.tables.lock(chat_id):
@@ -246,6 +295,9 @@ class Paiju:
             try:
                 events = await self.tables.apply(live, Timeout(timer))
             except StaleTimer:
+                return
+            except SavedBefore:  # it was carried out: memory now holds what was saved
+                await self.present(live, [])
                 return
             except Exception:
                 # Not saved (the database is busy, a balance refused...): memory went back to what
@@ -261,7 +313,7 @@ class Paiju:
         for live in restored:
             self.arm(live)
             # An edit the crash cut off is shown now (in the background: start-up does not wait).
-            self.redraws.append(asyncio.create_task(self._redraw(live)))
+            self.background(self._redraw(live))
         return restored
 
     async def _redraw(self, live: LiveTable) -> None:

@@ -57,9 +57,10 @@ class Sender:
             lane = self.lanes[job.chat_id] = Lane(job.chat_id, budgets)
         lane.put(job)
         task = self.tasks.get(job.chat_id)
-        if task is None:
+        if task is None or task.done():  # (a task that has just ended is still listed until its callback)
             self._wakes[job.chat_id] = asyncio.Event()
-            self.tasks[job.chat_id] = asyncio.create_task(self._run(lane))
+            task = self.tasks[job.chat_id] = asyncio.create_task(self._run(lane))
+            task.add_done_callback(lambda done, chat=job.chat_id: self._ended(chat, done))
         else:
             self._wakes[job.chat_id].set()
 
@@ -85,27 +86,30 @@ class Sender:
     # -- one chat ---------------------------------------------------------------------------------
     async def _run(self, lane: Lane) -> None:
         wake = self._wakes[lane.chat_id]
-        try:
-            while lane.jobs:
-                for stale in lane.drop_stale(self.clock()):
-                    self.dropped(stale)
-                wake.clear()
-                job, wait = lane.next(self.clock())
-                if job is None:
-                    if lane.jobs:
-                        await _sleep(wake, wait)
-                    continue
-                retry_after: float | None = None
-                try:
-                    if job.new_message:
-                        await self._new_token(job)
-                    retry_after = await self.deliver(job)
-                except Exception:
-                    log.exception("sending to chat %s failed", lane.chat_id)
-                finally:
-                    lane.done(job, self.clock(), retry_after)
-        finally:  # the lane stays: its budget remembers what was spent
-            del self.tasks[lane.chat_id], self._wakes[lane.chat_id]
+        while lane.jobs:
+            for stale in lane.drop_stale(self.clock()):
+                self.dropped(stale)
+            wake.clear()
+            job, wait = lane.next(self.clock())
+            if job is None:
+                if lane.jobs:
+                    await _sleep(wake, wait)
+                continue
+            retry_after: float | None = None
+            try:
+                if job.new_message:
+                    await self._new_token(job)
+                retry_after = await self.deliver(job)
+            except Exception:
+                log.exception("sending to chat %s failed", lane.chat_id)
+            finally:
+                lane.done(job, self.clock(), retry_after)
+
+    def _ended(self, chat_id: int, task: asyncio.Task[None]) -> None:
+        """A chat's task is over (nothing left, or cancelled even before it ran); its lane stays:
+        its budget remembers what was spent."""
+        if self.tasks.get(chat_id) is task:
+            del self.tasks[chat_id], self._wakes[chat_id]
 
     def rate_limited(self, chat_id: int) -> None:
         """Telegram answered 429 in this chat (its wait is the job's ``retry_after``)."""

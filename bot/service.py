@@ -1,8 +1,9 @@
 """The open tables: one per chat, each behind its chat's lock, saved with its coins after every action.
 
-``Tables.apply`` is the one way a table changes: the engine applies the action, the view notes what
-the table message should say, and storage books the ``Paid`` events together with the saved state
-in one transaction. If saving fails, the table in memory goes back to what was saved.
+A table changes through ``Tables.apply`` (or ``Tables.seat``, for someone sitting down): the engine
+applies the action, the view notes what the table message should say, and storage books the
+``Paid`` events together with the saved state and seats in one transaction. If saving fails, the
+table in memory goes back to what was saved.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 
 from bot.kinds import KINDS, GameKind
-from bot.live import LiveTable, Notice, ViewState, view_from_plain
+from bot.live import LiveTable, Notice, ViewState, state_of, view_from_plain
 from games.cards import format_cards
 from games.errors import RuleError
 from games.events import (
     ClosingAfterRound,
     DeckRevealed,
+    Joined,
     Left,
     Paid,
     PayReason,
@@ -29,9 +31,13 @@ from games.events import (
     Unseated,
 )
 from games.table import Join
-from storage import RoundRecord, RoundResult, SavedTable, Store
+from storage import RoundRecord, RoundResult, SavedTable, StaleVersion, Store
 
 _PENALTIES = (PayReason.ESCAPE_PENALTY, PayReason.BANKER_ESCAPE)
+
+
+class SavedBefore(Exception):
+    """The database already holds this action: memory was behind it and now holds what was saved."""
 
 
 class SeatedElsewhere(Exception):
@@ -41,7 +47,7 @@ class SeatedElsewhere(Exception):
 class PersonLocks:
     """A lock per person, for what decides or changes where they sit; made when needed, dropped
     when nobody holds or waits for it. Taken in one order (by id) inside a chat's lock, never the
-    other way round, so two tables never wait for each other."""
+    other way round, so two tables never wait for each other in a cycle."""
 
     def __init__(self) -> None:
         self._locks: dict[int, asyncio.Lock] = {}
@@ -70,9 +76,6 @@ class PersonLocks:
         self._users[person] -= 1
         if not self._users[person]:
             del self._users[person], self._locks[person]
-
-    def __len__(self) -> int:
-        return len(self._locks)
 
 
 class Tables:
@@ -127,8 +130,8 @@ class Tables:
     async def open(self, chat_id: int, game: str, turn_seconds: int, lobby_seconds: int) -> LiveTable:
         """A new empty table in a chat (the caller then seats the opener)."""
         engine = KINDS[game].new(turn_seconds, lobby_seconds)
-        live = LiveTable(0, chat_id, game, engine, ViewState())
-        live.saved = live.state()
+        view = ViewState()
+        live = LiveTable(0, chat_id, game, engine, view, saved=state_of(engine, view))
         saved = await self.store.create_table(chat_id, game, live.saved, version=engine.version)
         live.table_id = saved.id
         self.by_chat[chat_id] = live
@@ -147,7 +150,10 @@ class Tables:
     async def apply(self, live: LiveTable, action: object) -> list[object]:
         """Apply, note, and save one action; a ``RuleError`` leaves everything as it was, and so does
         a failure to save (the table in memory goes back to its last saved state)."""
-        async with self.seating.holding(live.seated()):
+        if isinstance(action, Join):
+            raise TypeError("a seat is given by Tables.seat, which decides it under the seating locks")
+        # Those seated here, and those with coins in its escrow (a refund may reach them elsewhere).
+        async with self.seating.holding([*live.seated(), *live.engine.core.escrow]):
             return await self._apply(live, action)
 
     async def _apply(self, live: LiveTable, action: object) -> list[object]:
@@ -172,9 +178,13 @@ class Tables:
                 closed=live.engine.closed,
                 round_record=record,
                 seats={seat.person: seat.balance for seat in live.engine.core.seats},
+                joined=[event.person for event in events if isinstance(event, Joined)],
             )
-            if not booked:  # the database already holds this action: memory must not run ahead of it
-                raise RuntimeError(f"table {live.table_id}: action {live.engine.version} was saved before")
+            if not booked:
+                raise SavedBefore(f"table {live.table_id}: action {live.engine.version} was saved before")
+        except (SavedBefore, StaleVersion):
+            await self._reload(live)
+            raise
         except BaseException:
             self._restore(live)
             raise
@@ -186,6 +196,16 @@ class Tables:
     def _restore(self, live: LiveTable) -> None:
         live.engine = self.kind(live).load(live.saved["engine"])
         live.view = view_from_plain(live.saved["view"])
+
+    async def _reload(self, live: LiveTable) -> None:
+        """The database is ahead of memory (a save went through but its answer was lost): memory
+        takes what the database holds."""
+        saved = await self.store.load_table(live.table_id)
+        assert saved is not None
+        live.saved = saved.state
+        self._restore(live)
+        if saved.closed:
+            self.by_chat.pop(live.chat_id, None)
 
     def _note(self, live: LiveTable, events: list[object]) -> RoundRecord | None:
         """Update what the table message shows; return the round's record if a round ended."""

@@ -308,6 +308,8 @@ class Table(ABC):
         return events
 
     def _join(self, action: Join) -> list[object]:
+        if self.core.closing:
+            raise AlreadyClosing()
         events: list[object] = [self.core.add_seat(action.person, action.balance)]
         if self.state.phase == "lobby":
             events.append(self.core.start_timer(self.core.lobby_seconds))
@@ -332,7 +334,7 @@ class Table(ABC):
         return []
 
     def _close_after_round(self, action: CloseAfterRound) -> list[object]:
-        if self.state.phase == "lobby":
+        if self.state.phase == "lobby" or self.core.dealt == 0:  # no card is out: nothing to void
             return self._cancel(Cancel())
         if self.core.closing:
             raise AlreadyClosing()

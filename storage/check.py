@@ -15,10 +15,8 @@ from storage.models import MINT
 from storage.schema import LATEST
 from storage.wallet import GRANT_REASONS
 
-SHOWN = 20
-SEATS_VERSION = (
-    4  # the schema version that keeps the seats  # problems of one kind listed before "... and N more"
-)
+SHOWN = 20  # problems of one kind listed before "... and N more"
+SEATS_VERSION = 4  # the schema version that keeps the seats
 
 
 @dataclass(frozen=True, slots=True)

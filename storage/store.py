@@ -21,7 +21,7 @@ import functools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar, cast
@@ -443,6 +443,7 @@ class Store:
         closed: bool = False,
         round_record: RoundRecord | None = None,
         seats: Mapping[int, int] | None = None,
+        joined: Collection[int] = (),
     ) -> bool:
         """Book one engine action's ``Paid`` events and save the table, in one transaction.
 
@@ -452,7 +453,8 @@ class Store:
         saved escrow plus the movements into it minus those out, and be 0 when ``closed``. Raises
         ``InsufficientFunds`` (nothing booked) if a balance would go negative. ``seats`` (person ->
         the coins the table states they hold after the action; None: unchanged) must be backed by
-        the wallets, one open table a person: else ``SeatRefused`` and nothing is booked.
+        the wallets (exactly, for those who sat down with it: ``joined``), one open table a person:
+        else ``SeatRefused`` and nothing is booked.
         """
         return await self._write(
             tables.commit_action,
@@ -467,6 +469,7 @@ class Store:
             round_record=round_record,
             now_text=self._now_text(),
             seats=seats,
+            joined=joined,
         )
 
     async def update_messages(

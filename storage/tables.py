@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -126,6 +126,7 @@ def commit_action(
     round_record: RoundRecord | None,
     now_text: str,
     seats: Mapping[int, int] | None = None,
+    joined: Collection[int] = (),
 ) -> bool:
     """Book one action's movements and save the table; False (and no change) on a replayed batch.
 
@@ -133,7 +134,7 @@ def commit_action(
     at ``action_seq`` already. The table's escrow after the action must be what the movements in
     and out of the escrow make it (``escrow`` None: take that), and 0 when the table closes.
     ``seats`` (None: left as saved) are the people seated after the action with the coins the
-    table states for them; see :func:`save_seats`.
+    table states for them, ``joined`` those who sat down with it; see :func:`save_seats`.
     """
     legs = wallet.action_legs(table_id, round_no, action_seq, payments)
     state_text = state_json(state)  # bad input fails here, before anything is written
@@ -163,7 +164,7 @@ def commit_action(
         raise EscrowMismatch(f"table {table_id} cannot close holding {new_escrow} coins in escrow")
     wallet.book(db, legs, now_text=now_text, table_id=table_id, round_no=round_no)
     if seats is not None or closed:
-        save_seats(db, table_id, {} if closed else seats or {})
+        save_seats(db, table_id, {} if closed else seats or {}, joined)
     db.execute(
         "UPDATE tables SET state = ?, version = ?, deadline = ?, escrow = ?, closed = ?, updated_at = ?"
         " WHERE id = ?",
@@ -182,14 +183,13 @@ def commit_action(
     return True
 
 
-def save_seats(db: sqlite3.Connection, table_id: int, seats: Mapping[int, int]) -> None:
+def save_seats(
+    db: sqlite3.Connection, table_id: int, seats: Mapping[int, int], joined: Collection[int] = ()
+) -> None:
     """Replace a table's seats (after its movements are booked), refusing what the wallets do not
-    back: someone new to the table must sit with exactly their wallet's coins, nobody may be stated
-    to hold more than their wallet (the daily bonus may make it more, never less), and nobody sits
-    at two open tables. ``SeatRefused`` otherwise, and the whole action is undone."""
-    before = dict(
-        db.execute("SELECT person_id, balance FROM seats WHERE table_id = ?", (table_id,)).fetchall()
-    )
+    back: someone sitting down (``joined``) must bring exactly their wallet's coins, nobody may be
+    stated to hold more than their wallet (the daily bonus may make the wallet more, never less),
+    and nobody sits at two open tables. ``SeatRefused`` otherwise, and the whole action is undone."""
     db.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
     if not seats:
         return
@@ -201,7 +201,7 @@ def save_seats(db: sqlite3.Connection, table_id: int, seats: Mapping[int, int]) 
         held = wallets.get(person)
         if held is None:
             raise UnknownPerson(person)
-        if person not in before and stated != held:
+        if person in joined and stated != held:
             raise SeatRefused(table_id, person, f"sits down with {stated} coins but the wallet holds {held}")
         if stated > held:
             raise SeatRefused(

@@ -21,7 +21,6 @@ from bot.i18n import t
 from bot.settings import LANGUAGES
 from bot.views.common import coins, keyboard, name
 from bot.views.rules import rules_text
-from games.table import Credit
 
 LANGUAGE_PICK = "lang:"
 
@@ -87,7 +86,7 @@ async def daily(update: Update, context: Context) -> None:
     paiju, language = runtime(context), await language_for(context, update)
     claim = await paiju.store.claim_daily(user.id)
     if claim.claimed:
-        await _credit_at_table(context, user.id)
+        await paiju.credit_outside(user.id)
         reply(
             context,
             update,
@@ -96,23 +95,6 @@ async def daily(update: Update, context: Context) -> None:
     else:
         when = claim.next_claim_at.astimezone(paiju.zone).strftime("%m-%d %H:%M")
         reply(context, update, t(language, "daily.already", time=when, balance=coins(claim.balance)))
-
-
-async def _credit_at_table(context: Context, person: int) -> None:
-    """A seated person's table learns of coins that came from outside it (the daily bonus), so its
-    view of their coins stays exact. The difference with the wallet is credited, not the bonus:
-    someone who sat down after claiming already brought it."""
-    paiju = runtime(context)
-    live = paiju.tables.table_of(person)
-    if live is None:
-        return
-    async with paiju.tables.lock(live.chat_id):
-        seat = live.engine.core.seat_of(person)
-        if seat is None:
-            return
-        missing = await paiju.store.balance(person) - seat.balance
-        if missing > 0:
-            await paiju.tables.apply(live, Credit(person, missing))
 
 
 async def language_command(update: Update, context: Context) -> None:

@@ -29,6 +29,7 @@ from bot.views.common import coins, keyboard
 from games.errors import RuleError
 from games.stakes import MIN_BALANCE
 from games.table import Cancel, CloseAfterRound, Leave, Ready
+from storage import SeatRefused, StorageError
 
 log = logging.getLogger(__name__)
 GAME_ALIASES = {
@@ -84,6 +85,9 @@ async def join(context: Context, live: LiveTable, user: User) -> None:
         events = await paiju.tables.seat(live, user.id, balance)
     except SeatedElsewhere:
         raise Refused("join.elsewhere") from None
+    except SeatRefused:  # their coins moved meanwhile (a refund, the daily bonus): read again next time
+        log.warning("person %s was not seated at table %s: their coins moved", user.id, live.table_id)
+        raise Refused("join.retry") from None
     await paiju.present(live, events)
 
 
@@ -131,8 +135,10 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
         live = await paiju.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
         try:
             await join(context, live, user)
-        except (Refused, RuleError) as error:
+        except BaseException as error:
             await paiju.perform(live, Cancel())  # nobody sat down: no empty table is left behind
+            if not isinstance(error, Refused | RuleError):
+                raise
             reply(context, update, refusal_text(language, error))
 
 
@@ -147,8 +153,7 @@ async def pick_game(update: Update, context: Context) -> None:
     await answer(query)
     if game is None:
         return
-    if query.message is not None:
-        await query.delete_message()
+    await query.delete_message()
     await open_table(update, context, game, user, language)
 
 
@@ -217,6 +222,9 @@ async def cancel(update: Update, context: Context) -> None:
             await paiju.perform(live, action)
         except RuleError as error:
             reply(context, update, refusal_text(language, error))
+        except StorageError:  # the round cannot go on (its saves are refused): it ends now
+            log.exception("table %s could not be closed after its round: closed now", live.table_id)
+            await paiju.perform(live, Cancel())
 
 
 async def member_left(update: Update, context: Context) -> None:
@@ -318,6 +326,8 @@ async def _press(
             await paiju.perform(live, Ready(user.id, paiju.shuffle(live.game)))
         elif found.action in KINDS[live.game].moves:
             await paiju.perform(live, KINDS[live.game].moves[found.action](user.id, found.arg))
+            # the presser's own result in the answer (a toast): their hand as it is now
+            return KINDS[live.game].private_hand(live, user.id, language), False
         else:
             raise Refused("press.unknown")
     return None, False

@@ -13,7 +13,11 @@ from games.cards import BIG_JOKER, SMALL_JOKER, Card
 # Emoji presentation: on phones ♥️ ♦️ show red and ♠️ ♣️ black.
 _SUIT_EMOJI = {"S": "♠️", "H": "♥️", "C": "♣️", "D": "♦️"}
 MINUS = "−"
-ZWJ = "\u200d"  # joins emoji sequences (👨‍👩‍👧): the one invisible format character a name keeps
+# Invisible characters a name never needs: bidirectional marks, embeddings, overrides and isolates,
+# zero-width space, word joiner, BOM, soft hyphen, Mongolian vowel separator.
+SPOOFING = frozenset(
+    "\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff\u00ad\u180e"
+)
 
 
 def card_text(card: Card, language: str) -> str:
@@ -43,12 +47,14 @@ def signed(amount: int) -> str:
 
 def clean_name(text: str) -> str:
     """A name or chat title without the invisible characters that can spoof it: bidirectional
-    controls (U+202E would reorder the table's line around it), zero-width spaces, soft hyphens
-    (every format character but the ZWJ of emoji sequences); control characters become spaces."""
+    controls (U+202E would reorder the table's line around it), zero-width spaces and joiners that
+    split words, soft hyphens; control characters become spaces. The format characters that names
+    need stay: ZWJ (emoji sequences), ZWNJ (Persian, Indic scripts), emoji tags (subdivision flags)."""
     if text.isprintable():  # no format or control character at all (the usual name)
         return text
-    kept = (char if unicodedata.category(char) != "Cc" else " " for char in text)
-    return "".join(char for char in kept if char == ZWJ or unicodedata.category(char) != "Cf")
+    return "".join(
+        " " if unicodedata.category(char) == "Cc" else char for char in text if char not in SPOOFING
+    )
 
 
 def name(text: str, limit: int = 16) -> str:

@@ -36,10 +36,10 @@ class Bot:
     async def fire_timer(self) -> None:
         """The running deadline of the group's table passes now."""
         live = self.paiju.tables.get(GROUP)
-        assert live is not None and live.table_id in self.paiju.timers, "no timer is armed"
-        self.paiju.timers.pop(live.table_id).cancel()
+        assert live is not None and live.table_id in self.paiju.deadlines, "no deadline is armed"
+        self.paiju.disarm(live.table_id)
         await self.paiju.timeout(GROUP, live.table_id, live.engine.core.timer)
-        await self.paiju.presenter.sender.drain()
+        await self.paiju.quiet()
 
 
 def make_world() -> World:
@@ -65,7 +65,7 @@ async def start_bot(
     await application.initialize()
     await prepare(application)
     paiju = application.bot_data[RUNTIME]
-    return Bot(world, application, Driver.in_process(world, application, paiju.presenter.sender.drain))
+    return Bot(world, application, Driver.in_process(world, application, paiju.quiet))
 
 
 async def stop_bot(bot: Bot) -> None:

@@ -1,6 +1,7 @@
 """Muxi played end to end through commands and buttons, as people see it (issue 5)."""
 
 import re
+from types import SimpleNamespace
 
 from storage import MINT
 from tests.bot.decks import stack
@@ -141,7 +142,7 @@ async def test_a_restarted_bot_carries_on_the_round(world, database):
 
     second = await start_bot(world, database)
     d = second.driver
-    assert second.paiju.tables.get(GROUP).table_id in second.paiju.timers, "the deadline is armed again"
+    assert second.paiju.tables.get(GROUP).table_id in second.paiju.deadlines, "the deadline is armed again"
     await d.press(2, GROUP, "补牌")
     assert "你已经选过了" in d.popup(2)
     await d.press(3, GROUP, "不补")
@@ -205,16 +206,15 @@ async def test_the_lobby_expires(bot):
     assert "长时间无人开局" in d.last(GROUP) and d.labels(GROUP) == []
 
 
-async def test_a_deadline_firing_as_the_bot_stops_is_carried_out_and_arms_nothing(world, database):
+async def test_a_deadline_is_one_job_named_after_its_table_and_none_fires_after_the_stop(world, database):
     bot = await start_bot(world, database)
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
     await bot.driver.press(1, GROUP, "当庄")
     live = bot.paiju.tables.get(GROUP)
-    bot.paiju.timers[live.table_id].cancel()
-    bot.paiju._fire(GROUP, live.table_id, live.engine.core.timer)  # the player's deadline passes now
+    job = bot.paiju.deadlines[live.table_id]
+    assert [j.name for j in bot.application.job_queue.jobs()] == [f"table {live.table_id}"]
     await stop_bot(bot)
-    assert "小红  ✋ 不补" in bot.driver.last(GROUP), "carried out and shown before the bot stopped"
-    assert bot.paiju.timers == {}, "nothing armed after the stop"
-    bot.paiju._fire(GROUP, live.table_id, live.engine.core.timer)  # a handle cancelled too late
-    assert not bot.paiju._firing
+    assert bot.paiju.deadlines == {} and bot.application.job_queue.jobs() == (), "nothing armed"
+    await bot.paiju._deadline(SimpleNamespace(job=job))  # a deadline running as the bot stopped
+    assert "小红  ⏳" in bot.world.messages[(GROUP, live.message_id)].text, "it carried out nothing"

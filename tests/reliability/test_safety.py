@@ -2,6 +2,7 @@
 a seated admin's /cancel (issue 14): each test names what it protects."""
 
 import asyncio
+import contextlib
 import sqlite3
 
 import pytest
@@ -14,6 +15,19 @@ from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
 from tests.bot.test_muxi_rounds import open_and_start
 
 OTHER = -100_456  # a second group, where some of the same people play
+
+
+@contextlib.asynccontextmanager
+async def write_lock_held(bot, database):
+    """Another process holds the database's write lock: the bot's saves fail (after 50 ms)."""
+    await on_thread(bot.paiju.store._writer, lambda db: db.execute("PRAGMA busy_timeout = 50"))
+    blocker = sqlite3.connect(database, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
 
 
 def table_message(bot, chat_id=GROUP):
@@ -65,9 +79,15 @@ async def test_storage_refuses_a_seat_the_wallet_does_not_back(bot, world):
     live = bot.paiju.tables.get(GROUP)
     await bot.paiju.store.ensure_person(2, "小红")
     before = live.engine.to_dict()
-    with pytest.raises(SeatRefused):
-        await bot.paiju.tables.apply(live, Join(2, 99_999))
+
+    async def wrong_balance():  # a path that read the wallet wrong (or too early)
+        return 9_000
+
+    with pytest.raises(SeatRefused, match="sits down with 9000 coins but the wallet holds 10000"):
+        await bot.paiju.tables.seat(live, 2, wrong_balance)
     assert live.engine.to_dict() == before
+    with pytest.raises(TypeError):
+        await bot.paiju.tables.apply(live, Join(2, 10_000))  # a seat is given by Tables.seat only
 
 
 async def test_a_failed_save_after_a_restart_is_undone_and_its_deadline_tried_again(world, database):
@@ -80,16 +100,10 @@ async def test_a_failed_save_after_a_restart_is_undone_and_its_deadline_tried_ag
     second = await start_bot(world, database)
     live = second.paiju.tables.get(GROUP)
     saved = live.engine.to_dict()
-    await on_thread(second.paiju.store._writer, lambda db: db.execute("PRAGMA busy_timeout = 50"))
-    blocker = sqlite3.connect(database, isolation_level=None)
-    blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock: the save fails
-    try:
+    async with write_lock_held(second, database):
         await second.fire_timer()
-    finally:
-        blocker.execute("ROLLBACK")
-        blocker.close()
     assert live.engine.to_dict() == saved, "memory went back to what is saved"
-    assert live.table_id in second.paiju.timers, "the deadline is tried again"
+    assert live.table_id in second.paiju.deadlines, "the deadline is tried again"
     await second.fire_timer()
     assert "小红  ✋ 不补" in table_message(second)
     await second.driver.press(1, GROUP, "不补")
@@ -110,14 +124,8 @@ async def test_a_failed_press_after_a_restart_leaves_memory_as_saved(world, data
     second = await start_bot(world, database)
     live = second.paiju.tables.get(GROUP)
     saved = live.engine.to_dict()
-    await on_thread(second.paiju.store._writer, lambda db: db.execute("PRAGMA busy_timeout = 50"))
-    blocker = sqlite3.connect(database, isolation_level=None)
-    blocker.execute("BEGIN IMMEDIATE")
-    try:
+    async with write_lock_held(second, database):
         await second.driver.press(1, GROUP, "不补")  # the show-down: its save fails
-    finally:
-        blocker.execute("ROLLBACK")
-        blocker.close()
     assert "出了点问题" in second.driver.popup(1)
     assert live.engine.to_dict() == saved, "no settled round in memory that the books do not have"
     await second.driver.press(1, GROUP, "不补")
@@ -162,7 +170,7 @@ async def test_a_deadline_of_a_table_the_upgrade_cannot_move_ends_it(bot, world)
     await late_upgrade(bot, world)
     old = bot.paiju.tables.get(GROUP)
     await bot.fire_timer()
-    assert bot.paiju.tables.get(GROUP) is None and old.table_id not in bot.paiju.timers
+    assert bot.paiju.tables.get(GROUP) is None and old.table_id not in bot.paiju.deadlines
     assert (await bot.paiju.store.check()).ok
 
 
@@ -241,3 +249,35 @@ async def test_a_seated_admin_cannot_void_a_round_they_are_losing(world, databas
     assert await bot.balance(ADMIN) < 10_000, "the admin's loss stands"
     assert (await bot.paiju.store.check()).ok
     await stop_bot(bot)
+
+
+async def test_a_refund_to_someone_seated_elsewhere_reaches_that_table(world, database):
+    bot = await start_bot(world, database, owners=frozenset({ADMIN}))
+    world.add_group(OTHER, "隔壁群", [2, 4], admins=[4])
+    d = bot.driver
+    await d.send(4, OTHER, "/newgame muxi")
+    stack(bot, [2, 3, 1], {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"})
+    await open_and_start(bot, [1, 2, 3])
+    await d.press(1, GROUP, "当庄")
+    await d.press(2, GROUP, "离桌")  # 1,000 held in escrow
+    await d.send(2, OTHER, "/join")
+    assert bot.paiju.tables.get(OTHER).engine.core.seat_of(2).balance == 9_000
+    await d.send(ADMIN, GROUP, "/cancel")  # the owner's: the escrow goes back at once
+    assert await bot.balance(2) == 10_000
+    assert bot.paiju.tables.get(OTHER).engine.core.seat_of(2).balance == 10_000, "that table learnt of it"
+    assert (await bot.paiju.store.check()).ok
+    await stop_bot(bot)
+
+
+async def test_an_admins_close_before_the_deal_is_at_once_and_a_closing_table_seats_nobody(bot):
+    d = bot.driver
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])  # the banker question: no card is out yet
+    await d.send(ADMIN, GROUP, "/cancel")
+    assert bot.paiju.tables.get(GROUP) is None, "nothing to void: closed at once"
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "当庄")
+    await d.send(ADMIN, GROUP, "/cancel")
+    await d.send(3, GROUP, "/join")
+    assert "本局结算后牌桌就会关闭" in d.last(GROUP) and bot.paiju.tables.get(GROUP).seated() == [1, 2]

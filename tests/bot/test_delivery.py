@@ -1,0 +1,91 @@
+"""How the bot talks to Telegram (issue 15), through the fake Telegram in process: a press is
+answered before anything is sent, a late prompt gives its turn the time back, the presser's own
+result rides on the answer, and a restarted bot sends nothing that has not changed."""
+
+import time
+
+from telegram import Update
+
+from bot.outbox import Limits, Share
+from tests.bot.decks import stack
+from tests.bot.harness import GROUP, start_bot, stop_bot
+from tests.bot.test_muxi_rounds import open_and_start
+
+
+async def handle(bot, update):
+    """The bot handles ``update``; what it queued is not sent yet."""
+    await bot.application.process_update(Update.de_json(update, bot.application.bot))
+
+
+def empty_the_table_budget(bot, chat_id=GROUP, seconds=1.6):
+    """The group's table share is spent: its next edit waits about ``seconds``."""
+    bucket = bot.paiju.presenter.sender.lanes[chat_id].buckets[Share.KEPT]
+    bucket.tokens = 1 - seconds * bucket.per_second
+    bucket.at = time.monotonic()
+
+
+async def test_a_press_is_answered_before_anything_is_sent(world, database):
+    bot = await start_bot(world, database, limits=Limits.of_settings(60))
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    empty_the_table_budget(bot, seconds=30)
+    requests = len(world.requests)
+    await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
+    assert world.open_queries == {}, "answered"
+    sent = [r.method for r in world.requests[requests:]]
+    assert sent[0] == "answerCallbackQuery", sent
+    assert "editMessageText" not in [r.method for r in world.requests[requests:] if r.chat_id == GROUP]
+    assert bot.paiju.presenter.sender.pending(GROUP), "the table's edit waits for the group's budget"
+    await bot.paiju.presenter.sender.stop()
+    await stop_bot(bot)
+
+
+async def test_a_turn_shown_late_gets_that_time_back(world, database):
+    bot = await start_bot(world, database, limits=Limits.of_settings(60))
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    empty_the_table_budget(bot)
+    await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
+    live = bot.paiju.tables.get(GROUP)
+    deadline = live.view.deadline
+    await bot.paiju.presenter.sender.drain()  # the table shows the draw about 1.6 s late
+    assert live.view.deadline - deadline > 1.0, "the turn got the delay back"
+    assert live.view.deadline - deadline < 5.0
+    await stop_bot(bot)
+
+
+async def test_the_pressers_own_hand_rides_on_the_answer(bot):
+    d = bot.driver
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S")
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "当庄")
+    await d.press(2, GROUP, "补牌")
+    popup = bot.world.popups[2][-1]
+    assert "5♠️ 6♥️ 7♠️" in popup.text and not popup.show_alert
+
+
+async def test_a_restart_sends_nothing_that_did_not_change(world, database):
+    first = await start_bot(world, database)
+    stack(first, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "2C 2D"})
+    await open_and_start(first, [1, 2, 3])
+    await first.driver.press(1, GROUP, "当庄")
+    await stop_bot(first)
+    requests = len(world.requests)
+    second = await start_bot(world, database)
+    await second.paiju.settle()
+    await second.paiju.presenter.sender.drain()
+    sent = [r.method for r in world.requests[requests:] if r.chat_id is not None]
+    assert sent == [], "every message shows what it should already"
+    await second.driver.press(2, GROUP, "不补")
+    assert "小红  ✋ 不补" in world.messages[(GROUP, second.paiju.tables.get(GROUP).message_id)].text
+    await stop_bot(second)
+
+
+async def test_a_flood_of_commands_costs_the_group_one_reply(bot, world):
+    d = bot.driver
+    await d.send(1, GROUP, "/newgame muxi")
+    requests = len(world.requests)
+    for _ in range(20):
+        await d.send(6, GROUP, "/newgame muxi")
+    replies = [r for r in world.requests[requests:] if r.method == "sendMessage" and r.chat_id == GROUP]
+    assert len(replies) == 1, "the same refusal to the same person is sent once"
