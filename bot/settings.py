@@ -27,7 +27,6 @@ class Settings:
     start_grant: int = 10_000
     daily_bonus: int = 2_000
     timezone: str = "Asia/Shanghai"
-    edit_interval: float = 1.0  # the least time between two edits of one table message
     table_requests_per_minute: int = 15  # of Telegram's 20 a minute per group, the table's share
 
     @classmethod
@@ -52,7 +51,6 @@ class Settings:
             start_grant=_integer("PAIJU_START_GRANT", get("PAIJU_START_GRANT", "10000"), 0, 10**12),
             daily_bonus=_integer("PAIJU_DAILY_BONUS", get("PAIJU_DAILY_BONUS", "2000"), 0, 10**12),
             timezone=get("PAIJU_TIMEZONE", "Asia/Shanghai"),
-            edit_interval=_number("PAIJU_EDIT_SECONDS", get("PAIJU_EDIT_SECONDS", "1"), 0, 10),
             table_requests_per_minute=_integer(
                 "PAIJU_TABLE_REQUESTS_PER_MINUTE", get("PAIJU_TABLE_REQUESTS_PER_MINUTE", "15"), 1, 10_000
             ),

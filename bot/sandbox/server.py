@@ -141,7 +141,6 @@ async def run(port: int, database: str, language: str) -> None:
         database=database,
         language=language,
         base_url=url,
-        edit_interval=0.2,
         table_requests_per_minute=1000,
         owners=frozenset({1001}),
     )

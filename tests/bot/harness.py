@@ -54,7 +54,6 @@ def make_world() -> World:
 async def start_bot(
     world: World, database: str, *, seed: int = 1, limits: Limits | None = None, **options: object
 ) -> Bot:
-    options.setdefault("edit_interval", 0)
     options.setdefault("table_requests_per_minute", 10_000)  # every edit at once: tests read the table
     options.setdefault("token", "123456:TEST-TOKEN")
     settings = Settings(database=database, **options)

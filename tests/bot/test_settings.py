@@ -45,7 +45,6 @@ def test_the_env_file_and_the_environment_winning(tmp_path):
         ("PAIJU_TURN_SECONDS", "ten", "whole number"),
         ("PAIJU_LANGUAGE", "fr", "zh-hans, zh-hant, en"),
         ("PAIJU_OWNERS", "me", "user ids"),
-        ("PAIJU_EDIT_SECONDS", "x", "a number"),
     ],
 )
 def test_a_bad_setting_is_named(tmp_path, name, value, says):

@@ -32,7 +32,6 @@ class BotProcess:
             TELEGRAM_BOT_TOKEN=TOKEN,
             PAIJU_DB=str(self.database),
             PAIJU_BOT_API_URL=self.emulator.url,
-            PAIJU_EDIT_SECONDS="0",
             PAIJU_TABLE_REQUESTS_PER_MINUTE="1000",
             PYTHONPATH=str(ROOT),
         )

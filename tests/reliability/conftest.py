@@ -19,7 +19,6 @@ PROFILE = {
 # Telegram's 20 requests a minute per group (the e2e tests lift it to read every edit at once).
 SETTINGS = {
     "PAIJU_START_GRANT": "1000000",
-    "PAIJU_EDIT_SECONDS": "1",
     "PAIJU_TABLE_REQUESTS_PER_MINUTE": "15",
 }
 
