@@ -363,9 +363,11 @@ class Presenter:
             live.dm_ids.pop(person, None)
 
     async def flush(self, timeout: float = 10.0) -> None:
-        """Let what is queued go out (at shutdown, and in tests), waiting at most ``timeout``."""
+        """At shutdown: let what is queued go out, waiting at most ``timeout`` (what is left is sent
+        after the restart: what each message shows is saved)."""
         try:
             async with asyncio_timeout(timeout):
                 await self.sender.drain()
         except TimeoutError:
             log.warning("stopped with messages still queued")
+        await self.sender.stop()

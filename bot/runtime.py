@@ -210,7 +210,7 @@ class Paiju:
     def delivered_late(self, live: LiveTable, seconds: float) -> None:
         """A turn's prompt reached people ``seconds`` after the turn began: the turn gets that time
         back (once per turn, the longest delay), so nobody times out because of a queue."""
-        timer = live.engine.core.timer
+        timer, seconds = live.engine.core.timer, min(seconds, live.engine.core.turn_seconds)
         given = self._extended.get(live.table_id, (0, 0.0))
         extra = seconds - given[1] if given[0] == timer else seconds
         if extra <= 0 or live.view.deadline is None or live.engine.closed:

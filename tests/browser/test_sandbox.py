@@ -1,12 +1,13 @@
 """The sandbox in a real browser: Playwright drives Debian's Chromium (headless) through a whole
-muxi round and a whole showhand game, acting as several people, and keeps a screenshot for the
-README."""
+muxi round and a whole showhand game, acting as several people, and keeps a screenshot of the
+muxi results as a test artifact ($PAIJU_ARTIFACTS, else paiju-artifacts in the temp folder)."""
 
 import os
 import re
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,11 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOT = ROOT / "docs" / "sandbox-muxi.png"
+# A test artifact, never the tracked tree; the README's picture is refreshed on purpose, by copying it.
+SCREENSHOT = (
+    Path(os.environ.get("PAIJU_ARTIFACTS") or Path(tempfile.gettempdir()) / "paiju-artifacts")
+    / "sandbox-muxi.png"
+)
 FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
