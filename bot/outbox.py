@@ -108,6 +108,12 @@ class Bucket:
         self._refill(now)
         self.tokens -= 1
 
+    def taken_late(self, now: float) -> None:
+        """The token taken last is spent only ``now``: as if taken now (nothing taken since)."""
+        if now > self.at:
+            self.tokens = min(self.burst - 1, self.tokens + (now - self.at) * self.per_second)
+            self.at = now
+
 
 @dataclass(slots=True)
 class Job:
@@ -176,6 +182,11 @@ class Lane:
         self.buckets[best.share].take(now)
         self.busy = True
         return best, 0.0
+
+    def late(self, job: Job, now: float) -> None:
+        """``job``'s request goes out only now (it waited for the bot's budget): the chat's budget
+        counts it from now, or a burst after the wait could pass the chat's limit."""
+        self.buckets[job.share].taken_late(now)
 
     def done(self, job: Job, now: float, retry_after: float | None = None) -> None:
         """The request of ``job`` is over; a 429 blocks this chat and queues the job again."""

@@ -22,6 +22,7 @@ from bot.outbox import Job, Lane, Limits, NewMessages
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[Job], Awaitable[float | None]]
+AGING = 2.0  # seconds of waiting worth one priority step, for the new-messages budget
 GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
 
 
@@ -41,9 +42,7 @@ class Sender:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self._wakes: dict[int, asyncio.Event] = {}
         self.new = NewMessages(clock(), limits.new_per_second)
-        self._waiting: list[
-            tuple[tuple[int, float], int, asyncio.Future[None]]
-        ] = []  # for a new-message token
+        self._waiting: list[tuple[float, int, asyncio.Future[None]]] = []  # for a new-message token
         self._granter: asyncio.Task[None] | None = None
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
@@ -67,8 +66,8 @@ class Sender:
     def forget(self, chat_id: int, key: object) -> None:
         """Nothing is to be sent for ``key`` any more (it shows what it should)."""
         lane = self.lanes.get(chat_id)
-        if lane is not None:
-            lane.jobs.pop(key, None)
+        if lane is not None and lane.jobs.pop(key, None) is not None and chat_id in self._wakes:
+            self._wakes[chat_id].set()  # its task may have nothing left to wait for
 
     def pending(self, chat_id: int) -> bool:
         return chat_id in self.tasks
@@ -99,6 +98,7 @@ class Sender:
             try:
                 if job.new_message:
                     await self._new_token(job)
+                    lane.late(job, self.clock())
                 retry_after = await self.deliver(job)
             except Exception:
                 log.exception("sending to chat %s failed", lane.chat_id)
@@ -112,8 +112,12 @@ class Sender:
             del self.tasks[chat_id], self._wakes[chat_id]
 
     def rate_limited(self, chat_id: int) -> None:
-        """Telegram answered 429 in this chat (its wait is the job's ``retry_after``)."""
+        """Telegram answered 429 in this chat (its wait is the job's ``retry_after``). Two private
+        chats, each kept to its one a second, refused within a second: that is about the bot (a
+        group's 429 may be about the group alone: its limit for edits is Telegram's to tighten)."""
         self.received_429 += 1
+        if chat_id < 0:
+            return
         now = self.clock()
         at, chat = self._last_429
         if chat != chat_id and now - at < GLOBAL_WINDOW:
@@ -127,7 +131,9 @@ class Sender:
             self.new.take(self.clock())
             return
         granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (job.order(), next(self._order), granted))
+        # The most urgent first, aged: a job waits at most AGING s a priority step behind newer
+        # more urgent ones (no chat's new messages starve under a steady stream of prompts).
+        heapq.heappush(self._waiting, (job.since + job.priority * AGING, next(self._order), granted))
         if self._granter is None:
             self._granter = asyncio.create_task(self._grant())
         await granted

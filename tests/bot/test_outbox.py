@@ -1,0 +1,384 @@
+"""The outbox's policy with explicit times (issue 15): Telegram's limits per chat, priorities,
+coalescing, a 429 kept to its chat, stale replies, the new-messages budget. Pure: no event loop."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from bisect import bisect_right
+
+import pytest
+
+from bot.outbox import (
+    NEW_FLOOR,
+    REPLY_STALE,
+    Bucket,
+    Job,
+    Lane,
+    Limits,
+    NewMessages,
+    Priority,
+    Share,
+)
+
+GROUP, PRIVATE = -100_1, 42
+KEPT_PRIORITIES = (Priority.ACT, Priority.PHASE, Priority.INFO, Priority.COSMETIC)
+
+
+def lane(chat_id: int = GROUP, limits: Limits | None = None, now: float = 0.0) -> Lane:
+    return Lane(chat_id, (limits or Limits()).buckets(chat_id, now))
+
+
+def kept(key: object, since: float = 0.0, priority: Priority = Priority.PHASE, chat: int = GROUP) -> Job:
+    return Job(chat, key, priority, since, Share.KEPT)
+
+
+def reply(key: object, since: float = 0.0, chat: int = GROUP) -> Job:
+    return Job(chat, ("r", key), Priority.REPLY, since, Share.REPLY, new_message=True)
+
+
+def run(
+    queue: Lane, arrivals: list[tuple[float, Job]], until: float, latency: float = 0.0
+) -> list[tuple[float, Job]]:
+    """Send whatever ``queue`` gives, the moment it gives it, until ``until`` (each request taking
+    ``latency``); ``arrivals`` are put at their time. Returns (when sent, job)."""
+    arrivals = sorted(arrivals, key=lambda arrival: arrival[0])
+    sent: list[tuple[float, Job]] = []
+    now, i = 0.0, 0
+    while now <= until:
+        while i < len(arrivals) and arrivals[i][0] <= now:
+            queue.put(arrivals[i][1])
+            i += 1
+        queue.drop_stale(now)
+        job, wait = queue.next(now)
+        if job is not None:
+            sent.append((now, job))
+            now += latency
+            queue.done(job, now)
+            continue
+        upcoming = arrivals[i][0] if i < len(arrivals) else math.inf
+        if wait > 0:
+            assert now + wait > now, f"a wait of {wait} s at {now} s would never end"
+            now = min(now + wait, upcoming)
+        elif upcoming < math.inf:
+            now = upcoming
+        else:
+            break
+    return sent
+
+
+def peak(times: list[float], window: float) -> int:
+    """The most of ``times`` in any closed window of ``window`` seconds."""
+    times = sorted(times)
+    return max((bisect_right(times, at + window) - i for i, at in enumerate(times)), default=0)
+
+
+def heavy_demand(rng: random.Random, minutes: int) -> list[tuple[float, Job]]:
+    """Far more than a group may get: the table (coalesced), DMs-like kept keys, a flood of commands."""
+    arrivals: list[tuple[float, Job]] = []
+    for second in range(minutes * 60):
+        for _ in range(rng.randint(0, 4)):
+            at = second + rng.random()
+            if rng.random() < 0.5:
+                arrivals.append((at, reply((second, rng.random()), at)))
+            else:
+                key = ("t", rng.randint(0, 3)) if rng.random() < 0.7 else ("k", second, rng.random())
+                arrivals.append((at, kept(key, at, rng.choice(KEPT_PRIORITIES))))
+    return arrivals
+
+
+# -- a group: 20 a minute, the table's 15 and the replies' 5 -------------------------------------------
+@pytest.mark.parametrize("seed", range(5))
+def test_a_group_never_gets_more_than_20_in_any_minute_whatever_the_mix(seed):
+    sent = run(lane(), heavy_demand(random.Random(seed), minutes=10), until=600)
+    every = [at for at, _ in sent]
+    tables = [at for at, job in sent if job.share is Share.KEPT]
+    replies = [at for at, job in sent if job.share is Share.REPLY]
+    assert peak(every, 60) <= 20
+    assert peak(tables, 60) <= 15, "the table's share"
+    assert peak(replies, 60) <= 5, "the replies' share"
+    # ... and the demand was heavy enough that each share was used to the full
+    assert len(tables) >= 12 * 10 and len(replies) >= 4 * 10
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.3])
+def test_a_group_flooded_from_the_start_sends_its_burst_then_one_every_5_and_15_seconds(latency):
+    jobs = [(0.0, kept(("k", n), 0.0)) for n in range(200)]
+    jobs += [(0.0, reply(n, 0.0)) for n in range(200)]
+    sent = run(lane(), jobs, until=600, latency=latency)
+    sent = [(at, job) for at, job in sent if at <= 600]  # replies go stale: only the first few go
+    every = [at for at, _ in sent]
+    assert peak(every, 60) <= 20
+    tables = [at for at, job in sent if job.share is Share.KEPT]
+    assert tables[:3] == pytest.approx([0, latency, 2 * latency])
+    assert [b - a for a, b in itertools.pairwise(tables[2:])] == pytest.approx(
+        [5.0 - 2 * latency] + [5.0] * (len(tables) - 4)
+    ), "then one every 5 s: 12 more a minute"
+    replies = [at for at, job in sent if job.share is Share.REPLY]
+    expected = [3 * latency + 15 * n for n in range(3) if 3 * latency + 15 * n <= REPLY_STALE]
+    assert replies == pytest.approx(expected), "one at once, then one every 15 s until they are stale"
+
+
+def test_replies_never_delay_a_kept_job_that_has_budget():
+    rng = random.Random(7)
+    table_only = [(at, job) for at, job in heavy_demand(rng, minutes=10) if job.share is Share.KEPT]
+    commands = [(at + 0.01, reply(("flood", n), at + 0.01)) for n, (at, _) in enumerate(table_only * 3)]
+    alone = run(lane(), [(at, kept(job.key, job.since, job.priority)) for at, job in table_only], 600)
+    flooded = run(
+        lane(), [(at, kept(job.key, job.since, job.priority)) for at, job in table_only] + commands, 600
+    )
+    flooded_table = [(at, job) for at, job in flooded if job.share is Share.KEPT]
+    assert [job.key for _, job in alone] == [job.key for _, job in flooded_table]
+    assert [at for at, _ in flooded_table] == pytest.approx([at for at, _ in alone]), (
+        "the table goes out when it would with no command at all"
+    )
+    assert any(job.share is Share.REPLY for _, job in flooded)
+
+
+def test_the_table_and_the_replies_each_keep_their_share_when_the_other_is_idle():
+    only_replies = run(lane(), [(0.0, reply(n, 0.0)) for n in range(50)], until=29)
+    assert len(only_replies) == 2 and [at for at, _ in only_replies] == pytest.approx([0, 15])
+    only_table = run(lane(), [(0.0, kept(("k", n))) for n in range(50)], until=59.99)
+    assert len(only_table) == 3 + 11, "the table never spends the replies' share"
+
+
+def test_a_kept_job_with_budget_goes_before_a_ready_reply_but_a_cosmetic_edit_after():
+    queue = lane()
+    queue.put(reply("help", since=0.0))
+    queue.put(kept("table", since=1.0, priority=Priority.PHASE))
+    queue.put(kept("decor", since=0.5, priority=Priority.COSMETIC))
+    order = []
+    for _ in range(3):
+        job, _ = queue.next(2.0)
+        order.append(job.key)
+        queue.done(job, 2.0)
+    assert order == ["table", ("r", "help"), "decor"]
+
+
+# -- a private chat: a burst of 3, then one a second ----------------------------------------------------
+def test_a_private_chat_gets_a_burst_of_3_then_one_a_second():
+    jobs = [(0.0, kept(("d", n), chat=PRIVATE)) for n in range(100)]
+    jobs += [(0.0, reply(n, chat=PRIVATE)) for n in range(20)]
+    sent = run(lane(PRIVATE), jobs, until=60)
+    times = [at for at, _ in sent]
+    assert times[:4] == pytest.approx([0, 0, 0, 1])
+    assert len(times) == 3 + 60
+    for window in (0.5, 1, 2, 10, 60):
+        assert peak(times, window) <= 3 + window, "both shares spend the one budget"
+
+
+def test_a_quiet_private_chat_has_its_burst_again():
+    queue = lane(PRIVATE)
+    sent = run(queue, [(0.0, kept(n, chat=PRIVATE)) for n in range(3)], until=1)
+    sent += run(queue, [(10.0, kept(n, 10.0, chat=PRIVATE)) for n in range(3, 7)], until=20)
+    assert [at for at, _ in sent] == pytest.approx([0, 0, 0, 10, 10, 10, 11])
+
+
+# -- priorities and coalescing ---------------------------------------------------------------------------
+def test_the_most_urgent_first_then_the_longest_waiting():
+    queue = lane(PRIVATE, Limits.unlimited())
+    jobs = [
+        kept("cosmetic", 1.0, Priority.COSMETIC),
+        Job(PRIVATE, "reply", Priority.REPLY, 2.0, Share.REPLY, True),
+        kept("info late", 9.0, Priority.INFO),
+        kept("info early", 3.0, Priority.INFO),
+        kept("phase", 4.0, Priority.PHASE),
+        kept("act late", 8.0, Priority.ACT),
+        kept("act early", 5.0, Priority.ACT),
+    ]
+    for job in jobs:
+        queue.put(job)
+    order = []
+    while queue.jobs:
+        job, _ = queue.next(10.0)
+        order.append(job.key)
+        queue.done(job, 10.0)
+    assert order == ["act early", "act late", "phase", "reply", "info early", "info late", "cosmetic"]
+
+
+def test_a_more_urgent_job_waiting_for_budget_lets_a_ready_one_go():
+    queue = lane()
+    for n in range(5):  # the replies' share: 1 at once, then one every 15 s
+        queue.put(reply(n, since=0.0))
+    first, _ = queue.next(0.0)
+    queue.done(first, 0.0)
+    queue.put(kept("cosmetic", since=1.0, priority=Priority.COSMETIC))
+    job, _ = queue.next(1.0)
+    assert job.key == "cosmetic", "the replies wait for their share; the table does not wait for them"
+
+
+def test_many_wants_of_one_key_make_one_job_with_the_most_urgent_priority_and_earliest_place():
+    queue = lane()
+    assert queue.put(kept("table", 5.0, Priority.COSMETIC)) is True
+    for since, priority in [(7.0, Priority.ACT), (3.0, Priority.INFO), (9.0, Priority.COSMETIC)]:
+        assert queue.put(kept("table", since, priority)) is False
+    assert list(queue.jobs) == ["table"]
+    job = queue.jobs["table"]
+    assert (job.priority, job.since) == (Priority.ACT, 3.0)
+    sent, _ = queue.next(10.0)
+    queue.done(sent, 10.0)
+    assert sent is job and queue.next(10.0) == (None, 0.0), "sent once"
+
+
+def test_a_job_wanted_again_while_in_flight_is_sent_again_after():
+    queue = lane(PRIVATE)
+    queue.put(kept("dm", 0.0, chat=PRIVATE))
+    first, _ = queue.next(0.0)
+    queue.put(kept("dm", 0.5, chat=PRIVATE))
+    assert queue.next(0.5) == (None, 0.0), "one request of a chat in flight at a time"
+    queue.done(first, 0.6)
+    second, _ = queue.next(0.6)
+    assert second is not None and second.key == "dm" and second.since == 0.5
+
+
+# -- a 429 -----------------------------------------------------------------------------------------------
+def test_a_429_blocks_only_its_lane_and_queues_the_job_again():
+    a, b = lane(PRIVATE), lane(PRIVATE + 1)
+    for queue in (a, b):
+        for n in range(3):
+            queue.put(kept(n, float(n), chat=queue.chat_id))
+    refused, _ = a.next(0.0)
+    a.done(refused, 0.2, retry_after=10)
+    assert a.jobs[0] is refused and set(a.jobs) == {0, 1, 2}
+    assert a.next(0.2) == (None, pytest.approx(10.0))
+    assert a.next(5.0) == (None, pytest.approx(5.2))
+    sent_b = run(b, [], until=10)
+    assert [at for at, _ in sent_b] == [0.0, 0.0, 0.0], "the other chat goes on at once"
+    again, _ = a.next(10.2)
+    assert again is refused, "the refused job goes first when the wait is over: it waited longest"
+
+
+def test_a_second_shorter_429_does_not_shorten_the_wait():
+    queue = lane(PRIVATE)
+    queue.put(kept("dm", chat=PRIVATE))
+    job, _ = queue.next(0.0)
+    queue.done(job, 0.0, retry_after=30)
+    queue.done(job, 1.0, retry_after=5)
+    assert queue.next(20.0) == (None, pytest.approx(10.0))
+    assert queue.next(30.0)[0] is job
+
+
+def test_a_429_requeued_over_a_newer_want_keeps_the_newer_wants_new_message():
+    """The table is posted anew (a sendMessage: a new message) while its last edit is in flight;
+    that edit gets a 429: the job queued again is still a new message."""
+    queue = lane()
+    queue.put(kept("table", 0.0))
+    edit, _ = queue.next(0.0)
+    queue.put(Job(GROUP, "table", Priority.PHASE, 0.5, Share.KEPT, new_message=True))
+    queue.done(edit, 1.0, retry_after=3)
+    job = queue.jobs["table"]
+    assert job.new_message, "the message to send is new: it must take a token of the bot's budget"
+    assert job.since == 0.0
+
+
+# -- stale replies ---------------------------------------------------------------------------------------
+def test_replies_waiting_longer_than_reply_stale_are_dropped_kept_jobs_never():
+    queue = lane()
+    queue.put(reply("old", since=0.0))
+    queue.put(reply("new", since=10.0))
+    queue.put(kept("table", since=0.0, priority=Priority.COSMETIC))
+    assert queue.drop_stale(REPLY_STALE) == []
+    dropped = queue.drop_stale(REPLY_STALE + 0.001)
+    assert [job.key for job in dropped] == [("r", "old")]
+    assert set(queue.jobs) == {("r", "new"), "table"}
+    assert [job.key for job in queue.drop_stale(1_000.0)] == [("r", "new")]
+    assert set(queue.jobs) == {"table"}
+
+
+def test_a_flood_of_commands_ends_in_drops_not_in_an_endless_queue():
+    queue = lane()
+    sent = run(queue, [(0.0, reply(n, 0.0)) for n in range(100)], until=600)
+    assert len(sent) == 3, "at 0, 15 and 30 s; the rest are stale by then"
+    assert queue.jobs == {}
+
+
+# -- the limits ------------------------------------------------------------------------------------------
+def test_limits_of_settings():
+    assert Limits.of_settings(15) == Limits()
+    more = Limits.of_settings(30)
+    assert (more.group_per_minute, more.table_per_minute, more.reply_share) == (35, 30, 5)
+    less = Limits.of_settings(10)
+    assert (less.group_per_minute, less.table_per_minute) == (20, 10)
+    sent = run(lane(limits=more), [(0.0, kept(n)) for n in range(1_000)], until=600)
+    assert peak([at for at, _ in sent], 60) == 30
+    sent = run(lane(limits=less), [(0.0, kept(n)) for n in range(1_000)], until=600)
+    assert peak([at for at, _ in sent], 60) == 10
+
+
+@pytest.mark.parametrize("per_minute", [1, 2, 3, 4, 5])
+def test_a_small_table_share_still_sends_within_it(per_minute):
+    """Settings allow 1 a minute: the lane must neither stop for good nor divide by zero."""
+    sent = run(lane(limits=Limits.of_settings(per_minute)), [(0.0, kept(n)) for n in range(100)], until=600)
+    times = [at for at, _ in sent]
+    assert len(times) >= 10, "it keeps sending"
+    assert peak(times, 59.999) <= per_minute
+
+
+def test_unlimited_limits_never_wait():
+    for chat in (GROUP, PRIVATE):
+        jobs = [(0.0, kept(n, chat=chat)) for n in range(500)]
+        jobs += [(0.0, reply(n, chat=chat)) for n in range(500)]
+        sent = run(lane(chat, Limits.unlimited()), jobs, until=0.01)  # (a group's replies: 60 ns apart)
+        assert len(sent) == 1_000
+
+
+def test_a_bucket_allows_its_burst_then_its_rate():
+    bucket = Bucket(per_second=0.5, burst=2, now=0.0)
+    for _ in range(2):
+        assert bucket.wait(0.0) == 0
+        bucket.take(0.0)
+    assert bucket.wait(0.0) == pytest.approx(2.0)
+    assert bucket.wait(1.5) == pytest.approx(0.5)
+    assert bucket.wait(100.0) == 0
+    bucket.take(100.0)
+    bucket.take(100.0)
+    assert bucket.wait(100.0) == pytest.approx(2.0), "never more than the burst saved up"
+
+
+# -- the new-messages budget -----------------------------------------------------------------------------
+def test_new_messages_halve_on_a_throttle_down_to_the_floor():
+    new = NewMessages(0.0, 30.0)
+    seen = []
+    for at in range(6):
+        new.throttled(float(at))
+        seen.append(new.per_second)
+    assert seen == [15, 7.5, 3.75, NEW_FLOOR, NEW_FLOOR, NEW_FLOOR]
+    assert new.bucket.burst == NEW_FLOOR
+
+
+def test_new_messages_recover_one_a_second_per_10_calm_seconds():
+    new = NewMessages(0.0, 30.0)
+    new.throttled(100.0)
+    assert new.per_second == 15
+    new.wait(109.9)
+    assert new.per_second == 15
+    new.wait(110.0)
+    assert new.per_second == 16
+    new.wait(135.0)
+    assert new.per_second == 18, "two more calm 10 s (the 5 s over count towards the next)"
+    new.wait(140.0)
+    assert new.per_second == 19
+    new.throttled(141.0)
+    assert new.per_second == 9.5, "a new throttle halves and restarts the calm"
+    new.wait(150.9)
+    assert new.per_second == 9.5
+    new.wait(10_000.0)
+    assert new.per_second == 30 and new.bucket.burst == 30, "back to the ceiling, not above"
+
+
+def test_new_messages_after_a_throttle_let_through_at_most_the_new_rate():
+    new = NewMessages(0.0, 30.0)
+    new.throttled(0.0)
+    new.throttled(0.0)  # 7.5 a second, 7.5 at once
+    now, sent = 1.0, []
+    while now < 20.0:
+        wait = new.wait(now)
+        if wait > 0:
+            now += wait
+            continue
+        new.take(now)
+        sent.append(now)
+    assert sent[:8] == [1.0] * 7 + [pytest.approx(1.0 + 0.5 / 7.5)]
+    assert peak(sent, 1.0) <= 7.5 + 8.5, "its burst, then its rate (7.5, 8.5 after 10 calm s)"
+    assert len(sent) == 7.5 + 7.5 * 9 + 8.5 * 10, "7.5 at once, 7.5 a second, 8.5 from 10 s on"

@@ -1,0 +1,470 @@
+"""The sender on a virtual clock (issue 15): chats in parallel each at their own budget, a 429 kept
+to its chat, the bot's new-messages budget in priority order across chats; and the restart case
+(a restarted bot sends only what changed while it was down)."""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from bot.outbox import REPLY_STALE, Job, Limits, Priority, Share
+from bot.sender import Sender
+from tests.bot.decks import stack
+from tests.bot.harness import GROUP, start_bot, stop_bot
+from tests.bot.test_muxi_rounds import open_and_start
+
+
+# -- a virtual clock ------------------------------------------------------------------------------------
+class _Jumping(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+    def __init__(self, loop: VirtualClock) -> None:
+        super().__init__()
+        self._loop = loop
+
+    def select(self, timeout: float | None = None) -> list[tuple[Any, int]]:
+        ready = super().select(0)
+        if ready or (timeout is not None and timeout <= 0):
+            return ready
+        if timeout is None:
+            raise RuntimeError("deadlock: every task waits and no timer is set")
+        self._loop.now += timeout
+        return []
+
+
+class VirtualClock(asyncio.SelectorEventLoop):
+    """An event loop whose clock only moves when every task waits for a timer: to that timer. Its
+    time starts at 0 and never moves by itself (no real sleep, no thread here)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        super().__init__(selector=_Jumping(self))
+
+    def time(self) -> float:
+        return self.now
+
+
+def simulate(scenario: Callable[[], Awaitable[Any]]) -> Any:
+    with asyncio.Runner(loop_factory=VirtualClock) as runner:
+        return runner.run(scenario())
+
+
+def now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+async def at(moment: float) -> None:
+    await asyncio.sleep(moment - now())
+
+
+class Telegram:
+    """A fake ``deliver``: notes when each request goes out; refuses some with a 429 (and tells
+    the sender, as the presenter does); each request takes ``latency``."""
+
+    def __init__(self, limits: Limits, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.sent: list[tuple[float, Job]] = []
+        self.refused: list[tuple[float, Job]] = []
+        self.dropped: list[Job] = []
+        self.sender = Sender(self.deliver, limits, clock=now, dropped=self.dropped.append)
+        self.refusals: dict[tuple[int, int], float] = {}  # (chat, its nth request) -> retry_after
+        self.calls: Counter[int] = Counter()
+
+    async def deliver(self, job: Job) -> float | None:
+        moment, nth = now(), self.calls[job.chat_id]
+        self.calls[job.chat_id] += 1
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        retry_after = self.refusals.get((job.chat_id, nth))
+        if retry_after is not None:
+            self.refused.append((moment, job))
+            self.sender.rate_limited(job.chat_id)
+            return retry_after
+        self.sent.append((moment, job))
+        return None
+
+    def times(self, chat_id: int) -> list[float]:
+        return [moment for moment, job in self.sent if job.chat_id == chat_id]
+
+    def keys(self, chat_id: int) -> list[object]:
+        return [job.key for _, job in self.sent if job.chat_id == chat_id]
+
+    def want(self, chat_id: int, count: int, **job: Any) -> None:
+        """``count`` jobs (keys 0, 1...), wanted in that order (a microsecond apart, as they are)."""
+        for n in range(count):
+            self.sender.want(kept(chat_id, n, since=now() + n * 1e-6, **job))
+
+
+def kept(
+    chat_id: int,
+    key: object,
+    priority: Priority = Priority.PHASE,
+    *,
+    new: bool = False,
+    since: float | None = None,
+) -> Job:
+    return Job(chat_id, key, priority, now() if since is None else since, Share.KEPT, new_message=new)
+
+
+def reply(chat_id: int, key: object) -> Job:
+    return Job(chat_id, ("r", key), Priority.REPLY, now(), Share.REPLY, new_message=True)
+
+
+def peak(times: list[float], window: float) -> int:
+    times = sorted(times)
+    return max((bisect_right(times, moment + window) - i for i, moment in enumerate(times)), default=0)
+
+
+def private_pace(count: int, start: float = 0.0) -> list[float]:
+    """A private chat flooded at ``start``: a burst of 3, then one a second."""
+    return [start + max(0, n - 2) for n in range(count)]
+
+
+def group_pace(count: int, start: float = 0.0) -> list[float]:
+    """The table of a group flooded at ``start``: a burst of 3, then one every 5 s."""
+    return [start + 5 * max(0, n - 2) for n in range(count)]
+
+
+GROUPS, PRIVATES = [-100 - n for n in range(4)], [10 + n for n in range(4)]
+
+
+# -- chats in parallel ------------------------------------------------------------------------------------
+def test_many_chats_each_progress_at_their_own_budget():
+    async def scenario():
+        telegram = Telegram(Limits())
+        for chat in GROUPS + PRIVATES:
+            telegram.want(chat, 60)
+        await telegram.sender.drain()
+        return telegram, now()
+
+    telegram, end = simulate(scenario)
+    for chat in PRIVATES:
+        assert telegram.times(chat) == pytest.approx(private_pace(60))
+        assert telegram.keys(chat) == list(range(60)), "the longest waiting first"
+    for chat in GROUPS:
+        assert telegram.times(chat) == pytest.approx(group_pace(60))
+    assert end == pytest.approx(5 * 57), "drain returned when the last was sent"
+
+
+def test_a_chat_with_a_thousand_jobs_does_not_delay_another():
+    async def scenario():
+        telegram = Telegram(Limits(), latency=0.05)
+        telegram.want(PRIVATES[0], 1_000, new=True)
+        telegram.want(GROUPS[0], 1_000)
+        await at(100.3)
+        telegram.want(PRIVATES[1], 1, new=True)
+        telegram.want(GROUPS[1], 1)
+        await at(100.4)
+        sent_by_then = len(telegram.sent)
+        await telegram.sender.stop()
+        return telegram, sent_by_then
+
+    telegram, sent = simulate(scenario)
+    assert telegram.times(PRIVATES[1]) == [pytest.approx(100.3)]
+    assert telegram.times(GROUPS[1]) == [pytest.approx(100.3)]
+    burst = [0, 0.05, 0.1]  # one request in flight at a time
+    assert telegram.times(PRIVATES[0]) == pytest.approx(burst + private_pace(103)[3:]), (
+        "and the busy one goes on at its pace"
+    )
+    assert telegram.times(GROUPS[0]) == pytest.approx(burst + group_pace(23)[3:])
+    assert sent == 103 + 23 + 2
+
+
+def test_each_chat_keeps_its_pace_when_requests_take_time():
+    async def scenario():
+        telegram = Telegram(Limits(), latency=0.4)
+        for chat in GROUPS + PRIVATES:
+            telegram.want(chat, 20, new=True)
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    for chat in PRIVATES:  # one request of a chat in flight at a time: the burst takes 0.4 s each
+        assert telegram.times(chat)[:4] == pytest.approx([0, 0.4, 0.8, 1.2])
+        assert peak(telegram.times(chat), 10) <= 3 + 10
+    for chat in GROUPS:
+        assert telegram.times(chat) == pytest.approx([0, 0.4, 0.8, *group_pace(20)[3:]])
+
+
+# -- a 429 --------------------------------------------------------------------------------------------------
+def test_a_429_delays_only_its_chat_by_its_retry_after():
+    a, b = PRIVATES[:2]
+    group = GROUPS[0]
+
+    async def scenario():
+        telegram = Telegram(Limits())
+        telegram.refusals[(a, 5)] = 20.0  # A's sixth request, at 3 s
+        for chat in (a, b, group):
+            telegram.want(chat, 40, new=True)
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    assert [(moment, job.key) for moment, job in telegram.refused] == [(pytest.approx(3.0), 5)]
+    assert telegram.times(a)[:6] == pytest.approx([0, 0, 0, 1, 2, 23])
+    assert telegram.keys(a)[:6] == [0, 1, 2, 3, 4, 5], "the refused job goes first after the wait"
+    assert telegram.times(a)[6:9] == pytest.approx([23, 23, 24]), "a chat that waited has its burst"
+    assert len(telegram.keys(a)) == 40
+    assert telegram.times(b) == pytest.approx(private_pace(40)), "the other chats never noticed"
+    assert telegram.times(group) == pytest.approx(group_pace(40))
+    assert telegram.sender.new.per_second == 30, "one chat's 429 is about that chat"
+    assert telegram.sender.received_429 == 1
+
+
+@pytest.mark.parametrize(
+    ("refusals", "halved"),
+    [
+        ({(PRIVATES[0], 5): 5.0, (PRIVATES[1], 5): 5.0}, True),  # both at 3 s
+        ({(PRIVATES[0], 5): 5.0, (PRIVATES[1], 7): 5.0}, False),  # at 3 s and 5 s
+        ({(PRIVATES[0], 5): 1.0, (PRIVATES[0], 6): 1.0}, False),  # one chat, twice within a second
+    ],
+)
+def test_429s_in_two_chats_within_a_second_halve_the_new_messages_budget(refusals, halved):
+    async def scenario():
+        telegram = Telegram(Limits())
+        telegram.refusals.update(refusals)
+        for chat in PRIVATES[:2]:
+            telegram.want(chat, 10, new=True)
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    assert len(telegram.refused) == 2 and len(telegram.sent) == 20
+    assert telegram.sender.new.per_second == (15 if halved else 30)
+
+
+def test_after_a_halving_new_messages_go_at_the_new_rate_across_chats():
+    chats = [1_000 + n for n in range(40)]
+
+    async def scenario():
+        telegram = Telegram(Limits())
+        telegram.sender.rate_limited(1)
+        telegram.sender.rate_limited(2)
+        telegram.sender.rate_limited(1)  # two halvings: 7.5 a second
+        await at(1.0)
+        for chat in chats:
+            telegram.want(chat, 3, new=True)
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    sent = sorted(moment for moment, _ in telegram.sent)
+    assert len(sent) == 120
+    assert peak(sent, 1.0) <= 7.5 + 7.5, "its burst, then 7.5 a second"
+    assert sent[-1] == pytest.approx(1 + (120 - 7.5) / 7.5, abs=1.0)
+
+
+# -- the new-messages budget, in priority order across chats ---------------------------------------------
+def test_the_new_messages_budget_goes_to_the_most_urgent_across_chats():
+    async def scenario():
+        telegram = Telegram(Limits(new_per_second=1.0))
+        telegram.sender.want(kept(1, "first", Priority.COSMETIC, new=True))  # takes the one token
+        await at(0.1)
+        telegram.sender.want(kept(2, "cosmetic", Priority.COSMETIC, new=True))
+        await at(0.2)
+        telegram.sender.want(kept(3, "info", Priority.INFO, new=True))
+        await at(0.3)
+        telegram.sender.want(kept(4, "act", Priority.ACT, new=True))
+        telegram.sender.want(kept(5, "edit", Priority.COSMETIC))  # an edit needs no such token
+        await at(0.4)
+        telegram.sender.want(kept(6, "act later", Priority.ACT, new=True))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    assert [(job.key, moment) for moment, job in telegram.sent] == [
+        ("first", 0.0),
+        ("edit", pytest.approx(0.3)),
+        ("act", pytest.approx(1.0)),
+        ("act later", pytest.approx(2.0)),
+        ("info", pytest.approx(3.0)),
+        ("cosmetic", pytest.approx(4.0)),
+    ]
+
+
+def test_a_group_waiting_for_the_new_messages_budget_still_keeps_to_its_share():
+    """The bot's budget is scarce (1 a second) and urgent DMs take it first: the table's first
+    request goes out 12 s after it was picked. Its chat's budget must count it when it goes, or the
+    burst the group saved meanwhile makes 16 of the table's 15 in a minute."""
+    people = [1_000 + n for n in range(12)]
+
+    async def scenario():
+        telegram = Telegram(Limits(new_per_second=1.0))
+        for person in people:
+            telegram.sender.want(kept(person, "cards", Priority.ACT, new=True))
+        telegram.want(GROUP, 60, priority=Priority.COSMETIC, new=True)
+        await at(60.0)
+        for n in range(40):
+            telegram.sender.want(reply(GROUP, n))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    group = [(moment, job) for moment, job in telegram.sent if job.chat_id == GROUP]
+    assert group[0][0] == pytest.approx(12.0), "after the 12 urgent ones"
+    assert peak([moment for moment, job in group if job.share is Share.KEPT], 60) <= 15
+    assert peak([moment for moment, job in group if job.share is Share.REPLY], 60) <= 5
+    assert peak([moment for moment, _ in group], 60) <= 20
+
+
+# -- drain, forget, coalescing, stale replies, failures -----------------------------------------------------
+def test_drain_returns_once_everything_is_sent():
+    async def scenario():
+        telegram = Telegram(Limits(), latency=0.01)
+        await telegram.sender.drain()  # nothing queued: at once
+        assert now() == 0
+        for chat in GROUPS[:2] + PRIVATES[:2]:
+            telegram.want(chat, 30, new=True)
+            telegram.sender.want(reply(chat, "help"))
+        await telegram.sender.drain()
+        return telegram, now()
+
+    telegram, end = simulate(scenario)
+    assert len(telegram.sent) == 4 * 31
+    assert not telegram.sender.tasks and not any(lane.jobs for lane in telegram.sender.lanes.values())
+    assert end == pytest.approx(group_pace(30)[-1] + 0.01)
+
+
+def test_forget_takes_a_queued_job_back():
+    chat = PRIVATES[0]
+
+    async def scenario():
+        telegram = Telegram(Limits())
+        telegram.want(chat, 6)
+        telegram.sender.forget(chat, 4)
+        telegram.sender.forget(chat, "never queued")
+        telegram.sender.forget(777, 0)  # a chat with nothing at all
+        await telegram.sender.drain()
+        sent = telegram.keys(chat)
+        await at(10.0)
+        telegram.want(chat, 4)  # 0, 1 and 2 go at once (the budget refilled); 3 waits a second
+        await asyncio.sleep(0)
+        telegram.sender.forget(chat, 3)
+        await telegram.sender.drain()
+        return telegram, sent, now()
+
+    telegram, first, end = simulate(scenario)
+    assert first == [0, 1, 2, 3, 5]
+    assert telegram.keys(chat)[5:] == [0, 1, 2]
+    assert not telegram.sender.pending(chat) and end == 10.0
+
+
+def test_forgetting_all_a_chat_waits_for_ends_its_wait():
+    """A group blocked for 30 s by a 429: once nothing is left to send there, nothing waits (a
+    shutdown's flush would wait for it, and say messages were left)."""
+
+    async def scenario():
+        telegram = Telegram(Limits())
+        telegram.refusals[(GROUP, 0)] = 30.0
+        telegram.want(GROUP, 1)
+        await at(1.0)
+        assert telegram.sender.pending(GROUP)
+        telegram.sender.forget(GROUP, 0)
+        await telegram.sender.drain()
+        return telegram, now()
+
+    telegram, end = simulate(scenario)
+    assert telegram.sent == [] and end == 1.0 and not telegram.sender.pending(GROUP)
+
+
+def test_wants_of_one_key_while_it_waits_make_one_request():
+    chat = PRIVATES[0]
+
+    async def scenario():
+        telegram = Telegram(Limits())
+        telegram.want(chat, 3)  # the burst
+        for n in range(50):
+            telegram.sender.want(kept(chat, "dm", Priority.INFO if n % 2 else Priority.COSMETIC))
+            await asyncio.sleep(0.01)
+        telegram.sender.want(kept(chat, "other", Priority.COSMETIC))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    assert telegram.keys(chat) == [0, 1, 2, "dm", "other"]
+    dm = telegram.sent[3]
+    assert dm[0] == pytest.approx(1.0) and dm[1].priority is Priority.INFO and dm[1].since == 0.0
+
+
+def test_replies_that_waited_too_long_are_dropped_and_reported():
+    async def scenario():
+        telegram = Telegram(Limits())
+        for n in range(10):
+            telegram.sender.want(reply(GROUP, n))
+        await telegram.sender.drain()
+        return telegram, now()
+
+    telegram, end = simulate(scenario)
+    assert telegram.keys(GROUP) == [("r", 0), ("r", 1), ("r", 2)]
+    assert telegram.times(GROUP) == pytest.approx([0, 15, 30])
+    assert [job.key for job in telegram.dropped] == [("r", n) for n in range(3, 10)]
+    assert end < REPLY_STALE + 15 + 1
+
+
+def test_a_failing_deliver_loses_that_job_only():
+    chat = PRIVATES[0]
+
+    async def scenario():
+        telegram = Telegram(Limits())
+        fine = telegram.deliver
+
+        async def deliver(job):
+            if job.key == 1:
+                raise RuntimeError("a bug in what sends it")
+            return await fine(job)
+
+        telegram.sender.deliver = deliver
+        telegram.want(chat, 5)
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    assert telegram.keys(chat) == [0, 2, 3, 4]
+
+
+def test_stop_cancels_what_is_queued():
+    async def scenario():
+        telegram = Telegram(Limits(new_per_second=1.0))
+        for chat in PRIVATES:
+            telegram.want(chat, 5, new=True)
+        await at(1.5)
+        await telegram.sender.stop()
+        return telegram, len(telegram.sent)
+
+    telegram, sent = simulate(scenario)
+    assert sent == 2 and not telegram.sender.tasks
+
+
+# -- the restart case (that nothing at all is sent: tests/bot/test_delivery.py) -----------------------------
+MESSAGES = {"sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage"}
+
+
+async def play_to_the_draw(world, database):
+    first = await start_bot(world, database)
+    stack(first, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "2C 2D"}, "7S 8H")
+    await open_and_start(first, [1, 2, 3])
+    await first.driver.press(1, GROUP, "当庄")
+    await first.driver.press(2, GROUP, "补牌")
+    await stop_bot(first)
+
+
+async def test_a_restarted_bot_sends_only_what_changed_while_it_was_down(world, database):
+    await play_to_the_draw(world, database)
+    checking = await start_bot(world, database)
+    live = checking.paiju.tables.get(GROUP)
+    table_id, table_message = live.table_id, live.message_id
+    await checking.paiju.store.update_messages(table_id, shown={"table": "not:what it shows"})
+    await stop_bot(checking)
+    before = len(world.requests)
+
+    second = await start_bot(world, database)
+    await second.paiju.quiet()
+    sent = [(r.method, r.chat_id) for r in world.requests[before:] if r.method in MESSAGES]
+    assert sent == [("editMessageText", GROUP)], "the table only; no DM"
+    edit = next(r for r in world.requests[before:] if r.method == "editMessageText")
+    assert edit.params["message_id"] == table_message
+    await stop_bot(second)
