@@ -13,6 +13,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import replace
 from datetime import datetime
 from random import Random
 from typing import Any
@@ -75,15 +76,24 @@ class Paiju:
 
     # -- languages and screens --------------------------------------------------------------------
     async def chat_settings(self, chat_id: int) -> ChatSettings:
-        """A chat's settings, read once and then kept (every change goes through the method below)."""
+        """A chat's settings as they apply, read once and then kept (every change goes through the
+        method below): the operator's turn and lobby seconds where the chat chose none."""
         if chat_id not in self._chat_settings:
-            self._chat_settings[chat_id] = await self.store.chat_settings(chat_id)
+            self._chat_settings[chat_id] = self._in_effect(await self.store.chat_settings(chat_id))
         return self._chat_settings[chat_id]
 
     async def update_chat_settings(self, chat_id: int, **changes: Any) -> ChatSettings:
         self._chat_settings.pop(chat_id, None)  # a failed update must not leave the old one kept
-        self._chat_settings[chat_id] = await self.store.update_chat_settings(chat_id, **changes)
+        updated = await self.store.update_chat_settings(chat_id, **changes)
+        self._chat_settings[chat_id] = self._in_effect(updated)
         return self._chat_settings[chat_id]
+
+    def _in_effect(self, chosen: ChatSettings) -> ChatSettings:
+        return replace(
+            chosen,
+            turn_seconds=chosen.turn_seconds or self.settings.turn_seconds,
+            lobby_seconds=chosen.lobby_seconds or self.settings.lobby_seconds,
+        )
 
     async def chat_language(self, chat_id: int) -> str:
         return (await self.chat_settings(chat_id)).language or self.settings.language

@@ -218,12 +218,14 @@ class Tables:
             elif isinstance(event, TimerStarted):
                 view.deadline = self.clock() + event.seconds
             elif isinstance(event, Left) and event.escaped:
-                paid = sum(
-                    e.amount
-                    for e in events
-                    if isinstance(e, Paid) and e.payer == event.person and e.reason in _PENALTIES
+                # What the escape cost: a penalty (muxi), else what they had put in (showhand's
+                # escaper loses their bets): either way, what they are down this round.
+                fined = any(
+                    isinstance(e, Paid) and e.payer == event.person and e.reason in _PENALTIES for e in events
                 )
-                view.notices.append(Notice("notice.escaped", event.person, paid))
+                lost = max(0, -live.engine.core.round_net.get(event.person, 0))
+                key = "notice.escaped" if fined else "notice.escaped_lost"
+                view.notices.append(Notice(key, event.person, lost))
             elif isinstance(event, Unseated):
                 view.notices.append(Notice("notice.unseated", event.person, event.balance))
             elif isinstance(event, ClosingAfterRound):
@@ -234,14 +236,16 @@ class Tables:
                 view.notices.append(Notice("notice.refunded", event.payee, event.amount))
             elif isinstance(event, TableClosed):
                 view.closed_reason = event.reason
-            elif isinstance(event, DeckRevealed) and results is not None:
+            elif isinstance(event, DeckRevealed):
+                # Every revealed deck is recorded, with or without results (nobody took the bank,
+                # the table was cancelled): each commitment shown can be checked with /verify.
                 record = RoundRecord(
                     round_no=event.round_no,
                     commitment=event.commitment,
                     deck=format_cards(event.deck),
                     salt=event.salt,
                     results=tuple(
-                        RoundResult(line.person, line.net, line.won, line.hand) for line in results
+                        RoundResult(line.person, line.net, line.won, line.hand) for line in results or ()
                     ),
                 )
             elif (found := kind.note(view, event)) is not None:

@@ -11,9 +11,6 @@ GAMES: tuple[str, ...] = ("muxi", "showhand")
 MINT = "mint"
 """The named account grants come from; its balance is minus every coin ever granted."""
 
-DEFAULT_TURN_SECONDS = 30
-DEFAULT_LOBBY_SECONDS = 300
-
 
 @dataclass(frozen=True, slots=True)
 class Person:
@@ -26,12 +23,12 @@ class Person:
 
 @dataclass(frozen=True, slots=True)
 class ChatSettings:
-    """A chat's settings; ``language`` None means "the bot's default"."""
+    """A chat's settings; None (language, seconds) means "not chosen: the bot's default"."""
 
     chat_id: int
     language: str | None = None
-    turn_seconds: int = DEFAULT_TURN_SECONDS
-    lobby_seconds: int = DEFAULT_LOBBY_SECONDS
+    turn_seconds: int | None = None
+    lobby_seconds: int | None = None
     allowed_games: tuple[str, ...] = GAMES
 
 

@@ -125,7 +125,40 @@ V5_SHOWN: tuple[str, ...] = (
     "ALTER TABLE tables ADD COLUMN shown TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(shown))",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (V1_BASE, V2_ALLOWED_GAMES, V3_ROUNDS, V4_SEATS, V5_SHOWN)
+# A chat's turn and lobby seconds become NULL until its admins choose them, so the operator's
+# PAIJU_TURN_SECONDS / PAIJU_LOBBY_SECONDS apply to every other chat (the old defaults, 30 and 300,
+# become NULL: nobody could tell them from a choice). SQLite cannot drop NOT NULL in place: the table
+# is rebuilt. With foreign keys on, dropping it counts the tables and rounds pointing at it as
+# violations, deferred to the commit; re-inserting every row under the same name counts them back,
+# so a row left out still fails the commit.
+V6_CHOSEN_SECONDS: tuple[str, ...] = (
+    "PRAGMA defer_foreign_keys = ON",  # for this transaction only
+    "CREATE TEMP TABLE chats_v5 AS SELECT * FROM chats",
+    "DROP TABLE chats",
+    """CREATE TABLE chats (
+        id            INTEGER PRIMARY KEY,       -- Telegram chat id
+        language      TEXT,
+        turn_seconds  INTEGER CHECK (turn_seconds > 0),   -- NULL: the operator's default
+        lobby_seconds INTEGER CHECK (lobby_seconds > 0),  -- NULL: the operator's default
+        created_at    TEXT    NOT NULL,
+        updated_at    TEXT    NOT NULL,
+        allowed_games TEXT    NOT NULL DEFAULT '["muxi","showhand"]' CHECK (json_valid(allowed_games))
+    )""",
+    """INSERT INTO chats (id, language, turn_seconds, lobby_seconds, created_at, updated_at, allowed_games)
+        SELECT id, language, NULLIF(turn_seconds, 30), NULLIF(lobby_seconds, 300), created_at, updated_at,
+               allowed_games
+        FROM temp.chats_v5""",
+    "DROP TABLE temp.chats_v5",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    V1_BASE,
+    V2_ALLOWED_GAMES,
+    V3_ROUNDS,
+    V4_SEATS,
+    V5_SHOWN,
+    V6_CHOSEN_SECONDS,
+)
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 
 LATEST = len(MIGRATIONS)

@@ -363,7 +363,7 @@ class Store:
         return person.balance
 
     async def chat_settings(self, chat_id: int) -> ChatSettings:
-        """A chat's settings (the defaults for a chat never configured)."""
+        """A chat's settings (None for what it never chose: the caller's defaults apply)."""
         return await self._read(people.get_chat, chat_id) or ChatSettings(chat_id)
 
     async def update_chat_settings(
@@ -371,18 +371,20 @@ class Store:
         chat_id: int,
         *,
         language: str | None = _UNSET,
-        turn_seconds: int = _UNSET,
-        lobby_seconds: int = _UNSET,
+        turn_seconds: int | None = _UNSET,
+        lobby_seconds: int | None = _UNSET,
         allowed_games: Sequence[str] = _UNSET,
     ) -> ChatSettings:
-        """Change only the settings given; ``language=None`` goes back to the bot's default."""
+        """Change only the settings given; None (language, seconds) goes back to the bot's default."""
         changes: dict[str, object] = {}
         if language is not _UNSET:
             changes["language"] = language
         for column, seconds in (("turn_seconds", turn_seconds), ("lobby_seconds", lobby_seconds)):
             if seconds is not _UNSET:
-                if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds <= 0:
-                    raise ValueError(f"{column} must be a positive int, not {seconds!r}")
+                if seconds is not None and (
+                    isinstance(seconds, bool) or not isinstance(seconds, int) or seconds <= 0
+                ):
+                    raise ValueError(f"{column} must be a positive int or None, not {seconds!r}")
                 changes[column] = seconds
         if allowed_games is not _UNSET:
             changes["allowed_games"] = people.games_json(allowed_games)

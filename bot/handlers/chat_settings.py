@@ -17,14 +17,22 @@ TURN_CHOICES = (10, 20, 30, 45, 60, 90, 120)
 LOBBY_CHOICES = (60, 180, 300, 600, 1800)
 
 
+def duration(seconds: int, language: str) -> str:
+    """``5 分钟``, or ``90 秒`` for what is not whole minutes (the operator may choose any)."""
+    if seconds % 60:
+        return t(language, "settings.seconds", n=seconds)
+    return t(language, "settings.minutes", n=seconds // 60)
+
+
 def settings_text(settings: ChatSettings, language: str, default_language: str) -> str:
+    """The settings in effect (``Paiju.chat_settings``: the operator's seconds where none were chosen)."""
     games = " ".join(t(language, f"{game}.title") for game in settings.allowed_games)
     return t(
         language,
         "settings.text",
         language=t(settings.language or default_language, "language.name"),
         turn=settings.turn_seconds,
-        lobby=settings.lobby_seconds // 60,
+        lobby=duration(settings.lobby_seconds or 0, language),
         games=games,
     )
 

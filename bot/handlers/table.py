@@ -150,9 +150,10 @@ async def pick_game(update: Update, context: Context) -> None:
     if query.message is None or not is_group(query.message.chat):  # a table opens in a group only
         await answer(query, t(language, "group_only"), True)
         return
-    await answer(query)
-    if game is None:
+    if game is None:  # not a button we made (forged, or a game this bot no longer has)
+        await answer(query, t(language, "press.unknown"), True)
         return
+    await answer(query)
     await query.delete_message()
     await open_table(update, context, game, user, language)
 

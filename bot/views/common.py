@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,15 @@ def name(text: str, limit: int = 16) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return html.escape(text, quote=False)
+
+
+_GAPS = re.compile(" {3,}")
+
+
+def closed_up(line: str) -> str:
+    """A line of parts two spaces apart, with the gap an empty part leaves (cards not shown, a
+    hand not named) closed."""
+    return _GAPS.sub("  ", line).strip()
 
 
 def short_hash(commitment: str) -> str:

@@ -53,6 +53,10 @@ def footer_lines(live: LiveTable, screen: Screen, in_round: bool) -> list[str]:
         )
     if live.view.commitment and in_round:
         lines.append(t(language, "round.commitment", hash=short_hash(live.view.commitment)))
+    elif not in_round and live.round_no and live.view.results_round != live.round_no:
+        # The round ended with no results (nobody took the bank, the table was cancelled): its
+        # deck was revealed all the same, and the commitment shown during it can be checked.
+        lines.append(t(language, "round.verify", table=live.table_id, round=live.round_no))
     link = screen.deep_link(live.table_id)
     for person in live.view.dm_failed:
         if person in live.seated():

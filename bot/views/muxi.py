@@ -7,12 +7,13 @@ from collections.abc import Callable
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
-from bot.views.common import Markup, Screen, cards_text, keyboard, name, signed
+from bot.views.common import Markup, Screen, cards_text, closed_up, keyboard, name, signed
 from bot.views.lobby import footer_lines, lobby_keyboard, lobby_lines, results_footer, table_button
 from games.muxi import Kind, Move, MuxiTable, Phase, Status, evaluate
 
 GAME = "muxi"
 TimeText = Callable[[float], str]
+NO_SHOWDOWN = ("banker_escaped", "players_escaped")  # rounds that end with no hand shown
 
 
 def hand_label(kind: str | None, points: int, language: str) -> str:
@@ -95,21 +96,30 @@ def _banker_choice_lines(live: LiveTable, language: str, when: TimeText) -> list
     return lines
 
 
+def shown_down(live: LiveTable, line: ResultLine) -> bool:
+    """Whether a hand on the results was shown to the table: not when the round ended with no
+    show-down (RULES.md 1.6), nor a hand that escaped the round."""
+    return live.view.end_reason not in NO_SHOWDOWN and line.status != Status.ESCAPED
+
+
 def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
     role = t(language, "muxi.role.banker") if line.is_banker else ""
+    shown = shown_down(live, line)
     if line.status in (Status.ESCAPED, Status.FORFEIT):
         hand = t(language, f"muxi.status.{line.status}")
     else:
-        hand = hand_label(line.hand, line.points, language)
-    return t(
-        language,
-        "muxi.result_line",
-        role=role,
-        name=name(live.name(line.person)),
-        cards=cards_text(line.cards, language),
-        hand=hand,
-        net=signed(line.net),
-    ).strip()
+        hand = hand_label(line.hand, line.points, language) if shown else ""
+    return closed_up(
+        t(
+            language,
+            "muxi.result_line",
+            role=role,
+            name=name(live.name(line.person)),
+            cards=cards_text(line.cards, language) if shown else "",
+            hand=hand,
+            net=signed(line.net),
+        )
+    )
 
 
 def _results_lines(live: LiveTable, language: str) -> list[str]:
@@ -174,15 +184,43 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
     )
 
 
+def _final_hand(live: LiveTable, person: int, language: str) -> str | None:
+    """A person's cards as the round ended (drawn ones included), with what they made of them."""
+    engine = _engine(live)
+    hand = engine.hand_of(person)
+    if hand is not None:  # the table was cancelled during the round: the hand is as it stood
+        cards, status, judged = tuple(hand.cards), hand.status.value, None
+    else:
+        line = next((line for line in live.view.results if line.person == person), None)
+        if line is None or live.view.results_round != live.round_no:
+            return None
+        cards, status, judged = line.cards, line.status, hand_label(line.hand, line.points, language)
+    if status in (Status.ESCAPED, Status.FORFEIT):
+        label = t(language, f"muxi.status.{status}")
+    elif judged:
+        label = judged
+    else:  # no show-down judged it (the banker escaped): its owner may still see what it was
+        try:
+            made = evaluate(list(cards))
+            label = hand_label(made.kind.value, made.points, language)
+        except ValueError:  # a lone joker that never drew
+            label = ""
+    return t(language, "muxi.your_cards", cards=cards_text(cards, language), hand=label).strip()
+
+
 def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[str, Markup | None] | None:
-    """A person's DM for this round: their cards, and their own buttons while they must choose."""
+    """A person's DM for this round: their cards, and their own buttons while they must choose;
+    once the round is over, their final cards and no buttons."""
     engine, language = _engine(live), screen.language
-    private = private_hand(live, person, language)
-    if private is None:
-        return None
     title = t(
         language, "muxi.dm", title=t(language, "muxi.title"), chat=name(chat_title, 32), round=live.round_no
     )
+    if engine.phase in (Phase.LOBBY, Phase.CLOSED):
+        final = _final_hand(live, person, language)
+        return None if final is None else ("\n".join([title, final, t(language, "muxi.dm_over")]), None)
+    private = private_hand(live, person, language)
+    if private is None:
+        return None
     lines, moves = [title, private], engine.legal_actions(person)
     buttons = [
         (t(language, f"button.{move}"), callbacks.encode(GAME, live.table_id, live.round_no, move.value))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
-from bot.views.common import Markup, Screen, card_text, cards_text, coins, keyboard, name, signed
+from bot.views.common import Markup, Screen, card_text, cards_text, closed_up, coins, keyboard, name, signed
 from bot.views.lobby import footer_lines, lobby_keyboard, lobby_lines, results_footer, table_button
-from games.showhand import Move, Option, Phase, ShowhandTable
+from games.showhand import Move, Option, Phase, Player, ShowhandTable
 
 GAME = "showhand"
 # A button's action code in the callback data, for each move (the amount rides as the argument).
@@ -84,14 +84,16 @@ def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
     else:
         hand = t(language, f"showhand.category.{line.hand}") if line.hand else ""
     trophy = "🏆 " if line.won else ""
-    return t(
-        language,
-        "showhand.result_line",
-        name=trophy + name(live.name(line.person)),
-        cards=cards_text(line.cards, language),
-        hand=hand,
-        net=signed(line.net),
-    ).strip()
+    return closed_up(
+        t(
+            language,
+            "showhand.result_line",
+            name=trophy + name(live.name(line.person)),
+            cards=cards_text(line.cards, language),
+            hand=hand,
+            net=signed(line.net),
+        )
+    )
 
 
 def table_text(live: LiveTable, screen: Screen) -> str:
@@ -137,8 +139,7 @@ def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     return keyboard(rows)
 
 
-def private_hand(live: LiveTable, person: int, language: str) -> str | None:
-    player = _engine(live).player(person)
+def _cards(player: Player | None, language: str) -> str | None:
     if player is None or player.hole is None:
         return None
     return t(
@@ -149,21 +150,28 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
     )
 
 
+def private_hand(live: LiveTable, person: int, language: str) -> str | None:
+    return _cards(_engine(live).player(person), language)
+
+
 def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[str, Markup | None] | None:
+    """A person's DM for this game: their cards, and their buttons on their turn; once the game is
+    over, their cards as it ended and no buttons."""
     engine, language = _engine(live), screen.language
+    title = t(
+        language,
+        "showhand.dm",
+        title=t(language, "showhand.title"),
+        chat=name(chat_title, 32),
+        round=engine.game_no,
+    )
+    if engine.phase is not Phase.BETTING:
+        final = _cards(engine.ended_as(person), language)
+        return None if final is None else ("\n".join([title, final, t(language, "showhand.dm_over")]), None)
     private = private_hand(live, person, language)
     if private is None:
         return None
-    lines = [
-        t(
-            language,
-            "showhand.dm",
-            title=t(language, "showhand.title"),
-            chat=name(chat_title, 32),
-            round=engine.game_no,
-        ),
-        private,
-    ]
+    lines = [title, private]
     if engine.turn == person and live.view.deadline:
         lines.append(t(language, "showhand.dm_turn", time=screen.when(live.view.deadline)))
         return "\n".join(lines), keyboard(_option_buttons(live, person, language))

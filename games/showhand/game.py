@@ -95,6 +95,9 @@ class ShowhandState:
     lead: int | None = None
     turn: int | None = None
     players: list[Player] = field(default_factory=list)  # in seat order
+    # The last game's people as it ended, until the next one starts: each may still be shown their
+    # own cards (the face-down one too) once the game is over.
+    ended: list[Player] = field(default_factory=list)
 
 
 class Game:
@@ -141,6 +144,7 @@ class Game:
         started = core.begin_round(shuffle, base)
         lead, reason = self._lead_before_deal()
         state.players = [Player(seat.person, seat.seat_no) for seat in sorted(core.seats, key=_seat_no)]
+        state.ended = []
         state.lead, state.card_no, state.phase = lead, 1, Phase.BETTING
         events: list[Event] = [
             started,
@@ -270,7 +274,8 @@ class Game:
 
     def _clear(self) -> None:
         state = self.state
-        state.players, state.lead, state.turn, state.card_no, state.opening = [], None, None, 0, 0
+        state.ended, state.players = state.players, []
+        state.lead, state.turn, state.card_no, state.opening = None, None, 0, 0
 
     def _result(self, player: Player, reason: EndReason) -> PersonResult:
         shown = player.hole if reason is EndReason.SHOWDOWN and player.in_game else None

@@ -126,6 +126,11 @@ class ShowhandTable(Table):
     def player(self, person: int) -> Player | None:
         return self.game.player(person)
 
+    def ended_as(self, person: int) -> Player | None:
+        """``person``'s part in the last game as it ended (their cards, ``hole`` private to them),
+        from its end until the next game starts; None during a game."""
+        return next((player for player in self.state.ended if player.person == person), None)
+
     def legal_actions(self, person: int) -> tuple[Option, ...]:
         """The buttons ``person`` may press now, with amounts (see ``Option``), Leave last."""
         state, seat = self.state, self.core.seat_of(person)

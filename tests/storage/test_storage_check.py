@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from storage import check_database, open_store
+from storage import SCHEMA_VERSION, check_database, open_store
 from tests.storage.storage_helpers import ROOT, STATE, ante, python, settle, subprocess_env
 
 
@@ -63,7 +63,7 @@ async def test_sound_books_pass_in_code_and_on_the_command_line(books):
     report = check_database(books)
     assert report.ok and report.problems == ()
     assert report.figures == {
-        "version": 5,
+        "version": SCHEMA_VERSION,
         "people": 3,
         "ledger_rows": 14,
         "open_tables": 1,

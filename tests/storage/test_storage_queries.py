@@ -132,12 +132,14 @@ async def test_person_stats_per_game_and_in_all(store, history):
 
 async def test_chat_settings_default_and_update(store):
     settings = await store.chat_settings(-1)
-    assert (settings.language, settings.turn_seconds, settings.lobby_seconds) == (None, 30, 300)
+    assert (settings.language, settings.turn_seconds, settings.lobby_seconds) == (None, None, None)
     assert settings.allowed_games == ("muxi", "showhand")
     changed = await store.update_chat_settings(-1, language="zh-hant", allowed_games=["showhand"])
-    assert (changed.language, changed.turn_seconds, changed.allowed_games) == ("zh-hant", 30, ("showhand",))
+    assert (changed.language, changed.turn_seconds, changed.allowed_games) == ("zh-hant", None, ("showhand",))
     changed = await store.update_chat_settings(-1, turn_seconds=45, lobby_seconds=120)
     assert (changed.language, changed.turn_seconds, changed.lobby_seconds) == ("zh-hant", 45, 120)
+    changed = await store.update_chat_settings(-1, lobby_seconds=None)  # back to the bot's default
+    assert (changed.turn_seconds, changed.lobby_seconds) == (45, None)
     assert (await store.update_chat_settings(-1, language=None)).language is None
     assert await store.chat_settings(-1) == await store.update_chat_settings(-1)
     for bad in ({"turn_seconds": 0}, {"lobby_seconds": -5}, {"allowed_games": ["poker"]}):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from storage import SCHEMA_VERSION, RoundRecord, RoundResult, SchemaTooNew, open_store, schema
 from storage.thread import on_thread
-from tests.storage.storage_helpers import STATE, ante, pot
+from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, subprocess_env
 
 V1_ROWS = [
     "INSERT INTO people VALUES (1, 'Ming', 'zh-hans', 9900, 't0', 't0')",
@@ -55,7 +56,7 @@ def dump(path: Path, table: str) -> list[tuple]:
 
 async def test_a_new_database_is_at_the_latest_version_with_wal_and_foreign_keys(db_path):
     async with await open_store(db_path) as store:
-        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 5
+        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 6
         assert await on_thread(store._writer, pragma, "journal_mode") == "wal"
         assert await on_thread(store._writer, pragma, "synchronous") == 2  # FULL
         for db in (store._writer, store._reader):
@@ -77,7 +78,7 @@ async def test_the_path_defaults_to_the_environment(tmp_path, monkeypatch):
     assert (tmp_path / "paiju.sqlite3").is_file()
 
 
-@pytest.mark.parametrize("old_version", [1, 2])
+@pytest.mark.parametrize("old_version", [1, 2, 5])
 async def test_an_older_database_is_upgraded_in_place_keeping_every_row(db_path, old_version):
     make_old_database(db_path, old_version)
     before = {table: dump(db_path, table) for table in V1_TABLES}
@@ -118,6 +119,64 @@ async def test_an_older_database_is_upgraded_in_place_keeping_every_row(db_path,
         assert [r.round_no for r in await store.last_rounds(chat_id=-10)] == [1]
         report = await store.check()
         assert report.ok, report.problems
+
+
+V5_ROWS = [
+    "INSERT INTO chats (id, language, turn_seconds, lobby_seconds, allowed_games, created_at, updated_at)"
+    " VALUES (-20, 'zh-hant', 30, 300, '[\"muxi\"]', 't0', 't0'),"
+    " (-30, NULL, 30, 600, '[\"muxi\"]', 't0', 't0')",
+    "INSERT INTO tables (id, chat_id, game, state, version, escrow, created_at, updated_at)"
+    " VALUES (8, -20, 'muxi', '{\"v\":2}', 1, 0, 't0', 't0')",
+    "INSERT INTO rounds (table_id, chat_id, game, round_no, commitment, deck, salt, created_at)"
+    " VALUES (7, -10, 'showhand', 1, 'c0ffee', 'AS KS', 'salt', 't0'),"
+    " (8, -20, 'muxi', 1, 'beef', 'AS', 's', 't0')",
+]
+
+
+async def test_v6_leaves_the_seconds_no_chat_chose_to_the_operator(db_path):
+    """Issue 19: the chats table is rebuilt with nullable seconds (NULL: the bot's settings apply);
+    the old defaults 30 and 300 become NULL, a choice stays, and every table and round still
+    points at its chat (with foreign keys on, as the bot migrates)."""
+    make_old_database(db_path, 5)
+    with sqlite3.connect(db_path) as db:
+        for statement in V5_ROWS:
+            db.execute(statement.replace("'t0'", T0))
+    before = dump(db_path, "chats")
+
+    async with await open_store(db_path) as store:
+        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 6
+        assert await on_thread(store._writer, pragma, "foreign_keys") == 1
+        assert (
+            await on_thread(store._writer, lambda db: db.execute("PRAGMA foreign_key_check").fetchall()) == []
+        )
+        chosen = {
+            chat: (s.language, s.turn_seconds, s.lobby_seconds, s.allowed_games)
+            for chat in (-10, -20, -30)
+            for s in [await store.chat_settings(chat)]
+        }
+        assert chosen == {
+            -10: ("en", 45, 600, ("muxi", "showhand")),
+            -20: ("zh-hant", None, None, ("muxi",)),
+            -30: (None, None, 600, ("muxi",)),
+        }
+        assert (await store.open_table(-20)).id == 8
+        assert [r.commitment for r in await store.last_rounds(chat_id=-20)] == ["beef"]
+        assert (await store.update_chat_settings(-20, turn_seconds=20)).turn_seconds == 20
+        with pytest.raises(sqlite3.IntegrityError):  # the checks are kept
+            await on_thread(store._writer, lambda db: db.execute("UPDATE chats SET lobby_seconds = 0"))
+    # id, language, created_at and allowed_games as they were, in the same order
+    assert [(r[0], r[1], r[4], r[6]) for r in dump(db_path, "chats")] == [
+        (r[0], r[1], r[4], r[6]) for r in before
+    ]
+    done = subprocess.run(
+        [python(), "-m", "storage", "check", str(db_path)],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 async def test_a_failing_migration_step_leaves_the_previous_version(db_path, monkeypatch):
