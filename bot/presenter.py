@@ -137,8 +137,8 @@ class Presenter:
         self._want(live, None, text, markup)
 
     def want_dm(self, live: LiveTable, person: int, screen: Screen, chat_title: str) -> None:
-        """``person``'s DM for this table should show their cards and moves now; once the round is
-        over for them, its buttons go (its text, their cards, stays)."""
+        """``person``'s DM for this table should show their cards and moves now (the views give the
+        final state once the round is over); with nothing left to show them, its buttons go."""
         drawn = KINDS[live.game].dm(live, person, screen, chat_title)
         if drawn is not None:
             self._want(live, person, *drawn)

@@ -118,7 +118,7 @@ async def history(update: Update, context: Context) -> None:
                 game=t(language, f"{saved.game}.title"),
                 table=saved.table_id,
                 round=saved.round_no,
-                results="  ".join(results),
+                results="  ".join(results) or t(language, "history.unsettled"),
                 hash=short_hash(saved.commitment),
             )
         )

@@ -214,3 +214,12 @@ async def test_a_forged_game_pick_is_answered_with_a_popup(bot, world):
     await d.press_data(1, GROUP, picker.message_id, "pick:poker")
     assert world.popups[1][-1].text == "这个按钮已失效" and world.popups[1][-1].show_alert
     assert world.open_queries == {} and bot.paiju.tables.get(GROUP) is None
+
+
+async def test_a_round_without_results_reads_as_not_settled_in_the_history(bot):
+    d = bot.driver
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "不当庄")
+    await d.press(2, GROUP, "不当庄")  # nobody banks: the round ends without a deal
+    await d.send(1, GROUP, "/history")
+    assert "未结算" in d.last(GROUP) and "/verify" in d.last(GROUP)
