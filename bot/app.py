@@ -12,7 +12,7 @@ from telegram.request import BaseRequest
 
 from bot.handlers import account, chat_settings, gate, records, table
 from bot.i18n import t
-from bot.outbox import Limits
+from bot.outbox import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
 from bot.request import AiohttpRequest, RetryingRequest, env_proxy
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
@@ -53,7 +53,8 @@ def build_application(
         # getUpdates: one connection, no retries of its own (the polling loop retries); PTB adds the
         # long poll's timeout to this read timeout, so the poll is never cut short.
         polling = AiohttpRequest(connection_pool_size=1, proxy=proxy)
-        builder = builder.request(RetryingRequest(connection_pool_size=64, proxy=proxy))
+        pool = SENDS_AT_ONCE + ANSWER_CONNECTIONS  # sends never take the answers' connections
+        builder = builder.request(RetryingRequest(connection_pool_size=pool, proxy=proxy))
         builder = builder.get_updates_request(polling)
     if settings.base_url:
         base = settings.base_url.rstrip("/")

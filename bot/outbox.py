@@ -23,6 +23,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+SENDS_AT_ONCE = 48  # sends in flight at once (of the request pool's connections)
+ANSWER_CONNECTIONS = 16  # kept for answers to presses and the handlers' own calls
 ANSWER_WITHIN = 10.0  # Telegram takes no answer to a press much older than this (10-15 s)
 REPLY_STALE = 30.0  # a reply still waiting after this long is dropped: nobody waits for it any more
 NEW_FLOOR = 3.0  # the least the new-messages budget backs off to

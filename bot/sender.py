@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from bot.outbox import Job, Lane, Limits, NewMessages
+from bot.outbox import SENDS_AT_ONCE, Job, Lane, Limits, NewMessages
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[Job], Awaitable[float | None]]
@@ -47,6 +47,9 @@ class Sender:
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
         self.received_429 = 0
+        # Requests in flight at once, all chats together: the connection pool keeps room for the
+        # answers to presses, which never wait behind a send.
+        self._in_flight = asyncio.Semaphore(SENDS_AT_ONCE)
 
     def want(self, job: Job) -> None:
         """Queue ``job`` (merged with the queued one of its key); its chat's task sends it."""
@@ -99,7 +102,8 @@ class Sender:
                 if job.new_message:
                     await self._new_token(job)
                     lane.late(job, self.clock())
-                retry_after = await self.deliver(job)
+                async with self._in_flight:
+                    retry_after = await self.deliver(job)
             except Exception:
                 log.exception("sending to chat %s failed", lane.chat_id)
             finally:
