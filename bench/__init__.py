@@ -1,2 +1,2 @@
-"""Benchmarks of issue 9: ``python -m bench [--quick]`` runs them all (see bench/README.md); each
-module also runs alone as ``python -m bench.<module>``."""
+"""Benchmarks: ``python -m bench [--quick]`` runs them all (see bench/README.md); each module also
+runs alone as ``python -m bench.<module>``."""

@@ -1,10 +1,11 @@
 """Simulated people playing whole tables, as fast as the bot answers (or at a pace given to them).
 
 They know only what Telegram shows them: the table message in the group, their DMs, and the answer
-to each press (no text: accepted; a text: refused, or a popup). The bot sends a press's DMs before
-it answers the press, so after each answer the people read their DMs to decide the next press; the
-group's table message, whose edits the bot spaces out, is read only to open a table and to find
-their way back after an unexpected refusal (a deadline that passed, say).
+to each press (no text, or their own hand: accepted; another text: refused, or a popup). In
+process, an update is done once the bot has sent what it changed, so after each answer the people
+read their DMs to decide the next press; the group's table message, whose edits the bot spaces
+out, is read only to open a table and to find their way back after an unexpected refusal (a
+deadline that passed, say).
 
 One front door (``Front``) serves both the in-process Application and the bot process behind the
 HTTP emulator: it hands an update to the bot and waits for the bot's answer to it.
@@ -129,9 +130,15 @@ class Front:
             return False
         press = callbacks.decode(data)
         self.tally.handled(sent, done, press.action if press else data)
+        if text is not None and text.startswith(OWN_HAND):
+            return None  # accepted: the answer to a move carries the presser's hand
         if text is not None:
             self.tally.refused += 1
         return text
+
+
+# How the answer to an accepted move begins (it carries the presser's hand), in the bench's language.
+OWN_HAND = ("你的牌：", "底牌：")
 
 
 @dataclass(frozen=True)

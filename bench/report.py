@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
+QUICK_RESULTS = Path(__file__).with_name("RESULTS-quick.md")  # a quick run never overwrites RESULTS.md
 
 
 @dataclass(frozen=True)

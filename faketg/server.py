@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from faketg.limits import Limits
 from faketg.world import JSON, ApiError, World
 
 # Parameters whose values are text as sent; every other form value is JSON (numbers, objects...).
@@ -65,12 +66,19 @@ class Faults:
 
 
 class Emulator:
-    """Serves ``world`` at ``http://127.0.0.1:<port>/bot<token>/<method>``."""
+    """Serves ``world`` at ``http://127.0.0.1:<port>/bot<token>/<method>``; with ``limits``, the
+    world enforces Telegram's rate limits (429 with retry_after, see ``faketg.limits``)."""
 
     def __init__(
-        self, world: World, faults: Faults | None = None, tokens: frozenset[str] | None = None
+        self,
+        world: World,
+        faults: Faults | None = None,
+        tokens: frozenset[str] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.world = world
+        if limits is not None:
+            world.limits = limits
         self.tokens = tokens  # the tokens Telegram accepts (None: any)
         self.faults = faults or Faults()
         self._updates = asyncio.Condition()

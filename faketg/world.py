@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import ClassVar
 
+from faketg.limits import Limits, Refused
+
 JSON = dict[str, object]
 
 BOT_ID = 7_000_000_001
@@ -166,8 +168,10 @@ def check_html(text: str) -> None:
 class World:
     """The state of the fake Telegram, and the Bot API over it."""
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time, limits: Limits | None = None) -> None:
         self.clock = clock
+        self.limits = limits  # Telegram's rate limits, enforced when set (``faketg.limits``)
+        self.pressed_at: dict[str, float] = {}  # callback query id -> when it was pressed
         self.people: dict[int, Person] = {}
         self.chats: dict[int, Chat] = {}
         self.messages: dict[tuple[int, int], Message] = {}
@@ -265,6 +269,7 @@ class World:
         """``person`` presses the button with callback ``data`` under a message."""
         query_id = str(next(self._query_ids))
         self.open_queries[query_id] = person
+        self.pressed_at[query_id] = self.clock()
         message = self.messages[(chat_id, message_id)]
         query = {
             "id": query_id,
@@ -392,10 +397,31 @@ class World:
             record.error = 404
             raise ApiError(404, "Not Found: method not found")
         try:
+            if self.limits is not None:
+                self._within_limits(method, params, record)
             return handler(params)
         except ApiError as error:
             record.error = error.code
             raise
+
+    def _within_limits(self, method: str, params: JSON, record: Request) -> None:
+        """Telegram's rate limits (``self.limits``): ``ApiError`` 429 when over a budget, 400 for a
+        callback query answered too long after its press."""
+        assert self.limits is not None
+        try:
+            if method == "answerCallbackQuery":
+                query_id = str(params.get("callback_query_id"))
+                try:
+                    self.limits.check_answer(self.pressed_at.get(query_id), record.at)
+                except Refused:
+                    self.open_queries.pop(query_id, None)  # it can never be answered now
+                    raise
+                return
+            chat = self.chats.get(record.chat_id) if record.chat_id is not None else None
+            if chat is not None:
+                self.limits.check(method, chat.id, chat.type == "private", record.at)
+        except Refused as refused:
+            raise ApiError(refused.code, refused.description, refused.parameters) from None
 
     def api_getMe(self, params: JSON) -> JSON:
         return self.bot
