@@ -41,6 +41,7 @@ def configure_logging(token: str, level: int = logging.INFO, stream: TextIO | No
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=level, stream=stream, force=True
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # a line for every deadline re-armed
     redact = RedactToken(token)
     for handler in logging.getLogger().handlers:
         handler.addFilter(redact)

@@ -13,6 +13,7 @@ from bot.handlers.common import (
     language_for,
     may_manage,
     parse_id,
+    patiently,
     person_of,
     reply,
     runtime,
@@ -127,7 +128,7 @@ async def language_pick(update: Update, context: Context) -> None:
         await paiju.set_person_language(user.id, display_name(user), code)
     await answer(query, t(code, "language.set"))
     if query.message is not None:
-        await query.edit_message_text(t(code, "language.set"))
+        await patiently(lambda: query.edit_message_text(t(code, "language.set")))
 
 
 async def verify(update: Update, context: Context) -> None:

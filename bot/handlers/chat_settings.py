@@ -5,7 +5,17 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
-from bot.handlers.common import Context, answer, is_group, language_for, may_manage, parse_id, reply, runtime
+from bot.handlers.common import (
+    Context,
+    answer,
+    is_group,
+    language_for,
+    may_manage,
+    parse_id,
+    patiently,
+    reply,
+    runtime,
+)
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.settings import LANGUAGES
@@ -109,8 +119,11 @@ async def settings_press(update: Update, context: Context) -> None:
     language = current.language or paiju.settings.language
     await answer(query, t(language, "settings.saved"))
     default = paiju.settings.language
-    await query.edit_message_text(
-        settings_text(current, language, default), reply_markup=settings_keyboard(current, language, default)
+    await patiently(
+        lambda: query.edit_message_text(
+            settings_text(current, language, default),
+            reply_markup=settings_keyboard(current, language, default),
+        )
     )
 
 

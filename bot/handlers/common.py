@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from telegram import CallbackQuery, Chat, Update, User
 from telegram.constants import ChatMemberStatus, ChatType
@@ -18,7 +20,8 @@ from storage import Person
 
 Context = ContextTypes.DEFAULT_TYPE
 log = logging.getLogger(__name__)
-ANSWER_TRIES = 3
+PATIENCE = 3  # tries of a handler's own call refused with 429
+T = TypeVar("T")
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger one overflows in the query
 
 
@@ -78,30 +81,38 @@ def reply(context: Context, update: Update, text: str, *, reply_markup: Markup |
     runtime(context).presenter.reply(chat.id, text, markup=reply_markup, once=once)
 
 
-async def answer(query: CallbackQuery, text: str | None = None, alert: bool = False) -> None:
-    """Answer a button press at once: Telegram does not limit answers, so they are never queued (a
-    network failure is retried by the request class; a 429, which Telegram should not send for an
-    answer, here). A press redelivered after a restart may be too old to answer: that is fine (it
-    was answered, or its spinner has long stopped)."""
-    for attempt in range(ANSWER_TRIES):
+async def patiently(call: Callable[[], Awaitable[T]]) -> T:
+    """A handler's own Bot API call (an answer, a lookup: not a send, which the presenter queues):
+    a 429 is waited out, a few times, when its wait is short. The one layer that retries 429s for
+    these calls (the request class retries network failures only)."""
+    for attempt in range(PATIENCE):
         try:
-            await query.answer(text, show_alert=alert)
-            return
-        except BadRequest as error:
-            if "query is too old" in error.message.lower() or "query id is invalid" in error.message.lower():
-                return
-            raise
+            return await call()
         except RetryAfter as error:
             wait = float(error.retry_after if isinstance(error.retry_after, int | float) else 1)
-            if attempt == ANSWER_TRIES - 1 or wait > ANSWER_WITHIN:  # the press is too old by then
-                log.warning("an answer was refused (429, retry after %s s)", wait)
-                return
+            if attempt == PATIENCE - 1 or wait > ANSWER_WITHIN:  # a press is too old by then
+                raise
             await asyncio.sleep(wait)
+    raise AssertionError("unreachable")
+
+
+async def answer(query: CallbackQuery, text: str | None = None, alert: bool = False) -> None:
+    """Answer a button press at once: Telegram does not limit answers, so they are never queued. A
+    press redelivered after a restart may be too old to answer: that is fine (it was answered, or
+    its spinner has long stopped)."""
+    try:
+        await patiently(lambda: query.answer(text, show_alert=alert))
+    except BadRequest as error:
+        if "query is too old" in error.message.lower() or "query id is invalid" in error.message.lower():
+            return
+        raise
+    except RetryAfter as error:
+        log.warning("an answer was refused (429, retry after %s s)", error.retry_after)
 
 
 async def may_manage(context: Context, chat_id: int, user_id: int) -> bool:
     """Chat admins and the bot's owners may cancel tables and change a chat's settings."""
     if user_id in runtime(context).settings.owners:
         return True
-    member = await context.bot.get_chat_member(chat_id, user_id)
+    member = await patiently(lambda: context.bot.get_chat_member(chat_id, user_id))
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)

@@ -16,6 +16,7 @@ from bot.handlers.common import (
     is_group,
     language_for,
     may_manage,
+    patiently,
     person_of,
     remember_title,
     reply,
@@ -154,7 +155,7 @@ async def pick_game(update: Update, context: Context) -> None:
         await answer(query, t(language, "press.unknown"), True)
         return
     await answer(query)
-    await query.delete_message()
+    await patiently(query.delete_message)
     await open_table(update, context, game, user, language)
 
 

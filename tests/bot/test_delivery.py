@@ -7,8 +7,9 @@ import time
 from telegram import Update
 
 from bot.outbox import Limits, Share
+from faketg.world import ApiError
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP, start_bot, stop_bot
+from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
 from tests.bot.test_muxi_rounds import open_and_start
 
 
@@ -89,3 +90,19 @@ async def test_a_flood_of_commands_costs_the_group_one_reply(bot, world):
         await d.send(6, GROUP, "/newgame muxi")
     replies = [r for r in world.requests[requests:] if r.method == "sendMessage" and r.chat_id == GROUP]
     assert len(replies) == 1, "the same refusal to the same person is sent once"
+
+
+async def test_a_handlers_own_call_refused_with_a_429_is_waited_out(bot, world, monkeypatch):
+    """Not a send (the presenter queues those): the admin lookup of /cancel, answered 429 once."""
+    real, refused = world.call, []
+
+    def call(method, params):
+        if method == "getChatMember" and not refused:
+            refused.append(method)
+            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+        return real(method, params)
+
+    monkeypatch.setattr(world, "call", call)
+    await bot.driver.send(1, GROUP, "/newgame muxi")
+    await bot.driver.send(ADMIN, GROUP, "/cancel")
+    assert refused and bot.paiju.tables.get(GROUP) is None, "the lookup was tried again and the table ended"
