@@ -19,14 +19,17 @@ import itertools
 import json
 import logging
 import time
+import warnings
 from asyncio import timeout as asyncio_timeout
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Protocol
 
 from telegram import Bot, LinkPreviewOptions
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter
+from telegram.warnings import PTBDeprecationWarning
 
 from bot import raw
 from bot.kinds import KINDS
@@ -44,11 +47,12 @@ REPEAT = 5.0  # the same reply to the same person in one chat is sent once in th
 TABLE = "table"  # the key of the table message in ``LiveTable.shown`` (a DM's is the person's id)
 
 
-def passing(error: TelegramError) -> bool:
-    """A failure worth trying again later: 429, a timeout, a 5xx or a dropped connection."""
-    return isinstance(error, RetryAfter) or (
-        isinstance(error, NetworkError) and not isinstance(error, BadRequest)
-    )
+def retry_seconds(error: RetryAfter) -> float:
+    """A 429's wait in seconds, whether PTB gives it as a number or (from v23) a timedelta."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        wait = error.retry_after
+    return wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
 
 
 class Reactions(Protocol):
@@ -236,7 +240,7 @@ class Presenter:
                     await self._send_kept(job, wanted)
         except RetryAfter as error:
             self.sender.rate_limited(job.chat_id)
-            return float(error.retry_after if isinstance(error.retry_after, int | float) else 1.0)
+            return retry_seconds(error)
         except NetworkError as error:
             if isinstance(error, BadRequest):
                 log.warning("chat %s refused a message: %s", job.chat_id, error)

@@ -14,6 +14,7 @@ from telegram.ext import ContextTypes
 
 from bot.i18n import language_of
 from bot.outbox import ANSWER_WITHIN
+from bot.presenter import retry_seconds
 from bot.runtime import RUNTIME, Paiju
 from bot.views.common import Markup, clean_name
 from storage import Person
@@ -89,7 +90,7 @@ async def patiently(call: Callable[[], Awaitable[T]]) -> T:
         try:
             return await call()
         except RetryAfter as error:
-            wait = float(error.retry_after if isinstance(error.retry_after, int | float) else 1)
+            wait = retry_seconds(error)
             if attempt == PATIENCE - 1 or wait > ANSWER_WITHIN:  # a press is too old by then
                 raise
             await asyncio.sleep(wait)
@@ -107,7 +108,7 @@ async def answer(query: CallbackQuery, text: str | None = None, alert: bool = Fa
             return
         raise
     except RetryAfter as error:
-        log.warning("an answer was refused (429, retry after %s s)", error.retry_after)
+        log.warning("an answer was refused (429, retry after %s s)", retry_seconds(error))
 
 
 async def may_manage(context: Context, chat_id: int, user_id: int) -> bool:

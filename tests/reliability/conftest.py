@@ -6,7 +6,9 @@ import os
 import pytest
 
 from faketg.server import Faults
-from tests.bot.harness import make_world
+from tests.bot.decks import stack
+from tests.bot.harness import GROUP, make_world
+from tests.bot.test_muxi_rounds import open_and_start
 from tests.e2e.process import make_stage
 
 LONG = os.environ.get("PAIJU_RELIABILITY") == "long"
@@ -42,3 +44,15 @@ async def stages(tmp_path):
         stage.emulator.faults = Faults()
         await stage.bot.stop()
         await stage.emulator.stop()
+
+
+ESCAPE_DEAL = {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"}
+
+
+@pytest.fixture
+async def playing(bot):
+    """A muxi round in its draw: 1 is banker, 2 and 3 play."""
+    stack(bot, [2, 3, 1], ESCAPE_DEAL)
+    await open_and_start(bot, [1, 2, 3])
+    await bot.driver.press(1, GROUP, "当庄")
+    return bot

@@ -2,26 +2,13 @@
 
 import pytest
 
-from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP
-from tests.bot.test_muxi_rounds import open_and_start
-
-ESCAPE_DEAL = {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"}
 
 
 async def snapshot(bot):
     live = bot.paiju.tables.get(GROUP)
     coins = {person: await bot.balance(person) for person in (1, 2, 3)}
     return (live.engine.to_dict() if live else None), coins
-
-
-@pytest.fixture
-async def playing(bot):
-    """A muxi round in its draw: 1 is banker, 2 and 3 play."""
-    stack(bot, [2, 3, 1], ESCAPE_DEAL)
-    await open_and_start(bot, [1, 2, 3])
-    await bot.driver.press(1, GROUP, "当庄")
-    return bot
 
 
 @pytest.mark.parametrize(

@@ -12,20 +12,12 @@ from tests.bot.harness import ADMIN, GROUP
 from tests.bot.test_muxi_rounds import open_and_start
 from tests.bot.test_showhand_games import TWO as SHOWHAND_TWO
 from tests.bot.test_showhand_games import open_and_start as open_showhand
-from tests.reliability.test_hostile import ESCAPE_DEAL, snapshot
+from tests.reliability.conftest import ESCAPE_DEAL
+from tests.reliability.test_hostile import snapshot
 
 CHANNEL = -100_555
 PLAY_AS_YOURSELF = "请用你自己的账号操作"
 BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
-
-
-@pytest.fixture
-async def playing(bot):
-    """A muxi round in its draw: 1 is banker, 2 and 3 play (as in test_hostile)."""
-    stack(bot, [2, 3, 1], ESCAPE_DEAL)
-    await open_and_start(bot, [1, 2, 3])
-    await bot.driver.press(1, GROUP, "当庄")
-    return bot
 
 
 def shared_ids():
