@@ -62,8 +62,7 @@ def main(argv: list[str]) -> int:
 
 
 def in_use(error: DatabaseInUse, advice: str) -> str:
-    holder = f"process {error.pid}" if error.pid is not None else "another process"
-    return IN_USE.format(path=error.path, holder=holder, advice=advice)
+    return IN_USE.format(path=error.path, holder=error.holder, advice=advice)
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

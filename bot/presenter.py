@@ -115,13 +115,18 @@ NO_BUTTONS = _hash(None)
 
 class Presenter:
     def __init__(
-        self, bot: Bot, store: Store, limits: Limits, clock: Callable[[], float] = time.monotonic
+        self,
+        bot: Bot,
+        store: Store,
+        limits: Limits,
+        reactions: Reactions,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bot = bot
         self.store = store
         self.clock = clock
         self.sender = Sender(self._deliver, limits, clock, dropped=self._dropped)
-        self.reactions: Reactions | None = None
+        self.reactions = reactions
         self._kept: dict[Hashable, Wanted] = {}  # what each queued kept message is to show
         self._notes: dict[Hashable, Note] = {}  # the replies queued
         self._deletes: dict[Hashable, tuple[int, int]] = {}  # messages to delete (a table posted anew)
@@ -278,40 +283,34 @@ class Presenter:
         message_id = live.message_id if person is None else live.dm_ids.get(person)
         try:
             message_id = await self._send(wanted, message_id)
-        except RetryAfter:
-            self._kept.setdefault(job.key, wanted)
-            raise
         except ChatMigrated as moved:
-            if self.reactions is not None:
-                await self.reactions.group_moved(live, moved.new_chat_id)
+            await self.reactions.group_moved(live, moved.new_chat_id)
             return
         except Forbidden:
-            if self.reactions is not None:
-                await (
-                    self.reactions.group_lost(live)
-                    if person is None
-                    else self.reactions.dm_blocked(live, person)
-                )
+            if person is None:
+                await self.reactions.group_lost(live)
+            else:
+                await self.reactions.dm_blocked(live, person)
             return
         except BadRequest as error:
             text = error.message.lower()
+            if "not found" in text and "message" in text:  # somebody deleted it: send it anew
+                self._forget_message(live, person)
+                self._kept.setdefault(job.key, wanted)
+                self.sender.want(Job(job.chat_id, job.key, job.priority, job.since, Share.KEPT, True))
+                return
+            if "chat not found" in text and person is not None:
+                await self.reactions.dm_blocked(live, person)
+                return
             if "not modified" not in text:
-                if "not found" in text and "message" in text:  # somebody deleted it: send it anew
-                    self._forget_message(live, person)
-                    self._kept.setdefault(job.key, wanted)
-                    self.sender.want(Job(job.chat_id, job.key, job.priority, job.since, Share.KEPT, True))
-                    return
-                if "chat not found" in text and person is not None and self.reactions is not None:
-                    await self.reactions.dm_blocked(live, person)
-                    return
                 raise
-        except NetworkError:
-            self._kept.setdefault(job.key, wanted)
+        except (RetryAfter, NetworkError):  # tried again when the chat's wait is over
+            self._kept.setdefault(job.key, wanted)  # (unless a newer state is wanted by then)
             raise
         await self._shown(live, wanted, message_id)
         if job.priority <= Priority.PHASE and wanted.timer and wanted.timer == live.engine.core.timer:
             late = self.clock() - job.since
-            if late > LATE and self.reactions is not None:
+            if late > LATE:
                 self.reactions.delivered_late(live, late)
 
     async def _send(self, wanted: Wanted, message_id: int | None) -> int | None:

@@ -61,8 +61,7 @@ class Paiju:
         self.clock = clock
         self.tables = Tables(store, clock)
         limits = limits or Limits.of_settings(settings.table_requests_per_minute)
-        self.presenter = Presenter(bot, store, limits)
-        self.presenter.reactions = self
+        self.presenter = Presenter(bot, store, limits, self)
         self._extended: dict[int, tuple[int, float]] = {}  # the time each table's turn got back: (timer, s)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
@@ -134,7 +133,6 @@ class Paiju:
         view. Nothing waits for Telegram here: the presenter sends within each chat's budget."""
         self.arm(live)
         self._credit_elsewhere(live, events)
-        live.view.title = self.chat_titles.get(live.chat_id) or live.view.title
         if any(isinstance(event, RoundStarted) for event in events):
             await self.presenter.forget_dms(live)
             if live.round_no > 1:
@@ -187,7 +185,8 @@ class Paiju:
     async def send_private(self, live: LiveTable, people: Iterable[int]) -> None:
         """Bring these people's DMs up to date (those who never opened one have the table's link
         and the popup instead)."""
-        title = self.chat_titles.get(live.chat_id) or live.view.title
+        # The group's title as last seen, kept with the table (a restarted bot names it the same).
+        title = live.view.title = self.chat_titles.get(live.chat_id) or live.view.title
         for person in dict.fromkeys(people):
             if person not in live.view.dm_failed:
                 screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")
@@ -232,10 +231,15 @@ class Paiju:
     async def abandon(self, live: LiveTable) -> None:
         """End a table the bot can no longer show (removed from its group): the escrow goes back."""
         log.warning("the bot cannot reach chat %s: its table %s is cancelled", live.chat_id, live.table_id)
+        await self.end_now(live)
+
+    async def end_now(self, live: LiveTable) -> None:
+        """Cancel a table that cannot go on where it is shown: the escrow goes back (reaching those
+        seated elsewhere), no deadline stays armed, no DM keeps its buttons."""
         if not live.engine.closed:
             self._credit_elsewhere(live, await self.tables.apply(live, Cancel()))
         self.arm(live)
-        await self.send_private(live, live.dm_ids)  # no DM keeps the buttons of a table that ended
+        await self.send_private(live, live.dm_ids)
 
     async def migrate(self, old: int, new: int) -> LiveTable | None:
         """A group was upgraded to a supergroup (the caller holds the old chat's lock): its table
@@ -244,11 +248,9 @@ class Paiju:
         async with self.tables.lock(new):  # (always taken after the old chat's: no cycle)
             live = self.tables.get(old)
             if live is not None and self.tables.get(new) is not None:
-                self._credit_elsewhere(live, await self.tables.apply(live, Cancel()))
-                self.arm(live)
+                await self.end_now(live)
                 live.view.closed_reason = "upgraded"  # said once, in the new chat (saved: cancelled)
                 self.presenter.reply(new, KINDS[live.game].table_text(live, await self.screen(new)))
-                await self.send_private(live, live.dm_ids)
                 live = None
             await self.store.migrate_chat(old, new)
             self._chat_settings.pop(old, None)

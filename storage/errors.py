@@ -89,7 +89,7 @@ class DatabaseInUse(StorageError):
     """Another process holds the database (a second bot on one file would deal and pay twice)."""
 
     def __init__(self, path: str, pid: int | None) -> None:
-        holder = f"process {pid}" if pid is not None else "another process"
-        super().__init__(f"database {path} is in use by {holder}")
         self.path = path
         self.pid = pid
+        self.holder = f"process {pid}" if pid is not None else "another process"
+        super().__init__(f"database {path} is in use by {self.holder}")

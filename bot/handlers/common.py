@@ -32,12 +32,12 @@ def runtime(context: Context) -> Paiju:
 
 def display_name(user: User) -> str:
     """The name a person is stored and shown under, cleaned of characters that could spoof it."""
-    return " ".join(clean_name(user.full_name).split()) or user.username or str(user.id)
+    return clean_name(user.full_name) or user.username or str(user.id)
 
 
 def remember_title(context: Context, chat: Chat) -> None:
     """Keep a group's title (cleaned) for the DMs that name it."""
-    runtime(context).chat_titles[chat.id] = " ".join(clean_name(chat.title or "").split())
+    runtime(context).chat_titles[chat.id] = clean_name(chat.title or "")
 
 
 def parse_id(text: str) -> int | None:

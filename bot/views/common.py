@@ -49,19 +49,20 @@ def signed(amount: int) -> str:
 def clean_name(text: str) -> str:
     """A name or chat title without the invisible characters that can spoof it: bidirectional
     controls (U+202E would reorder the table's line around it), zero-width spaces and joiners that
-    split words, soft hyphens; control characters become spaces. The format characters that names
-    need stay: ZWJ (emoji sequences), ZWNJ (Persian, Indic scripts), emoji tags (subdivision flags)."""
-    if text.isprintable():  # no format or control character at all (the usual name)
-        return text
-    return "".join(
-        " " if unicodedata.category(char) == "Cc" else char for char in text if char not in SPOOFING
-    )
+    split words, soft hyphens; control characters become spaces, and runs of spaces one. The format
+    characters that names need stay: ZWJ (emoji sequences), ZWNJ (Persian, Indic scripts), emoji
+    tags (subdivision flags)."""
+    if not text.isprintable():  # a format or control character somewhere (not the usual name)
+        text = "".join(
+            " " if unicodedata.category(char) == "Cc" else char for char in text if char not in SPOOFING
+        )
+    return " ".join(text.split())
 
 
 def name(text: str, limit: int = 16) -> str:
     """A display name for HTML messages: cleaned, cut to ``limit`` characters and escaped (names
     stored before they were cleaned on the way in are cleaned here)."""
-    text = " ".join(clean_name(text).split()) or "?"
+    text = clean_name(text) or "?"
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return html.escape(text, quote=False)
