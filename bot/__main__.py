@@ -34,11 +34,10 @@ def main(argv: list[str]) -> int:
 
         configure_logging("", logging.WARNING)
         try:
-            sandbox(arguments.port, arguments.fresh, arguments.language)
+            return sandbox(arguments.port, arguments.fresh, arguments.language, arguments.seed)
         except DatabaseInUse as error:
             print(in_use(error, SANDBOX_ADVICE), file=sys.stderr)
             return 2
-        return 0
     try:
         settings = Settings.from_env()
     except SettingsError as error:
@@ -72,6 +71,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     sandbox.add_argument("--port", type=int, default=8080, help="the page's port on localhost (default 8080)")
     sandbox.add_argument("--fresh", action="store_true", help="start on a new temporary database")
     sandbox.add_argument("--language", default="zh-hans", choices=LANGUAGES, help="the bot's language")
+    sandbox.add_argument("--seed", type=int, help="shuffle from this seed: the same cards every time")
     return parser.parse_args(argv)
 
 

@@ -12,6 +12,7 @@ from bot.views.common import Markup, Screen
 from games import muxi, showhand
 from games.cards import DECK_28, DECK_54, Card
 from games.codec import Plain
+from games.events import TimedOut
 
 Move = Callable[[int, str | None], object]  # (the person pressing, the button's argument) -> an action
 
@@ -23,15 +24,34 @@ class GameKind:
     new: Callable[[int, int], Engine]  # (turn seconds, lobby seconds)
     load: Callable[[dict[str, Plain]], Engine]
     moves: dict[str, Move]  # a button's action code -> the engine action it stands for
-    note: Callable[[ViewState, object], list[ResultLine] | None]  # notes an event; a round's results
+    note: Callable[[LiveTable, object], list[ResultLine] | None]  # notes an event; a round's results
     table_text: Callable[[LiveTable, Screen], str]
+    results_text: Callable[[LiveTable, Screen], str]  # a finished round's message once the next begins
     table_keyboard: Callable[[LiveTable, str], Markup | None]
     private_hand: Callable[[LiveTable, int, str], str | None]  # the popup of "my cards"
     dm: Callable[[LiveTable, int, Screen, str], tuple[str, Markup | None] | None]
     private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
+    acting: Callable[[LiveTable], list[int]]  # who must act now (each is prompted in their DM)
 
 
-def _muxi_note(view: ViewState, event: object) -> list[ResultLine] | None:
+def _balance(live: LiveTable, person: int) -> int | None:
+    seat = live.engine.core.seat_of(person)
+    return seat.balance if seat is not None else None
+
+
+def _timed_out(view: ViewState, event: object) -> None:
+    if isinstance(event, TimedOut):
+        for person in event.people:
+            view.acted[person] = "timeout"
+
+
+def _muxi_note(live: LiveTable, event: object) -> list[ResultLine] | None:
+    view = live.view
+    _timed_out(view, event)
+    if isinstance(event, muxi.Decided):
+        view.acted[event.person] = "draw" if event.drew else "stand"
+    elif isinstance(event, muxi.BankerChosen):
+        view.acted[event.person] = "banker"
     if not isinstance(event, muxi.RoundOver):
         return None
     view.end_reason = event.reason
@@ -45,12 +65,39 @@ def _muxi_note(view: ViewState, event: object) -> list[ResultLine] | None:
             r.net,
             r.is_banker,
             r.net > 0,
+            _balance(live, r.person),
         )
         for r in event.results
     ]
 
 
-def _showhand_note(view: ViewState, event: object) -> list[ResultLine] | None:
+_BETS = {
+    showhand.Checked: "check",
+    showhand.BetMade: "bet",
+    showhand.Called: "call",
+    showhand.Raised: "raise",
+    showhand.WentAllIn: "allin",
+    showhand.Folded: "fold",
+}
+
+
+def _showhand_status(view: ViewState, result: showhand.PersonResult) -> str:
+    if result.escaped:
+        return "escaped"
+    if result.folded:
+        return "timed_out" if view.acted.get(result.person, "").startswith("timeout_fold") else "folded"
+    return ""
+
+
+def _showhand_note(live: LiveTable, event: object) -> list[ResultLine] | None:
+    view = live.view
+    _timed_out(view, event)
+    move = _BETS.get(type(event))
+    if move is not None:
+        person = event.person  # type: ignore[attr-defined]
+        if move == "fold" and view.acted.get(person) == "timeout":
+            move = "timeout_fold"
+        view.acted[person] = f"{move}:{event.paid}"  # type: ignore[attr-defined]
     if isinstance(event, showhand.LeadChanged):
         view.lead_reason = event.reason.value
     if not isinstance(event, showhand.GameOver):
@@ -62,9 +109,11 @@ def _showhand_note(view: ViewState, event: object) -> list[ResultLine] | None:
             cards=((r.hole,) if r.hole else ()) + r.face_up,
             hand=r.category.value if r.category else None,
             points=0,
-            status="escaped" if r.escaped else "folded" if r.folded else "",
+            status=_showhand_status(view, r),
             net=r.net,
             won=r.person == event.winner,
+            balance=_balance(live, r.person),
+            put_in=r.total,
         )
         for r in event.results
     ]
@@ -87,10 +136,12 @@ MUXI = GameKind(
     },
     note=_muxi_note,
     table_text=muxi_view.table_text,
+    results_text=muxi_view.results_text,
     table_keyboard=muxi_view.table_keyboard,
     private_hand=muxi_view.private_hand,
     dm=muxi_view.dm,
     private_people=lambda live: [hand.person for hand in live.engine.state.hands],
+    acting=muxi_view.acting,
 )
 
 SHOWHAND = GameKind(
@@ -108,10 +159,12 @@ SHOWHAND = GameKind(
     },
     note=_showhand_note,
     table_text=showhand_view.table_text,
+    results_text=showhand_view.results_text,
     table_keyboard=showhand_view.table_keyboard,
     private_hand=showhand_view.private_hand,
     dm=showhand_view.dm,
     private_people=showhand_view.private_people,
+    acting=showhand_view.acting,
 )
 
 KINDS: dict[str, GameKind] = {"muxi": MUXI, "showhand": SHOWHAND}

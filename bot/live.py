@@ -13,6 +13,8 @@ from games.cards import Card
 from games.codec import Plain, from_plain, to_plain
 from games.table import TableCore
 
+REMINDED = "reminded"  # the key, in ``LiveTable.shown``, of the timer whose reminder has gone out
+
 
 @dataclass
 class ResultLine:
@@ -26,6 +28,8 @@ class ResultLine:
     net: int
     is_banker: bool = False
     won: bool = False
+    balance: int | None = None  # their coins after the round (None: no longer seated)
+    put_in: int = 0  # showhand: what they put in the pot
 
 
 @dataclass
@@ -35,6 +39,7 @@ class Notice:
     key: str
     person: int
     amount: int = 0
+    round_no: int = 0  # the round it belongs to (it goes with that round's message)
 
 
 @dataclass
@@ -50,6 +55,7 @@ class ViewState:
     lead_reason: str = ""  # showhand: why the lead speaks first
     end_reason: str = ""  # how the last round ended
     title: str = ""  # the group's title, for the DMs (saved: a restarted bot shows the same DMs)
+    acted: dict[int, str] = field(default_factory=dict)  # what each person last did this round
 
 
 class Engine(Protocol):
@@ -64,6 +70,8 @@ class Engine(Protocol):
     def closed(self) -> bool: ...
 
     def apply(self, action: object) -> list[object]: ...
+
+    def escape_cost(self, person: int) -> int | None: ...
 
     def to_dict(self) -> dict[str, Plain]: ...
 
@@ -89,6 +97,17 @@ class LiveTable:
 
     def seated(self) -> list[int]:
         return [seat.person for seat in self.engine.core.seats]
+
+    @property
+    def reminded(self) -> bool:
+        """The running turn's reminder has gone out (kept with what the messages show: a restarted
+        bot neither sends it again nor shows the prompts without it)."""
+        return self.shown.get(REMINDED) == str(self.engine.core.timer)
+
+    @property
+    def in_round(self) -> bool:
+        """A round is under way (its deck is out)."""
+        return self.engine.core.shuffle is not None
 
     def state(self) -> dict[str, Plain]:
         return state_of(self.engine, self.view)

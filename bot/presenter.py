@@ -129,7 +129,8 @@ class Presenter:
         self.reactions = reactions
         self._kept: dict[Hashable, Wanted] = {}  # what each queued kept message is to show
         self._notes: dict[Hashable, Note] = {}  # the replies queued
-        self._deletes: dict[Hashable, tuple[int, int]] = {}  # messages to delete (a table posted anew)
+        self._deletes: dict[Hashable, tuple[int, int]] = {}  # messages to delete (posted anew)
+        self._retired: dict[Hashable, tuple[int, int, str]] = {}  # last rounds' messages: their results
         self._repeats: dict[Hashable, float] = {}  # when each deduplicated reply was last queued
         self._ids = itertools.count()
 
@@ -139,22 +140,55 @@ class Presenter:
         of the chat, the old one deleted)."""
         if anew and live.message_id is not None:
             old, live.message_id = live.message_id, None
-            self._deletes[("x", live.chat_id, old)] = (live.chat_id, old)
-            self.sender.want(Job(live.chat_id, ("x", live.chat_id, old), Priority.COSMETIC, self.clock()))
+            self._delete(live.chat_id, old)
         kind = KINDS[live.game]
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
         self._want(live, None, text, markup)
 
     def want_dm(self, live: LiveTable, person: int, screen: Screen, chat_title: str) -> None:
         """``person``'s DM for this table should show their cards and moves now (the views give the
-        final state once the round is over); with nothing left to show them, its buttons go."""
+        final state once the round is over); with nothing left to show them, its buttons go.
+
+        A DM with buttons asks them to act: each new turn, and its reminder, is a new message (an
+        edit notifies nobody), the one before deleted; once they have acted it is edited to what
+        they did, so no DM keeps a stale prompt."""
         drawn = KINDS[live.game].dm(live, person, screen, chat_title)
         if drawn is not None:
-            self._want(live, person, *drawn)
+            text, markup = drawn
+            # The buttons' part of what is shown names the prompt they belong to: a new turn or its
+            # reminder shows new buttons, though the same ones may be pressed.
+            prompt = None if markup is None else [markup, live.engine.core.timer, live.reminded]
+            wanted = f"{_hash(text)}:{_hash(prompt)}" if markup is not None else None
+            old = live.dm_ids.get(person)
+            if (
+                old is not None
+                and markup is not None
+                and _buttons(live.shown.get(str(person))) != _hash(prompt)
+            ):
+                del live.dm_ids[person]
+                live.shown.pop(str(person), None)
+                self._delete(person, old)
+            self._want(live, person, text, markup, wanted)
             return
         shown = live.shown.get(str(person))
         if person in live.dm_ids and shown is not None and _buttons(shown) != NO_BUTTONS:
             self._want(live, person, None, None, f"{shown.split(':', 1)[0]}:{NO_BUTTONS}")
+
+    def retire_table(self, live: LiveTable, screen: Screen) -> None:
+        """A new round gets its own table message: the last one keeps that round's results only
+        (no lobby, no buttons). The first round goes on in its lobby's message."""
+        if live.message_id is None or not live.view.results or live.view.results_round != live.round_no - 1:
+            return
+        old, live.message_id = live.message_id, None
+        live.shown.pop(TABLE, None)
+        key = ("o", live.chat_id, old)
+        self._retired[key] = (live.chat_id, old, KINDS[live.game].results_text(live, screen))
+        self.sender.want(Job(live.chat_id, key, Priority.COSMETIC, self.clock(), Share.KEPT))
+
+    def _delete(self, chat_id: int, message_id: int) -> None:
+        key = ("x", chat_id, message_id)
+        self._deletes[key] = (chat_id, message_id)
+        self.sender.want(Job(chat_id, key, Priority.COSMETIC, self.clock()))
 
     def _want(
         self,
@@ -236,9 +270,8 @@ class Presenter:
                 note = self._notes.pop(job.key, None)
                 if note is not None:
                     await self._send_note(job, note)
-            elif kind == "x":
-                chat_id, message_id = self._deletes.pop(job.key)
-                await self.bot.delete_message(chat_id, message_id)
+            elif kind in ("x", "o"):
+                await self._once(job)
             else:
                 wanted = self._kept.pop(job.key, None)
                 if wanted is not None:
@@ -253,6 +286,30 @@ class Presenter:
             log.warning("chat %s could not be sent to now: %s", job.chat_id, error)
             return RETRY
         return None
+
+    async def _once(self, job: Job) -> None:
+        """Delete a message, or edit a finished round's to its results: tried again after a 429 or
+        a network error (the entry stays); let go when the message or the chat is gone."""
+        if job.key[0] == "x":  # type: ignore[index]
+            chat_id, message_id = self._deletes[job.key]
+            call = self.bot.delete_message(chat_id, message_id)
+        else:
+            chat_id, message_id, text = self._retired[job.key]
+            call = raw.call(
+                self.bot,
+                "editMessageText",
+                chat_id=chat_id,
+                message_id=message_id,
+                text=text,
+                parse_mode=ParseMode.HTML,
+                link_preview_options=NO_PREVIEW,
+            )
+        try:
+            await call
+        except (Forbidden, ChatMigrated, BadRequest) as error:
+            log.info("chat %s: message %s left as it is: %s", chat_id, message_id, error)
+        self._deletes.pop(job.key, None)
+        self._retired.pop(job.key, None)
 
     async def _send_note(self, job: Job, note: Note) -> None:
         try:

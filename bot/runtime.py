@@ -25,12 +25,13 @@ from telegram.ext import CallbackContext, Job, JobQueue
 
 from bot.i18n import language_of
 from bot.kinds import KINDS
-from bot.live import LiveTable
+from bot.live import REMINDED, LiveTable, Notice
 from bot.outbox import Limits
 from bot.presenter import Presenter
 from bot.service import SavedBefore, Tables
 from bot.settings import Settings
 from bot.views.common import Screen
+from bot.views.lobby import REMINDER_LEFT
 from games.errors import StaleTimer
 from games.events import Paid, RoundStarted
 from games.fairness import Shuffle
@@ -68,10 +69,12 @@ class Paiju:
         self._time_shown: tuple[float, str] = (float("nan"), "")
         self.jobs = jobs
         self.deadlines: dict[int, Job[Any]] = {}  # each table's armed deadline
+        self.reminders: dict[int, Job[Any]] = {}  # each table's armed reminder (a turn's last third)
         self._stopped = False  # shutting down: no deadline is armed any more
         self._languages: dict[int, str | None] = {}  # the people's chosen languages (read once)
         self._chat_settings: dict[int, ChatSettings] = {}  # each chat's settings (read once)
         self.running: set[asyncio.Task[None]] = set()  # work started in the background
+        self._escapes: dict[tuple[int, int], float] = {}  # (table, person): when an escape was first asked
 
     # -- languages and screens --------------------------------------------------------------------
     async def chat_settings(self, chat_id: int) -> ChatSettings:
@@ -133,12 +136,15 @@ class Paiju:
         view. Nothing waits for Telegram here: the presenter sends within each chat's budget."""
         self.arm(live)
         self._credit_elsewhere(live, events)
+        screen = await self.screen(live.chat_id)
         if any(isinstance(event, RoundStarted) for event in events):
             await self.presenter.forget_dms(live)
-            if live.round_no > 1:
-                live.message_id = None  # each round gets its own message; the last one keeps its results
-        self.presenter.want_table(live, await self.screen(live.chat_id))
-        await self.send_private(live, [*KINDS[live.game].private_people(live), *live.dm_ids])
+            self.presenter.retire_table(
+                live, screen
+            )  # each round its own message; the last keeps its results
+        self.presenter.want_table(live, screen)
+        kind = KINDS[live.game]
+        await self.send_private(live, [*kind.private_people(live), *live.dm_ids, *kind.acting(live)])
 
     async def credit_outside(self, person: int) -> None:
         """Coins came to ``person`` from outside their table (the daily bonus, a refund from a table
@@ -192,6 +198,18 @@ class Paiju:
                 screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")
                 self.presenter.want_dm(live, person, screen, title)
 
+    def confirmed_escape(self, table_id: int, person: int, within: float) -> bool:
+        """An escape must be asked for twice: True the second time within ``within`` seconds, else
+        the request is remembered (the first of two)."""
+        now = self.clock()
+        first = self._escapes.pop((table_id, person), None)
+        if first is not None and now - first <= within:
+            return True
+        if len(self._escapes) > 1_000:
+            self._escapes = {key: at for key, at in self._escapes.items() if now - at <= within}
+        self._escapes[(table_id, person)] = now
+        return False
+
     # -- what Telegram answered (the presenter's reactions) ---------------------------------------
     async def group_moved(self, live: LiveTable, new_chat_id: int) -> None:
         """The group became a supergroup: the table follows it (or ends: see ``migrate``)."""
@@ -210,10 +228,12 @@ class Paiju:
                 await self.abandon(live)
 
     async def dm_blocked(self, live: LiveTable, person: int) -> None:
-        """``person`` never opened a DM with the bot: the table gives them a link (said once)."""
+        """``person`` never opened a DM with the bot: the table says so once (with the link that
+        opens it), and from then on mentions them on the line for their turn."""
         async with self.tables.lock(live.chat_id):
             if person not in live.view.dm_failed and self.tables.get(live.chat_id) is live:
                 live.view.dm_failed.append(person)
+                live.view.notices.append(Notice("dm.failed", person, 0, live.round_no))
                 self.presenter.want_table(live, await self.screen(live.chat_id))
 
     def delivered_late(self, live: LiveTable, seconds: float) -> None:
@@ -265,23 +285,49 @@ class Paiju:
     # -- deadlines --------------------------------------------------------------------------------
     def arm(self, live: LiveTable, delay: float | None = None) -> None:
         """(Re-)arm the table's one deadline, a JobQueue job named after the table, at its saved
-        deadline (or in ``delay`` seconds); a deadline already past fires now."""
+        deadline (or in ``delay`` seconds); a deadline already past fires now. A turn also gets
+        its reminder, when a third of it is left (now, if that is past: after a restart)."""
         self.disarm(live.table_id)
         deadline, timer = live.view.deadline, live.engine.core.timer
         if deadline is None or timer == 0 or live.engine.closed or self._stopped or self.jobs is None:
             return
+        data = (live.chat_id, live.table_id, timer)
         self.deadlines[live.table_id] = self.jobs.run_once(
             self._deadline,
             delay if delay is not None else max(0.0, deadline - self.clock()),
-            data=(live.chat_id, live.table_id, timer),
+            data=data,
             name=f"table {live.table_id}",
         )
+        if not live.reminded and KINDS[live.game].acting(live):
+            remind_at = deadline - live.engine.core.turn_seconds * REMINDER_LEFT
+            self.reminders[live.table_id] = self.jobs.run_once(
+                self._remind, max(0.0, remind_at - self.clock()), data=data, name=f"reminder {live.table_id}"
+            )
 
     def disarm(self, table_id: int) -> None:
-        job = self.deadlines.pop(table_id, None)
-        if job is not None:
-            with contextlib.suppress(JobLookupError):  # it has just run
-                job.schedule_removal()
+        for armed in (self.deadlines, self.reminders):
+            job = armed.pop(table_id, None)
+            if job is not None:
+                with contextlib.suppress(JobLookupError):  # it has just run
+                    job.schedule_removal()
+
+    async def _remind(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
+        """A third of a turn is left: whoever has not acted gets their prompt again, as a new DM."""
+        job = context.job
+        assert job is not None
+        chat_id, table_id, timer = job.data  # type: ignore[misc]
+        if self.reminders.get(table_id) is job:
+            del self.reminders[table_id]
+        async with self.tables.lock(chat_id):
+            live = self.tables.get(chat_id)
+            if self._stopped or live is None or live.table_id != table_id or live.engine.core.timer != timer:
+                return
+            live.shown[REMINDED] = str(timer)
+            try:
+                await self.store.update_messages(table_id, shown={REMINDED: str(timer)})
+            except Exception:  # kept in memory: only a restart would remind them again
+                log.exception("table %s: its reminder could not be saved", table_id)
+            await self.present(live, [])
 
     async def _deadline(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
         job = context.job

@@ -214,7 +214,9 @@ class Tables:
         results = None
         for event in events:
             if isinstance(event, RoundStarted):
-                view.commitment, view.notices, view.results = event.commitment, [], []
+                # The last round's results and notices stay: its message shows them to the end.
+                view.commitment, view.acted = event.commitment, {}
+                view.notices = [notice for notice in view.notices if notice.round_no == live.round_no - 1]
             elif isinstance(event, TimerStarted):
                 view.deadline = self.clock() + event.seconds
             elif isinstance(event, Left) and event.escaped:
@@ -225,15 +227,15 @@ class Tables:
                 )
                 lost = max(0, -live.engine.core.round_net.get(event.person, 0))
                 key = "notice.escaped" if fined else "notice.escaped_lost"
-                view.notices.append(Notice(key, event.person, lost))
+                view.notices.append(Notice(key, event.person, lost, live.round_no))
             elif isinstance(event, Unseated):
-                view.notices.append(Notice("notice.unseated", event.person, event.balance))
+                view.notices.append(Notice("notice.unseated", event.person, event.balance, live.round_no))
             elif isinstance(event, ClosingAfterRound):
-                view.notices.append(Notice("notice.closing", event.by))
+                view.notices.append(Notice("notice.closing", event.by, 0, live.round_no))
             elif (
                 isinstance(event, Paid) and event.reason is PayReason.REFUND and isinstance(event.payee, int)
             ):
-                view.notices.append(Notice("notice.refunded", event.payee, event.amount))
+                view.notices.append(Notice("notice.refunded", event.payee, event.amount, live.round_no))
             elif isinstance(event, TableClosed):
                 view.closed_reason = event.reason
             elif isinstance(event, DeckRevealed):
@@ -248,7 +250,7 @@ class Tables:
                         RoundResult(line.person, line.net, line.won, line.hand) for line in results or ()
                     ),
                 )
-            elif (found := kind.note(view, event)) is not None:
+            elif (found := kind.note(live, event)) is not None:
                 results = found
                 view.results, view.results_round = found, live.round_no
         if live.engine.core.timer == 0:

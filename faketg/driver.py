@@ -104,6 +104,12 @@ class Driver:
         messages = self.world.bot_messages(chat_id)
         return messages[-1].text if messages else ""
 
+    def table(self, chat_id: int) -> str:
+        """The text of the newest bot message in a group that answers no message: a table's
+        (replies to commands answer the command's message)."""
+        tables = [message for message in self.world.bot_messages(chat_id) if message.reply_to is None]
+        return tables[-1].text if tables else ""
+
     def texts(self, chat_id: int) -> list[str]:
         return [message.text for message in self.world.bot_messages(chat_id)]
 

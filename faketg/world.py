@@ -7,8 +7,10 @@ request object (``faketg.request``) and, later, an HTTP server are its two front
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +36,10 @@ GROUP_ANONYMOUS_BOT = {
     "username": "GroupAnonymousBot",
 }
 SHARED_USERS = {int(str(user["id"])): user for user in (CHANNEL_BOT, GROUP_ANONYMOUS_BOT)}
+# A mention in a message: a link to a user (HTML parse mode), or an @username in the text
+USER_LINK = re.compile(r"""<a\s+href=["']tg://user\?id=(\d+)["']""")
+USERNAME = re.compile(r"(?<![\w@])@(\w{5,32})")
+TAG = re.compile(r"<[^>]*>")
 
 
 class ApiError(Exception):
@@ -89,6 +95,13 @@ class Message:
     edits: int = 0
     deleted: bool = False
     sender_chat: int | None = None  # sent on behalf of a chat: a channel, or the group (anonymous admin)
+    edit_date: int | None = None  # when it was last edited
+    reply_to: int | None = None  # the message it answers, in the same chat
+    notified: frozenset[int] = frozenset()  # the people Telegram notified when it came (edits never do)
+
+    def edited(self, at: float) -> None:
+        self.edits += 1
+        self.edit_date = int(at)
 
     @property
     def buttons(self) -> list[JSON]:
@@ -230,6 +243,24 @@ class World:
     def _next_message_id(self, chat_id: int) -> int:
         return next(self._message_ids.setdefault(chat_id, itertools.count(1)))
 
+    def _notified(self, message: Message, markup: bool, silent: bool = False) -> frozenset[int]:
+        """Whom a new message notifies: in a DM with the bot, its person (when the bot writes); in
+        a group, whoever it mentions (a link to them with ``markup``, an @username) or answers."""
+        if silent:
+            return frozenset()
+        chat = self.chats[message.chat_id]
+        if chat.type == "private":
+            return frozenset({chat.id}) if message.sender == BOT_ID else frozenset()
+        text = html.unescape(TAG.sub("", message.text)) if markup else message.text
+        usernames = {p.username.lower(): p.id for p in self.people.values() if p.username}
+        found = {usernames.get(name.lower()) for name in USERNAME.findall(text)}
+        if markup:
+            found |= {int(person) for person in USER_LINK.findall(message.text)}
+        replied = self.messages.get((message.chat_id, message.reply_to or 0))
+        if replied is not None:
+            found.add(replied.sender)
+        return frozenset(p for p in found if p in self.people and p != message.sender)
+
     # -- what people do: each returns the update Telegram would deliver -----------------------------
     def post(self, sender: int, chat_id: int, text: str) -> JSON:
         """``sender`` writes ``text`` in a chat (a group, or their DM with the bot)."""
@@ -252,14 +283,18 @@ class World:
         """``person`` edits a message they wrote earlier to say ``text``: an ``edited_message``."""
         message = self.messages[(chat_id, message_id)]
         assert message.sender == person, "people edit only their own messages"
-        message.text, message.edits = text, message.edits + 1
-        data = self._said(message)
-        data["edit_date"] = int(self.clock())
-        return self._update("edited_message", data)
+        message.text = text
+        message.edited(self.clock())
+        return self._update("edited_message", self._as_written(message))
 
     def _said(self, message: Message) -> JSON:
-        """A message a person wrote, kept, as its update carries it (a command marked as one)."""
+        """A message a person wrote, kept, as its update carries it."""
+        message.notified = self._notified(message, markup=False)
         self.messages[(message.chat_id, message.message_id)] = message
+        return self._as_written(message)
+
+    def _as_written(self, message: Message) -> JSON:
+        """A person's message as an update carries it (a command marked as one)."""
         data = self._message_json(message)
         if message.text.startswith("/"):
             data["entities"] = [{"type": "bot_command", "offset": 0, "length": len(message.text.split()[0])}]
@@ -327,7 +362,8 @@ class World:
         self.updates.append(update)
         return update
 
-    def _message_json(self, message: Message) -> JSON:
+    def _message_json(self, message: Message, replies: bool = True) -> JSON:
+        """The Bot API's ``Message``; the one it answers is in it, one level deep, as Telegram does."""
         if message.sender == BOT_ID:
             sender = self.bot
         elif message.sender in SHARED_USERS:
@@ -343,8 +379,11 @@ class World:
         }
         if message.sender_chat is not None:
             data["sender_chat"] = self.chats[message.sender_chat].to_json(self.people)
-        if message.edits:
-            data["edit_date"] = message.date
+        if message.edit_date is not None:
+            data["edit_date"] = message.edit_date
+        replied = self.messages.get((message.chat_id, message.reply_to or 0))
+        if replies and replied is not None and not replied.deleted:
+            data["reply_to_message"] = self._message_json(replied, replies=False)
         if message.reply_markup:
             data["reply_markup"] = message.reply_markup
         return data
@@ -486,8 +525,32 @@ class World:
         chat = self._target_chat(params)
         text, markup = self._check_text(params), self._check_markup(params)
         message = Message(chat.id, self._next_message_id(chat.id), BOT_ID, text, int(self.clock()), markup)
+        message.reply_to = self._replied(chat.id, params)
+        silent = params.get("disable_notification") in (True, "true", "True")
+        message.notified = self._notified(message, params.get("parse_mode") == "HTML", silent)
         self.messages[(chat.id, message.message_id)] = message
         return self._message_json(message)
+
+    def _replied(self, chat_id: int, params: JSON) -> int | None:
+        """The message a send answers (``reply_parameters`` or the older ``reply_to_message_id``);
+        400 when it is gone, unless the send allows going without it."""
+        reply = params.get("reply_parameters")
+        if isinstance(reply, str):
+            reply = json.loads(reply)
+        if not isinstance(reply, dict):
+            reply = {
+                "message_id": params.get("reply_to_message_id"),
+                "allow_sending_without_reply": params.get("allow_sending_without_reply"),
+            }
+        if reply.get("message_id") is None:
+            return None
+        message_id = int(str(reply["message_id"]))
+        replied = self.messages.get((chat_id, message_id))
+        if replied is not None and not replied.deleted:
+            return message_id
+        if reply.get("allow_sending_without_reply") in (True, "true", "True"):
+            return None
+        raise ApiError(400, "Bad Request: message to be replied not found")
 
     def _existing(self, params: JSON) -> Message:
         self._target_chat(params)
@@ -508,7 +571,8 @@ class World:
                 "reply markup are exactly the same as a current content and reply markup "
                 "of the message",
             )
-        message.text, message.reply_markup, message.edits = text, markup, message.edits + 1
+        message.text, message.reply_markup = text, markup
+        message.edited(self.clock())
         return self._message_json(message)
 
     def api_editMessageReplyMarkup(self, params: JSON) -> JSON:
@@ -516,7 +580,8 @@ class World:
         markup = self._check_markup(params)
         if markup == message.reply_markup:
             raise ApiError(400, "Bad Request: message is not modified")
-        message.reply_markup, message.edits = markup, message.edits + 1
+        message.reply_markup = markup
+        message.edited(self.clock())
         return self._message_json(message)
 
     def api_deleteMessage(self, params: JSON) -> bool:

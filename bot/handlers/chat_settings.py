@@ -19,19 +19,12 @@ from bot.handlers.common import (
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.settings import LANGUAGES
-from bot.views.common import Markup, keyboard
+from bot.views.common import Markup, duration, keyboard
 from storage import ChatSettings
 
 PREFIX = "cfg:"
 TURN_CHOICES = (10, 20, 30, 45, 60, 90, 120)
 LOBBY_CHOICES = (60, 180, 300, 600, 1800)
-
-
-def duration(seconds: int, language: str) -> str:
-    """``5 分钟``, or ``90 秒`` for what is not whole minutes (the operator may choose any)."""
-    if seconds % 60:
-        return t(language, "settings.seconds", n=seconds)
-    return t(language, "settings.minutes", n=seconds // 60)
 
 
 def settings_text(settings: ChatSettings, language: str, default_language: str) -> str:
@@ -41,7 +34,7 @@ def settings_text(settings: ChatSettings, language: str, default_language: str) 
         language,
         "settings.text",
         language=t(settings.language or default_language, "language.name"),
-        turn=settings.turn_seconds,
+        turn=duration(settings.turn_seconds or 0, language),
         lobby=duration(settings.lobby_seconds or 0, language),
         games=games,
     )
@@ -52,9 +45,11 @@ def settings_keyboard(settings: ChatSettings, language: str, default_language: s
         return f"✅ {label}" if chosen else label
 
     current = settings.language or default_language
-    turn = [(mark(s == settings.turn_seconds, f"{s}s"), f"{PREFIX}turn:{s}") for s in TURN_CHOICES]
+    turn = [
+        (mark(s == settings.turn_seconds, duration(s, language)), f"{PREFIX}turn:{s}") for s in TURN_CHOICES
+    ]
     lobby = [
-        (mark(s == settings.lobby_seconds, t(language, "settings.minutes", n=s // 60)), f"{PREFIX}lobby:{s}")
+        (mark(s == settings.lobby_seconds, duration(s, language)), f"{PREFIX}lobby:{s}")
         for s in LOBBY_CHOICES
     ]
     return keyboard(
@@ -100,7 +95,7 @@ async def settings_press(update: Update, context: Context) -> None:
         await answer(query, t(language, "settings.admins_only"), True)
         return
     field, _, value = (query.data or "").removeprefix(PREFIX).partition(":")
-    current = await paiju.chat_settings(chat.id)
+    current = before = await paiju.chat_settings(chat.id)
     if field == "lang" and value in LANGUAGES:
         current = await paiju.update_chat_settings(chat.id, language=value)
     elif field == "turn" and (seconds := parse_id(value)) in TURN_CHOICES:
@@ -118,6 +113,8 @@ async def settings_press(update: Update, context: Context) -> None:
         return
     language = current.language or paiju.settings.language
     await answer(query, t(language, "settings.saved"))
+    if current == before:  # the choice already made: the message shows it (an edit would be refused)
+        return
     default = paiju.settings.language
     await patiently(
         lambda: query.edit_message_text(

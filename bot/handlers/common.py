@@ -72,14 +72,25 @@ async def language_for(context: Context, update: Update) -> str:
     return await paiju.person_language(user.id, user.language_code) if user else paiju.settings.language
 
 
-def reply(context: Context, update: Update, text: str, *, reply_markup: Markup | None = None) -> None:
+def reply(
+    context: Context,
+    update: Update,
+    text: str,
+    *,
+    reply_markup: Markup | None = None,
+    reply_to: int | None = None,
+) -> None:
     """Reply in the chat of ``update``: queued at once, sent within the chat's share for replies
-    (never ahead of a table's own changes). In a group the same reply to the same person is sent
-    once in a few seconds, so a flood of commands costs the group next to nothing."""
+    (never ahead of a table's own changes). In a group it answers the command's message (or
+    ``reply_to``), where the person is looking, and the same reply to the same person is sent once
+    in a few seconds, so a flood of commands costs the group next to nothing."""
     chat, sender = update.effective_chat, update.effective_sender  # a channel, for one sent as it
+    message = update.message
     assert chat is not None
     once = (sender.id, text) if is_group(chat) and sender is not None else None
-    runtime(context).presenter.reply(chat.id, text, markup=reply_markup, once=once)
+    if reply_to is None and is_group(chat) and message is not None:
+        reply_to = message.message_id
+    runtime(context).presenter.reply(chat.id, text, markup=reply_markup, reply_to=reply_to, once=once)
 
 
 async def patiently(call: Callable[[], Awaitable[T]]) -> T:

@@ -26,13 +26,15 @@ from bot.i18n import t
 from bot.kinds import KINDS
 from bot.live import LiveTable
 from bot.service import SeatedElsewhere
-from bot.views.common import coins, keyboard
+from bot.views.common import coins, keyboard, name
 from games.errors import RuleError
+from games.events import Paid, PayReason
 from games.stakes import MIN_BALANCE
 from games.table import Cancel, CloseAfterRound, Leave, Ready
 from storage import SeatRefused, StorageError
 
 log = logging.getLogger(__name__)
+CONFIRM_SECONDS = 5  # an escape is confirmed by a second press (or /leave) within this time
 GAME_ALIASES = {
     "muxi": "muxi",
     "木虱": "muxi",
@@ -68,7 +70,7 @@ async def group_only(update: Update, context: Context) -> bool:
 
 
 # -- sitting down and getting up -------------------------------------------------------------------
-async def join(context: Context, live: LiveTable, user: User) -> None:
+async def join(context: Context, live: LiveTable, user: User) -> str:
     """Seat ``user`` (the caller holds the chat's lock); ``Refused`` or ``RuleError`` when not possible.
 
     Their coins are read under the lock that decides where they sit, so no escape being saved
@@ -90,6 +92,19 @@ async def join(context: Context, live: LiveTable, user: User) -> None:
         log.warning("person %s was not seated at table %s: their coins moved", user.id, live.table_id)
         raise Refused("join.retry") from None
     await paiju.present(live, events)
+    return "join.next_round" if live.in_round else "join.done"
+
+
+async def leave(context: Context, live: LiveTable, user: User, confirm_key: str) -> str:
+    """Get up (the caller holds the chat's lock). Leaving during one's round is an escape: it needs
+    a second request within ``CONFIRM_SECONDS``; the first raises ``Refused`` with the price.
+    Returns the key of what to say."""
+    paiju = runtime(context)
+    price = live.engine.escape_cost(user.id)
+    if price is not None and not paiju.confirmed_escape(live.table_id, user.id, CONFIRM_SECONDS):
+        raise Refused(f"{confirm_key}.{live.game}", amount=coins(price), seconds=CONFIRM_SECONDS)
+    await paiju.perform(live, Leave(user.id))
+    return "leave.done" if price is None else "leave.escaped"
 
 
 async def newgame(update: Update, context: Context) -> None:
@@ -118,8 +133,10 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
         reply(context, update, t(language, "newgame.not_allowed"))
         return
     async with paiju.tables.lock(chat.id):
-        if paiju.tables.get(chat.id) is not None:
-            reply(context, update, t(language, "newgame.exists"))
+        existing = paiju.tables.get(chat.id)
+        if existing is not None:
+            title = t(language, f"{existing.game}.title")
+            reply(context, update, t(language, "newgame.exists", game=title), reply_to=existing.message_id)
             return
         elsewhere = paiju.tables.table_of(user.id)
         if elsewhere is not None:
@@ -135,7 +152,7 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
             return
         live = await paiju.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
         try:
-            await join(context, live, user)
+            await join(context, live, user)  # (the new table is the answer)
         except BaseException as error:
             await paiju.perform(live, Cancel())  # nobody sat down: no empty table is left behind
             if not isinstance(error, Refused | RuleError):
@@ -180,11 +197,13 @@ async def _table_command(update: Update, context: Context, what: str) -> None:
             return
         try:
             if what == "join":
-                await join(context, live, user)
+                said = await join(context, live, user)
             else:
-                await paiju.perform(live, Leave(user.id))
+                said = await leave(context, live, user, "leave.confirm_command")
         except (Refused, RuleError) as error:
             reply(context, update, refusal_text(language, error))
+            return
+        reply(context, update, t(language, said, name=name(display_name(user))))
 
 
 async def table_command(update: Update, context: Context) -> None:
@@ -221,12 +240,28 @@ async def cancel(update: Update, context: Context) -> None:
             return
         live.view.names.setdefault(user.id, display_name(user))
         try:
-            await paiju.perform(live, action)
+            events = await paiju.perform(live, action)
         except RuleError as error:
             reply(context, update, refusal_text(language, error))
+            return
         except StorageError:  # the round cannot go on (its saves are refused): it ends now
             log.exception("table %s could not be closed after its round: closed now", live.table_id)
-            await paiju.perform(live, Cancel())
+            events = await paiju.perform(live, Cancel())
+        reply(context, update, cancelled_text(live, events, language))
+
+
+def cancelled_text(live: LiveTable, events: list[object], language: str) -> str:
+    """What /cancel did: the table closes after its round, or it has ended and these went back."""
+    if not live.engine.closed:
+        return t(language, "cancel.after_round")
+    refunds = [
+        t(language, "cancel.refund", name=name(live.name(event.payee)), amount=coins(event.amount))
+        for event in events
+        if isinstance(event, Paid) and event.reason is PayReason.REFUND and isinstance(event.payee, int)
+    ]
+    if not refunds:
+        return t(language, "cancel.done_nothing_held")
+    return t(language, "cancel.done", refunds=t(language, "list.separator").join(refunds))
 
 
 async def member_left(update: Update, context: Context) -> None:
@@ -321,9 +356,9 @@ async def _press(
             private = KINDS[live.game].private_hand(live, user.id, language)
             return (private or t(language, "press.no_cards")), True
         if found.action == "join":
-            await join(context, live, user)
+            return t(language, await join(context, live, user), name=name(display_name(user))), False
         elif found.action == "leave":
-            await paiju.perform(live, Leave(user.id))
+            await leave(context, live, user, "leave.confirm_press")
         elif found.action == "ready":
             await paiju.perform(live, Ready(user.id, paiju.shuffle(live.game)))
         elif found.action in KINDS[live.game].moves:

@@ -2,7 +2,9 @@
 looks and behaves like a Telegram group chat — so the bot can be tried without a token or internet.
 
 One aiohttp server holds both: the Bot API emulator (``/bot<token>/...``, which the bot polls over
-HTTP) and the page with its small JSON API (``/api/...``), which acts as the people.
+HTTP) and the page with its small JSON API (``/api/...``), which acts as the people. The page shows
+what Telegram would: each message's time and "edited", whom it notified, and each person's unread
+notifications until they look.
 """
 
 from __future__ import annotations
@@ -10,9 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
+import random
+import signal
+import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from aiohttp import web
 from telegram import Update
@@ -27,6 +35,17 @@ STATIC = Path(__file__).parent / "static"
 GROUP_ID = -1_001_000_000_001
 TOKEN = "100000:SANDBOX-TOKEN"
 FIRST_PEOPLE = ("阿明", "小红", "阿强")
+DATABASE = "paiju-sandbox.sqlite3"
+
+
+class PortUnavailable(Exception):
+    """The page's port cannot be listened on (another program has it)."""
+
+    def __init__(self, port: int, reason: str) -> None:
+        super().__init__(
+            f"Port {port} cannot be used ({reason}): start the sandbox on another one, "
+            f"e.g. with --port {port + 1}"
+        )
 
 
 def make_world() -> World:
@@ -40,11 +59,13 @@ def make_world() -> World:
 class Sandbox:
     """The page's API: what one person sees, and what they do (write, press, join as someone new)."""
 
-    def __init__(self, world: World, emulator: Emulator) -> None:
+    def __init__(self, world: World, emulator: Emulator, language: str = "zh-hans") -> None:
         self.world = world
         self.emulator = emulator
+        self.language = language  # the page's own few words follow the bot's language
         self._ids = itertools.count(1000 + len(world.people) + 1)
         self._popups_seen: dict[int, int] = {}
+        self._read: dict[tuple[int, int], int] = {}  # (person, chat) -> the last message they saw there
 
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/", self.index)
@@ -64,29 +85,66 @@ class Sandbox:
             raise web.HTTPNotFound(text="no such person")
         return person
 
+    def _name(self, person: int) -> str:
+        return "Paiju" if person == BOT_ID else self.world.people[person].first_name
+
+    def _quoted(self, message: Message) -> JSON | None:
+        """The message ``message`` answers, as its bubble quotes it (gone: nothing)."""
+        replied = self.world.messages.get((message.chat_id, message.reply_to or 0))
+        if replied is None or replied.deleted:
+            return None
+        return {"from": self._name(replied.sender), "text": replied.text, "bot": replied.sender == BOT_ID}
+
     def _message(self, message: Message) -> JSON:
-        from_bot = message.sender == BOT_ID
         rows = message.reply_markup.get("inline_keyboard", []) if message.reply_markup else []
         return {
             "id": message.message_id,
-            "from": "Paiju" if from_bot else self.world.people[message.sender].first_name,
-            "bot": from_bot,
+            "from": self._name(message.sender),
+            "sender": message.sender,
+            "bot": message.sender == BOT_ID,
             "text": message.text,
-            "edited": message.edits > 0,
+            "date": message.date,
+            "edited": message.edit_date is not None,
+            "notifies": sorted(message.notified),
+            "reply": self._quoted(message),
             "buttons": [
-                [{"text": b["text"], "data": b.get("callback_data", "")} for b in row] for row in rows
+                [{"text": b["text"], "data": b.get("callback_data", ""), "url": b.get("url")} for b in row]
+                for row in rows
             ],
         }
 
+    def _look(self, person: int, chat: int) -> None:
+        """``person`` looks at ``chat``: everything in it so far is read."""
+        shown = self.world.chat_messages(chat)
+        if shown:
+            self._read[(person, chat)] = shown[-1].message_id
+
+    def _unread(self, person: int, chat: int) -> int:
+        """How many messages in ``chat`` notified ``person`` since they last looked at it."""
+        read = self._read.get((person, chat), 0)
+        return sum(m.message_id > read and person in m.notified for m in self.world.chat_messages(chat))
+
     async def state(self, request: web.Request) -> web.Response:
         person = self._person(request)
+        self._look(person, person if request.query.get("where") == "dm" else GROUP_ID)
         popups = self.world.popups.get(person, [])
         seen = self._popups_seen.get(person, 0)
         self._popups_seen[person] = len(popups)
+        people = [
+            {
+                "id": p.id,
+                "name": p.first_name,
+                "started": p.started_bot,
+                "unread": {"group": self._unread(p.id, GROUP_ID), "dm": self._unread(p.id, p.id)},
+            }
+            for p in self.world.people.values()
+        ]
         return web.json_response(
             {
                 "me": person,
-                "people": [{"id": p.id, "name": p.first_name} for p in self.world.people.values()],
+                "language": self.language,
+                "bot_username": self.world.bot["username"],
+                "people": people,
                 "group": {
                     "title": self.world.chats[GROUP_ID].title,
                     "messages": [self._message(m) for m in self.world.chat_messages(GROUP_ID)],
@@ -124,18 +182,39 @@ class Sandbox:
         if not person_name:
             raise web.HTTPBadRequest(text="a name, please")
         person = next(self._ids)
-        self.world.add_person(person, person_name)
+        self.world.add_person(person, person_name, started=bool(body.get("started", True)))
         self.world.chats[GROUP_ID].members.add(person)
         return web.json_response({"id": person, "name": person_name})
 
 
-async def run(port: int, database: str, language: str) -> None:
-    """Serve the sandbox until interrupted (``DatabaseInUse`` if another one runs on ``database``)."""
+def local_zone() -> str:
+    """This machine's time zone (the browser beside it shows times in it), as an IANA name."""
+    named = os.environ.get("TZ", "").lstrip(":")
+    if not named:
+        with contextlib.suppress(OSError):
+            named = os.readlink("/etc/localtime").partition("zoneinfo/")[2]
+    try:
+        ZoneInfo(named or "UTC")
+    except (ValueError, ZoneInfoNotFoundError):
+        return "UTC"
+    return named or "UTC"
+
+
+async def run(port: int, database: str, language: str, seed: int | None = None) -> None:
+    """Serve the sandbox until interrupted or terminated (``DatabaseInUse`` if another one runs on
+    ``database``, ``PortUnavailable`` if ``port`` is taken)."""
+    stopped = asyncio.Event()
+    for ending in (signal.SIGTERM, signal.SIGHUP):  # stopped like Ctrl-C: the cleanup below runs
+        asyncio.get_running_loop().add_signal_handler(ending, stopped.set)
     hold_database(database).release()  # refused before taking the port; prepare() holds it
     world = make_world()
     emulator = Emulator(world)
-    sandbox = Sandbox(world, emulator)
-    url = await emulator.start(port, more=sandbox.routes)
+    sandbox = Sandbox(world, emulator, language)
+    try:
+        url = await emulator.start(port, more=sandbox.routes)
+    except OSError as error:
+        await emulator.stop()
+        raise PortUnavailable(port, os.strerror(error.errno) if error.errno else str(error)) from None
     settings = replace(
         Settings(token=TOKEN),
         database=database,
@@ -143,8 +222,9 @@ async def run(port: int, database: str, language: str) -> None:
         base_url=url,
         table_requests_per_minute=1000,
         owners=frozenset({1001}),
+        timezone=local_zone(),  # deadlines in the clock the page shows its messages' times by
     )
-    application = build_application(settings)
+    application = build_application(settings, rng=None if seed is None else random.Random(seed))
     await application.initialize()
     try:
         await prepare(application)
@@ -158,7 +238,7 @@ async def run(port: int, database: str, language: str) -> None:
     await application.start()
     print(f"Paiju sandbox: open {url}/ in a browser (database: {database}). Ctrl-C stops it.", flush=True)
     try:
-        await asyncio.Event().wait()
+        await stopped.wait()
     finally:
         await emulator.release_polls()
         with contextlib.suppress(Exception):
@@ -169,11 +249,23 @@ async def run(port: int, database: str, language: str) -> None:
         await emulator.stop()
 
 
-def main(port: int, fresh: bool, language: str) -> None:
-    if fresh:
-        folder = tempfile.mkdtemp(prefix="paiju-sandbox-")
-        database = str(Path(folder) / "sandbox.sqlite3")
-    else:
-        database = "paiju-sandbox.sqlite3"
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run(port, database, language))
+@contextlib.contextmanager
+def sandbox_database(fresh: bool) -> Iterator[str]:
+    """The database file: the kept one, or (``fresh``) one in a temporary folder removed after."""
+    if not fresh:
+        yield DATABASE
+        return
+    with tempfile.TemporaryDirectory(prefix="paiju-sandbox-", ignore_cleanup_errors=True) as folder:
+        yield str(Path(folder) / "sandbox.sqlite3")
+
+
+def main(port: int, fresh: bool, language: str, seed: int | None = None) -> int:
+    """Run the sandbox until Ctrl-C (or SIGTERM); the exit status (2: the port is not free)."""
+    with sandbox_database(fresh) as database:
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(run(port, database, language, seed))
+        except PortUnavailable as error:
+            print(error, file=sys.stderr)
+            return 2
+    return 0

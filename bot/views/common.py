@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from bot.i18n import t
 from games.cards import BIG_JOKER, SMALL_JOKER, Card
 
-# Emoji presentation: on phones ♥️ ♦️ show red and ♠️ ♣️ black.
-_SUIT_EMOJI = {"S": "♠️", "H": "♥️", "C": "♣️", "D": "♦️"}
+# Red suits as emoji (♥️ ♦️: red on every phone, in either theme); black suits as text (♠︎ ♣︎, with
+# the text-presentation selector): they take the text's colour, so they stay visible in Telegram's
+# dark theme, where the black emoji ♠️ ♣️ all but vanish.
+_SUITS = {"S": "♠\ufe0e", "H": "♥\ufe0f", "C": "♣\ufe0e", "D": "♦\ufe0f"}
 MINUS = "−"
 # Invisible characters a name never needs: bidirectional marks, embeddings, overrides and isolates,
 # zero-width space, word joiner, BOM, soft hyphen, Mongolian vowel separator.
@@ -27,7 +29,7 @@ def card_text(card: Card, language: str) -> str:
     if card.rank == SMALL_JOKER:
         return t(language, "card.small_joker")
     assert card.suit is not None
-    return card.rank_token + _SUIT_EMOJI[card.suit.value]
+    return card.rank_token + _SUITS[card.suit.value]
 
 
 def cards_text(cards: Iterable[Card], language: str) -> str:
@@ -40,10 +42,17 @@ def coins(amount: int) -> str:
 
 
 def signed(amount: int) -> str:
-    """Money always with its sign: ``+1,400``, ``−800``, ``±0``."""
-    if amount == 0:
-        return "±0"
+    """Money won or lost, with its sign: ``+1,400``, ``−800``, and ``0`` (no sign: "±0" reads oddly)."""
     return f"+{amount:,}" if amount > 0 else coins(amount)
+
+
+def duration(seconds: float, language: str) -> str:
+    """``30 秒``, ``5 分钟``: whole minutes in minutes, anything else in seconds (one style
+    everywhere: a turn, a lobby's life, the settings)."""
+    seconds = round(seconds)
+    if seconds >= 60 and seconds % 60 == 0:
+        return t(language, "time.minutes", n=seconds // 60)
+    return t(language, "time.seconds", n=seconds)
 
 
 def clean_name(text: str) -> str:
@@ -105,3 +114,15 @@ class Screen:
 
     def deep_link(self, table_id: int) -> str:
         return f"https://t.me/{self.bot_username}?start=t{table_id}"
+
+    def deadline(self, seconds: float, moment: float) -> str:
+        """A deadline people can read: its length and its end, ``30 秒 · 21:05:30 截止`` (a bare
+        clock time reads like a duration)."""
+        return t(
+            self.language, "time.deadline", length=duration(seconds, self.language), time=self.when(moment)
+        )
+
+
+def mention(person: int, text: str) -> str:
+    """A real mention (it notifies, in a new message): ``text`` is a name already made safe."""
+    return f'<a href="tg://user?id={person}">{text}</a>'

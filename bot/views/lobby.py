@@ -6,8 +6,10 @@ from __future__ import annotations
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable
-from bot.views.common import Markup, Screen, coins, keyboard, name, short_hash
+from bot.views.common import Markup, Screen, coins, duration, keyboard, mention, name, short_hash, signed
 from games.stakes import MIN_BALANCE
+
+REMINDER_LEFT = 1 / 3  # of a turn: someone who has not acted by then is reminded by a new DM
 
 
 def seat_lines(live: LiveTable, language: str) -> list[str]:
@@ -36,32 +38,71 @@ def lobby_lines(
     else:
         lines.append(t(language, "lobby.hint", low=low, high=high, min=coins(MIN_BALANCE)))
     if live.view.deadline:
-        lines.append(t(language, "lobby.expires", time=screen.when(live.view.deadline)))
+        deadline = screen.deadline(live.engine.core.lobby_seconds, live.view.deadline)
+        lines.append(t(language, "lobby.expires", deadline=deadline))
     return lines
 
 
-def results_footer(live: LiveTable, language: str) -> list[str]:
-    return [t(language, "round.verify", table=live.table_id, round=live.view.results_round)]
+def notice_lines(live: LiveTable, screen: Screen, round_no: int) -> list[str]:
+    """What happened worth a line in round ``round_no`` (an escape, someone unseated, a DM that
+    failed): it stays with that round's message."""
+    link = screen.deep_link(live.table_id)
+    return [
+        t(
+            screen.language,
+            notice.key,
+            name=name(live.name(notice.person)),
+            amount=coins(notice.amount),
+            link=link,
+        )
+        for notice in live.view.notices
+        if notice.round_no == round_no
+    ]
+
+
+def results_footer(live: LiveTable, screen: Screen) -> list[str]:
+    """Under a round's results: its notices and where its fairness proof is."""
+    return [
+        *notice_lines(live, screen, live.view.results_round),
+        t(screen.language, "round.verify", table=live.table_id, round=live.view.results_round),
+    ]
 
 
 def footer_lines(live: LiveTable, screen: Screen, in_round: bool) -> list[str]:
-    """Under every table: what happened worth a line, the round's commitment, DMs that failed."""
-    language, lines = screen.language, []
-    for notice in live.view.notices:
-        lines.append(
-            t(language, notice.key, name=name(live.name(notice.person)), amount=coins(notice.amount))
-        )
+    """Under the table: this round's notices (those of a round with results are under them) and the
+    round's commitment, or its proof when it ended without results (nobody took the bank, the
+    table was cancelled: its deck was revealed all the same)."""
+    language, with_results = screen.language, live.view.results_round == live.round_no
+    lines = [] if with_results else notice_lines(live, screen, live.round_no)
     if live.view.commitment and in_round:
         lines.append(t(language, "round.commitment", hash=short_hash(live.view.commitment)))
-    elif not in_round and live.round_no and live.view.results_round != live.round_no:
-        # The round ended with no results (nobody took the bank, the table was cancelled): its
-        # deck was revealed all the same, and the commitment shown during it can be checked.
+    elif not in_round and live.round_no and not with_results:
         lines.append(t(language, "round.verify", table=live.table_id, round=live.round_no))
-    link = screen.deep_link(live.table_id)
-    for person in live.view.dm_failed:
-        if person in live.seated():
-            lines.append(t(language, "dm.failed", name=name(live.name(person)), link=link))
     return lines
+
+
+def who(live: LiveTable, person: int) -> str:
+    """A person named on a line for their turn: a real mention for someone the bot cannot DM (the
+    DM is how everyone else is told)."""
+    shown = name(live.name(person))
+    return mention(person, shown) if person in live.view.dm_failed else shown
+
+
+def no_dm_line(live: LiveTable, screen: Screen, people: list[int]) -> list[str]:
+    """For those who must act and never opened a DM with the bot: the link that opens it."""
+    if not any(person in live.view.dm_failed for person in people):
+        return []
+    return [t(screen.language, "dm.open", link=screen.deep_link(live.table_id))]
+
+
+def leave_button(live: LiveTable, language: str, prices: list[int], key: str) -> tuple[str, str]:
+    """Leave: "离桌" when it is free for everyone, else "逃跑" with what it costs (``key``: the
+    game's wording, a penalty or the bets lost), as a range when people's prices differ."""
+    if not prices:
+        return table_button(live, language, "button.leave", "leave")
+    low, high = min(prices), max(prices)
+    amount = coins(low) if low == high else f"{coins(low)}–{coins(high)}"
+    return t(language, key, amount=amount), callbacks.encode(live.game, live.table_id, live.round_no, "leave")
 
 
 def table_button(live: LiveTable, language: str, key: str, action: str) -> tuple[str, str]:
@@ -70,7 +111,7 @@ def table_button(live: LiveTable, language: str, key: str, action: str) -> tuple
 
 
 def lobby_keyboard(live: LiveTable, language: str) -> Markup | None:
-    """Between rounds: Join, Start (Continue after a round) and Leave."""
+    """Between rounds: Join, Start (Continue after a round) and Leave (free)."""
     start = "button.continue" if live.round_no else "button.ready"
     return keyboard(
         [
@@ -81,3 +122,22 @@ def lobby_keyboard(live: LiveTable, language: str) -> Markup | None:
             [table_button(live, language, "button.leave", "leave")],
         ]
     )
+
+
+def dm_prompt(live: LiveTable, language: str) -> list[str]:
+    """The top of a DM that asks ``person`` to act (a new message, so it notifies): "your turn",
+    or the reminder once it has gone out."""
+    if live.reminded:
+        left = duration(live.engine.core.turn_seconds * REMINDER_LEFT, language)
+        return [t(language, "dm.reminder", left=left)]
+    return [t(language, "dm.your_turn")]
+
+
+def dm_result(live: LiveTable, person: int, language: str) -> str:
+    """The last line of a person's DM for a finished round: what they won or lost, their coins now."""
+    line = next((line for line in live.view.results if line.person == person), None)
+    if line is None or live.view.results_round != live.round_no:
+        return t(language, "dm.over")
+    if line.balance is None:
+        return t(language, "dm.result_left", net=signed(line.net))
+    return t(language, "dm.result", net=signed(line.net), balance=coins(line.balance))

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
 from bot.views.common import Markup, Screen, cards_text, closed_up, keyboard, name, signed
-from bot.views.lobby import footer_lines, lobby_keyboard, lobby_lines, results_footer, table_button
+from bot.views.lobby import (
+    dm_prompt,
+    dm_result,
+    footer_lines,
+    leave_button,
+    lobby_keyboard,
+    lobby_lines,
+    no_dm_line,
+    results_footer,
+    table_button,
+    who,
+)
 from games.muxi import Kind, Move, MuxiTable, Phase, Status, evaluate
 
 GAME = "muxi"
-TimeText = Callable[[float], str]
 NO_SHOWDOWN = ("banker_escaped", "players_escaped")  # rounds that end with no hand shown
 
 
@@ -22,7 +30,7 @@ def hand_label(kind: str | None, points: int, language: str) -> str:
         return ""
     label = t(language, f"muxi.kind.{kind}")
     if kind in (Kind.DOUBLE_TIANGONG, Kind.TIANGONG):
-        return f"{label}{points}"
+        return t(language, "muxi.natural_points", kind=label, points=points)
     if kind in (Kind.FLUSH, Kind.DOUBLE, Kind.NORMAL):
         return t(language, "muxi.points", points=points, kind=label)
     return label
@@ -63,37 +71,51 @@ def _status_text(live: LiveTable, hand_person: int, language: str) -> str:
     return t(language, f"muxi.status.{status.value}")
 
 
-def _play_lines(live: LiveTable, language: str, when: TimeText) -> list[str]:
+def acting(live: LiveTable) -> list[int]:
+    """Who must act now: the person asked to be banker, the players still to choose, the banker."""
     engine = _engine(live)
+    if engine.phase is Phase.BANKER:
+        asked = engine.asked_person()
+        return [] if asked is None else [asked]
+    return list(engine.pending())
+
+
+def _deadline(live: LiveTable, screen: Screen) -> str:
+    deadline = live.view.deadline
+    return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
+
+
+def _play_lines(live: LiveTable, screen: Screen) -> list[str]:
+    engine, language = _engine(live), screen.language
     banker = engine.state.banker
     assert banker is not None
     lines = [
         _header(live, language, "muxi.header.round"),
         t(language, "muxi.banker", name=name(live.name(banker))),
     ]
+    pending = acting(live)
     for number, hand in enumerate(engine.state.hands[:-1], 1):
         status = _status_text(live, hand.person, language)
-        lines.append(
-            t(language, "muxi.player_line", n=number, name=name(live.name(hand.person)), status=status)
-        )
-    deadline = when(live.view.deadline) if live.view.deadline else ""
+        shown = who(live, hand.person) if hand.person in pending else name(live.name(hand.person))
+        lines.append(t(language, "muxi.player_line", n=number, name=shown, status=status))
     if engine.phase is Phase.DRAW:
-        lines.append(t(language, "muxi.draw_prompt", time=deadline))
+        lines.append(t(language, "muxi.draw_prompt", deadline=_deadline(live, screen)))
     else:
-        lines.append(t(language, "muxi.banker_prompt", name=name(live.name(banker)), time=deadline))
-    return lines
+        lines.append(
+            t(language, "muxi.banker_prompt", name=who(live, banker), deadline=_deadline(live, screen))
+        )
+    return lines + no_dm_line(live, screen, acting(live))
 
 
-def _banker_choice_lines(live: LiveTable, language: str, when: TimeText) -> list[str]:
-    engine = _engine(live)
+def _banker_choice_lines(live: LiveTable, screen: Screen) -> list[str]:
+    engine, language = _engine(live), screen.language
     asked = engine.asked_person()
     lines = [_header(live, language, "muxi.header.round")]
     for number, person in enumerate(engine.state.participants, 1):
         pointer = " 👉" if person == asked else ""
         lines.append(t(language, "lobby.seat", n=number, name=name(live.name(person)), mark=pointer).rstrip())
-    deadline = when(live.view.deadline) if live.view.deadline else ""
-    lines.append(t(language, "muxi.banker_ask", name=name(live.name(asked or 0)), time=deadline))
-    return lines
+    lines.append(t(language, "muxi.banker_ask", name=who(live, asked or 0), deadline=_deadline(live, screen)))
+    return lines + no_dm_line(live, screen, acting(live))
 
 
 def shown_down(live: LiveTable, line: ResultLine) -> bool:
@@ -122,32 +144,38 @@ def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
     )
 
 
-def _results_lines(live: LiveTable, language: str) -> list[str]:
-    view = live.view
+def _results_lines(live: LiveTable, screen: Screen) -> list[str]:
+    view, language = live.view, screen.language
     lines = [t(language, "muxi.header.results", title=t(language, "muxi.title"), round=view.results_round)]
     banker_first = sorted(view.results, key=lambda line: not line.is_banker)
     lines += [result_line(live, line, language) for line in banker_first]
-    return lines + results_footer(live, language)
+    return lines + results_footer(live, screen)
+
+
+def results_text(live: LiveTable, screen: Screen) -> str:
+    """The last round's message once the next round has its own: its results only, no buttons."""
+    return "\n".join(_results_lines(live, screen))
 
 
 def table_text(live: LiveTable, screen: Screen) -> str:
     """The whole table message in the chat's language."""
-    engine, language, when = _engine(live), screen.language, screen.when
+    engine, language = _engine(live), screen.language
     lines: list[str] = []
     if live.view.results and live.view.results_round == engine.core.round_no:
-        lines += _results_lines(live, language)
+        lines += _results_lines(live, screen)
     if engine.phase in (Phase.LOBBY, Phase.CLOSED):
         lines += lobby_lines(live, screen, t(language, "muxi.title"), engine.closed, low=2, high=5)
     elif engine.phase is Phase.BANKER:
-        lines += _banker_choice_lines(live, language, when)
+        lines += _banker_choice_lines(live, screen)
     else:
-        lines += _play_lines(live, language, when)
+        lines += _play_lines(live, screen)
     lines += footer_lines(live, screen, in_round=engine.phase not in (Phase.LOBBY, Phase.CLOSED))
     return "\n".join(lines)
 
 
 def table_keyboard(live: LiveTable, language: str) -> Markup | None:
-    phase = _engine(live).phase
+    engine = _engine(live)
+    phase = engine.phase
     if phase is Phase.CLOSED:
         return None
     if phase is Phase.LOBBY:
@@ -156,17 +184,14 @@ def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     def button(key: str, action: str) -> tuple[str, str]:
         return table_button(live, language, key, action)
 
+    prices = [price for person in live.seated() if (price := engine.escape_cost(person)) is not None]
+    leave = leave_button(live, language, prices, "muxi.button.escape")
     if phase is Phase.BANKER:
-        return keyboard(
-            [
-                [button("button.banker", "banker"), button("button.pass", "pass")],
-                [button("button.leave_table", "leave")],
-            ]
-        )
+        return keyboard([[button("button.banker", "banker"), button("button.pass", "pass")], [leave]])
     return keyboard(
         [
             [button("button.cards", "cards"), button("button.draw", "draw"), button("button.stand", "stand")],
-            [button("button.leave_table", "leave")],
+            [leave],
         ]
     )
 
@@ -208,25 +233,64 @@ def _final_hand(live: LiveTable, person: int, language: str) -> str | None:
     return t(language, "muxi.your_cards", cards=cards_text(cards, language), hand=label).strip()
 
 
+def _banker_answer(live: LiveTable, person: int, language: str) -> str | None:
+    """How ``person`` answered the banker question, once they have (None: not asked yet, or the
+    table ended while they were asked)."""
+    state = _engine(live).state
+    if live.view.acted.get(person) == "timeout":
+        return t(language, "muxi.did.timeout_banker")
+    if person in state.participants[: max(state.asked, 0)]:
+        return t(language, "muxi.did.pass")
+    return None
+
+
+def _did(live: LiveTable, person: int, language: str) -> str:
+    """What ``person`` did on their last turn, for their DM once it is over."""
+    engine, acted = _engine(live), live.view.acted.get(person, "")
+    hand = engine.hand_of(person)
+    if hand is None:
+        return _banker_answer(live, person, language) or ""
+    if hand.status is Status.NATURAL:
+        return t(language, "muxi.did.natural")
+    if acted == "timeout":
+        return t(language, "muxi.did.forfeit" if hand.status is Status.FORFEIT else "muxi.did.timeout")
+    if acted in ("draw", "stand", "banker"):
+        return t(language, f"muxi.did.{acted}")
+    return ""
+
+
 def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[str, Markup | None] | None:
-    """A person's DM for this round: their cards, and their own buttons while they must choose;
-    once the round is over, their final cards and no buttons."""
+    """A person's DM for this round: the banker question or their cards; on their turn, what they
+    must choose with its deadline and their buttons; after it, what they did; once the round is
+    over, their final cards and their result."""
     engine, language = _engine(live), screen.language
     title = t(
         language, "muxi.dm", title=t(language, "muxi.title"), chat=name(chat_title, 32), round=live.round_no
     )
     if engine.phase in (Phase.LOBBY, Phase.CLOSED):
         final = _final_hand(live, person, language)
-        return None if final is None else ("\n".join([title, final, t(language, "muxi.dm_over")]), None)
+        if final is None:  # the round ended before the deal (nobody banked, or it was cancelled)
+            answered = _banker_answer(live, person, language)
+            return "\n".join([title, *([answered] if answered else []), t(language, "dm.over")]), None
+        return "\n".join([title, final, dm_result(live, person, language)]), None
+    deadline = _deadline(live, screen)
+
+    def choice(action: str) -> tuple[str, str]:
+        return t(language, f"button.{action}"), callbacks.encode(GAME, live.table_id, live.round_no, action)
+
+    if engine.phase is Phase.BANKER:
+        if person == engine.asked_person():
+            lines = [*dm_prompt(live, language), title, t(language, "muxi.dm_banker_ask", deadline=deadline)]
+            return "\n".join(lines), keyboard([[choice("banker"), choice("pass")]])
+        answered = _banker_answer(live, person, language)
+        return None if answered is None else ("\n".join([title, answered]), None)
     private = private_hand(live, person, language)
     if private is None:
         return None
-    lines, moves = [title, private], engine.legal_actions(person)
-    buttons = [
-        (t(language, f"button.{move}"), callbacks.encode(GAME, live.table_id, live.round_no, move.value))
-        for move in moves
-        if move in (Move.DRAW, Move.STAND)
-    ]
-    if buttons and live.view.deadline:
-        lines.append(t(language, "muxi.dm_choose", time=screen.when(live.view.deadline)))
-    return "\n".join(lines), keyboard([buttons])
+    moves = [move for move in engine.legal_actions(person) if move in (Move.DRAW, Move.STAND)]
+    if moves and deadline:
+        question = "muxi.dm_choose" if Move.STAND in moves else "muxi.dm_must_draw"
+        lines = [*dm_prompt(live, language), title, private, t(language, question, deadline=deadline)]
+        return "\n".join(lines), keyboard([[choice(move.value) for move in moves]])
+    did = _did(live, person, language)
+    return "\n".join([title, private, *([did] if did else [])]), None

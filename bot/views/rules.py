@@ -6,6 +6,15 @@ from bot.i18n import t
 from games.muxi import Kind
 from games.showhand import Category
 
+# Hands whose name already says what they pay (八倍 同花顺, Flush ×3): no "×" after them.
+NAMED_PAYS = frozenset({Kind.STRAIGHT_FLUSH, Kind.THREE_OF_A_KIND, Kind.STRAIGHT, Kind.FLUSH, Kind.DOUBLE})
+
+
+def _pays(kind: Kind) -> str:
+    if kind in NAMED_PAYS:
+        return ""
+    return " —" if kind is Kind.MUXI else f" ×{kind.multiplier}"
+
 
 def rules_text(game: str, language: str) -> str:
     if game == "muxi":
@@ -15,7 +24,7 @@ def rules_text(game: str, language: str) -> str:
                 "rules.muxi.hand",
                 kind=t(language, f"muxi.kind.{kind}"),
                 what=t(language, f"rules.muxi.what.{kind}"),
-                pays=f"×{kind.multiplier}" if kind is not Kind.MUXI else "—",
+                pays=_pays(kind),
             )
             for kind in Kind
         ]

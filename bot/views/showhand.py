@@ -1,4 +1,5 @@
-"""The showhand table message, its buttons (only legal actions, with amounts), and the private views."""
+"""The showhand table message, its buttons (only legal actions, with what each puts in), and the
+private views: players' words throughout (过牌, 跟注, 加注, 梭哈, 弃牌)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,20 @@ from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
 from bot.views.common import Markup, Screen, card_text, cards_text, closed_up, coins, keyboard, name, signed
-from bot.views.lobby import footer_lines, lobby_keyboard, lobby_lines, results_footer, table_button
-from games.showhand import Move, Option, Phase, Player, ShowhandTable
+from bot.views.lobby import (
+    dm_prompt,
+    dm_result,
+    footer_lines,
+    leave_button,
+    lobby_keyboard,
+    lobby_lines,
+    no_dm_line,
+    results_footer,
+    table_button,
+    who,
+)
+from bot.views.showdown import beats, hand_name
+from games.showhand import Move, Option, Phase, Player, ShowhandTable, evaluate
 
 GAME = "showhand"
 # A button's action code in the callback data, for each move (the amount rides as the argument).
@@ -31,26 +44,37 @@ def option_label(option: Option, language: str) -> str:
     return t(language, f"showhand.button.{option.move}", pay=coins(option.pay), total=coins(option.amount))
 
 
+def _state(live: LiveTable, player: Player, language: str) -> str:
+    if player.folded:
+        timed_out = live.view.acted.get(player.person, "").startswith("timeout_fold")
+        return t(language, "showhand.timed_out" if timed_out else "showhand.folded")
+    return "🂠 " + cards_text(player.face_up, language)
+
+
 def _player_lines(live: LiveTable, language: str) -> list[str]:
     engine, lines = _engine(live), []
     for number, player in enumerate(engine.players, 1):
-        if player.folded:
-            state = t(language, "showhand.folded")
-        else:
-            state = "🂠 " + cards_text(player.face_up, language)
         pointer = " 👈" if player.person == engine.turn else ""
-        lines.append(
-            t(
-                language,
-                "showhand.player_line",
-                n=number,
-                name=name(live.name(player.person)),
-                cards=state,
-                total=coins(player.total),
-            )
-            + pointer
+        line = t(
+            language,
+            "showhand.player_line",
+            n=number,
+            name=name(live.name(player.person)),
+            cards=_state(live, player, language),
+            total=coins(player.total),
         )
+        lines.append(line + pointer)
     return lines
+
+
+def acting(live: LiveTable) -> list[int]:
+    turn = _engine(live).turn
+    return [] if turn is None else [turn]
+
+
+def _deadline(live: LiveTable, screen: Screen) -> str:
+    deadline = live.view.deadline
+    return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
 
 
 def _game_lines(live: LiveTable, screen: Screen) -> list[str]:
@@ -71,44 +95,76 @@ def _game_lines(live: LiveTable, screen: Screen) -> list[str]:
         reason = t(language, f"showhand.lead.{live.view.lead_reason or 'best_face_up'}")
         lines.append(t(language, "showhand.lead", name=name(live.name(engine.lead)), reason=reason))
     if engine.turn is not None:
-        deadline = screen.when(live.view.deadline) if live.view.deadline else ""
-        lines.append(t(language, "showhand.turn", name=name(live.name(engine.turn)), time=deadline))
+        lines.append(
+            t(language, "showhand.turn", name=who(live, engine.turn), deadline=_deadline(live, screen))
+        )
+        lines += no_dm_line(live, screen, [engine.turn])
     return lines
 
 
+def _hand_text(line: ResultLine, language: str) -> str:
+    """A result's cards: the face-down card marked once shown, face-up ones as they were dealt."""
+    if line.hand and line.cards:
+        hole, *up = line.cards
+        return " ".join(
+            [t(language, "showhand.hole", card=card_text(hole, language)), cards_text(up, language)]
+        )
+    return cards_text(line.cards, language)
+
+
 def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
-    if line.status == "escaped":
-        hand = t(language, "showhand.escaped")
-    elif line.status == "folded":
-        hand = t(language, "showhand.folded")
+    if line.status in ("escaped", "folded", "timed_out"):
+        hand = t(language, f"showhand.{line.status}")
     else:
-        hand = t(language, f"showhand.category.{line.hand}") if line.hand else ""
+        hand = hand_name(evaluate(line.cards), language) if line.hand else ""
     trophy = "🏆 " if line.won else ""
     return closed_up(
         t(
             language,
             "showhand.result_line",
             name=trophy + name(live.name(line.person)),
-            cards=cards_text(line.cards, language),
+            cards=_hand_text(line, language),
             hand=hand,
             net=signed(line.net),
         )
     )
 
 
+def _results_lines(live: LiveTable, screen: Screen) -> list[str]:
+    view, language = live.view, screen.language
+    title = t(language, "showhand.title")
+    lines = [t(language, "showhand.header.results", title=title, round=view.results_round)]
+    lines += [result_line(live, line, language) for line in view.results]
+    winner = next((line for line in view.results if line.won), None)
+    if winner is not None:
+        pot = coins(sum(line.put_in for line in view.results))
+        lines.append(t(language, "showhand.took", name=name(live.name(winner.person)), pot=pot))
+    shown = sorted(
+        (evaluate(line.cards) for line in view.results if line.hand and len(line.cards) == 5),
+        key=lambda hand: hand.strength,
+        reverse=True,
+    )
+    if view.end_reason in ("", "showdown") and len(shown) >= 2:
+        lines.append(beats(shown[0], shown[1], language))
+    else:
+        lines.append(t(language, f"showhand.end.{view.end_reason or 'showdown'}"))
+    return lines + results_footer(live, screen)
+
+
+def results_text(live: LiveTable, screen: Screen) -> str:
+    """The last game's message once the next game has its own: its results only, no buttons."""
+    return "\n".join(_results_lines(live, screen))
+
+
 def table_text(live: LiveTable, screen: Screen) -> str:
     engine, language = _engine(live), screen.language
-    title = t(language, "showhand.title")
     lines: list[str] = []
     if live.view.results and live.view.results_round == engine.game_no:
-        lines.append(t(language, "showhand.header.results", title=title, round=engine.game_no))
-        lines += [result_line(live, line, language) for line in live.view.results]
-        lines.append(t(language, f"showhand.end.{live.view.end_reason or 'showdown'}"))
-        lines += results_footer(live, language)
+        lines += _results_lines(live, screen)
     if engine.phase is Phase.BETTING:
         lines += _game_lines(live, screen)
     else:
-        lines += lobby_lines(live, screen, title, engine.closed, low=2, high=4)
+        lines += lobby_lines(live, screen, t(language, "showhand.title"), engine.closed, low=2, high=4)
     lines += footer_lines(live, screen, in_round=engine.phase is Phase.BETTING)
     return "\n".join(lines)
 
@@ -135,7 +191,8 @@ def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     rows = [[table_button(live, language, "button.cards", "cards")]]
     if engine.turn is not None:
         rows += _option_buttons(live, engine.turn, language)
-    rows.append([table_button(live, language, "button.leave_table", "leave")])
+    prices = [price for person in live.seated() if (price := engine.escape_cost(person)) is not None]
+    rows.append([leave_button(live, language, prices, "showhand.button.escape")])
     return keyboard(rows)
 
 
@@ -154,9 +211,18 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
     return _cards(_engine(live).player(person), language)
 
 
+def _did(live: LiveTable, person: int, language: str) -> list[str]:
+    """What ``person`` did last, in their DM once their turn is over (coins as the buttons said)."""
+    move, _, paid = live.view.acted.get(person, "").partition(":")
+    if not move or move == "timeout":
+        return []
+    return [t(language, f"showhand.did.{move}", pay=coins(int(paid or 0)))]
+
+
 def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[str, Markup | None] | None:
-    """A person's DM for this game: their cards, and their buttons on their turn; once the game is
-    over, their cards as it ended and no buttons."""
+    """A person's DM for this game: their cards; on their turn what the pot stands at, the deadline
+    and their buttons; after it, what they did; once the game is over, their cards as it ended and
+    their result."""
     engine, language = _engine(live), screen.language
     title = t(
         language,
@@ -167,15 +233,20 @@ def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[s
     )
     if engine.phase is not Phase.BETTING:
         final = _cards(engine.ended_as(person), language)
-        return None if final is None else ("\n".join([title, final, t(language, "showhand.dm_over")]), None)
+        if final is None:
+            return None
+        return "\n".join([title, final, dm_result(live, person, language)]), None
+    player = engine.player(person)
     private = private_hand(live, person, language)
-    if private is None:
+    if private is None or player is None:
         return None
     lines = [title, private]
     if engine.turn == person and live.view.deadline:
-        lines.append(t(language, "showhand.dm_turn", time=screen.when(live.view.deadline)))
+        stake = t(language, "showhand.dm_stake", pot=coins(engine.pot), total=coins(player.total))
+        question = t(language, "showhand.dm_turn", deadline=_deadline(live, screen))
+        lines = [*dm_prompt(live, language), *lines, stake, question]
         return "\n".join(lines), keyboard(_option_buttons(live, person, language))
-    return "\n".join(lines), None
+    return "\n".join([*lines, *_did(live, person, language)]), None
 
 
 def private_people(live: LiveTable) -> list[int]:

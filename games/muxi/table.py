@@ -102,6 +102,19 @@ class MuxiTable(Table):
         """Who is being asked to be banker now."""
         return self.state.participants[self.state.asked] if self.state.phase is Phase.BANKER else None
 
+    def escape_cost(self, person: int) -> int | None:
+        """What leaving now would cost ``person`` (RULES.md 1.6); None when leaving is free."""
+        hand = self.hand_of(person)
+        if (
+            self.state.phase not in (Phase.DRAW, Phase.BANKER_DRAW)
+            or hand is None
+            or hand.status is Status.ESCAPED
+            or self.core.seat_of(person) is None
+        ):
+            return None
+        times = BANKER_ESCAPE if person == self.state.banker else PLAYER_ESCAPE
+        return min(times * self.state.base, self._balance(person))
+
     def legal_actions(self, person: int) -> tuple[Move, ...]:
         """The buttons ``person`` may press now."""
         state, seat = self.state, self.core.seat_of(person)

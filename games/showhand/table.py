@@ -131,6 +131,13 @@ class ShowhandTable(Table):
         from its end until the next game starts; None during a game."""
         return next((player for player in self.state.ended if player.person == person), None)
 
+    def escape_cost(self, person: int) -> int | None:
+        """What leaving now would cost ``person`` (RULES.md 2.5: what they put in); None when free."""
+        player = self.game.player(person)
+        if self.state.phase is not Phase.BETTING or player is None or not player.in_game:
+            return None
+        return player.total
+
     def legal_actions(self, person: int) -> tuple[Option, ...]:
         """The buttons ``person`` may press now, with amounts (see ``Option``), Leave last."""
         state, seat = self.state, self.core.seat_of(person)

@@ -70,3 +70,11 @@ async def start_bot(
 async def stop_bot(bot: Bot) -> None:
     await close(bot.application)
     await bot.application.shutdown()
+
+
+async def escape(driver: Driver, person: int, chat_id: int = GROUP) -> None:
+    """Leave during one's round: the escape button, pressed twice (the first press tells the price)."""
+    await driver.press(person, chat_id, "逃跑")
+    popup = driver.world.popups[person][-1]
+    assert "再按一次确认" in popup.text and popup.show_alert, popup
+    await driver.press(person, chat_id, "逃跑")

@@ -62,7 +62,7 @@ async def test_the_pressers_own_hand_rides_on_the_answer(bot):
     await d.press(1, GROUP, "当庄")
     await d.press(2, GROUP, "补牌")
     popup = bot.world.popups[2][-1]
-    assert "5♠️ 6♥️ 7♠️" in popup.text and not popup.show_alert
+    assert "5♠︎ 6♥️ 7♠︎" in popup.text and not popup.show_alert
 
 
 async def test_a_restart_sends_nothing_that_did_not_change(world, database):

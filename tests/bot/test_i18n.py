@@ -52,6 +52,18 @@ def dynamic_keys():
         | {f"showhand.button.{move}" for move in ACTION_CODES}
         | {f"showhand.lead.{reason}" for reason in LeadReason}
         | {f"showhand.end.{reason}" for reason in EndReason}
+        | {f"button.{action}" for action in ("banker", "pass")}
+        | {f"muxi.did.{did}" for did in ("draw", "stand", "banker", "pass", "natural", "timeout", "forfeit")}
+        | {"muxi.did.timeout_banker"}
+        | {f"showhand.did.{move}" for move in (*ACTION_CODES.values(), "timeout_fold")}
+        | {f"showhand.{status}" for status in ("escaped", "folded", "timed_out")}
+        | {
+            f"leave.{how}.{game}"
+            for how in ("confirm_press", "confirm_command")
+            for game in ("muxi", "showhand")
+        }
+        | {f"{game}.button.escape" for game in ("muxi", "showhand")}
+        | {"join.done", "join.next_round", "leave.done", "leave.escaped"}
     )
 
 

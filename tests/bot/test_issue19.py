@@ -7,7 +7,7 @@ import re
 import time
 
 from tests.bot.decks import stack, stack_showhand
-from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
+from tests.bot.harness import ADMIN, GROUP, escape, start_bot, stop_bot
 from tests.bot.test_muxi_rounds import open_and_start
 from tests.bot.test_showhand_games import TWO, act
 from tests.bot.test_showhand_games import open_and_start as open_and_start_showhand
@@ -25,7 +25,7 @@ def assert_over(bot, person, *cards):
     """``person``'s DM shows these final cards, says the round is over, and asks nothing."""
     text, buttons = dm(bot, person)
     assert all(card in text for card in cards), text
-    assert "🏁 本局已结束" in text and "⏳" not in text and buttons == [], text
+    assert "🏁 本局" in text and "⏳" not in text and buttons == [], text
     assert GROUP_TITLE in text
 
 
@@ -44,7 +44,7 @@ async def test_the_operators_seconds_are_the_default_of_every_chat_that_chose_no
     await d.send(ADMIN, GROUP, "/settings")
     shown = d.last(GROUP)
     assert "每步限时：10 秒" in shown and "无人开局 2 分钟后解散" in shown
-    assert "✅ 10s" in d.labels(GROUP)
+    assert "✅ 10 秒" in d.labels(GROUP)
     await stop_bot(bot)
 
     # Nothing was chosen here: the operator's new settings apply; a choice then outlasts them.
@@ -52,7 +52,7 @@ async def test_the_operators_seconds_are_the_default_of_every_chat_that_chose_no
     d = bot.driver
     await d.send(ADMIN, GROUP, "/settings")
     assert "每步限时：20 秒" in d.last(GROUP) and "无人开局 90 秒后解散" in d.last(GROUP)
-    await d.press(ADMIN, GROUP, "45s")
+    await d.press(ADMIN, GROUP, "45 秒")
     assert (await bot.paiju.store.chat_settings(GROUP)).turn_seconds == 45
     await stop_bot(bot)
     bot = await start_bot(world, database, turn_seconds=10)
@@ -68,12 +68,12 @@ async def test_a_muxi_round_ended_by_the_last_players_draw_brings_every_dm_up_to
     await open_and_start(bot, [1, 2, 3])
     await d.press(1, GROUP, "当庄")
     await d.press(3, 3, "不补")
-    assert "补牌或不补" in dm(bot, 2)[0] and dm(bot, 2)[1] == ["补牌", "不补"]
+    assert "补牌还是不补" in dm(bot, 2)[0] and dm(bot, 2)[1] == ["补牌", "不补"]
     await d.press(2, 2, "补牌")  # in their DM: this press ends the round
-    assert "第 1 局 · 结算" in d.last(GROUP)
-    assert_over(bot, 2, "5♠️ 6♥️ 7♠️", "四倍 顺子")
-    assert_over(bot, 3, "2♣️ 2♦️")
-    assert_over(bot, 1, "9♠️ K♠️", "双倍天公9")
+    assert "第 1 局 · 结算" in d.table(GROUP)
+    assert_over(bot, 2, "5♠︎ 6♥️ 7♠︎", "四倍 顺子")
+    assert_over(bot, 3, "2♣︎ 2♦️")
+    assert_over(bot, 1, "9♠︎ K♠︎", "双倍天公9")
     assert bot.world.open_queries == {}
 
 
@@ -85,7 +85,7 @@ async def test_a_muxi_round_ended_by_the_bankers_draw_shows_the_drawn_card(bot):
     await d.press(2, GROUP, "补牌")
     await d.press(1, 1, "补牌")
     assert_over(bot, 1, "3♥️ 4♥️ 8♥️", "5点 三倍")
-    assert_over(bot, 2, "5♠️ 6♥️ 7♠️")
+    assert_over(bot, 2, "5♠︎ 6♥️ 7♠︎")
 
 
 async def test_a_showhand_game_ended_by_an_all_in_brings_every_dm_up_to_date(bot):
@@ -93,13 +93,13 @@ async def test_a_showhand_game_ended_by_an_all_in_brings_every_dm_up_to_date(bot
     stack_showhand(bot, [1, 2], 1, TWO)
     await open_and_start_showhand(bot, [1, 2])
     for _ in range(4):  # cards 2 and 3: both check
-        await act(bot, "不下注")
-    await act(bot, "全押")
+        await act(bot, "过牌")
+    await act(bot, "梭哈")
     last = await act(bot, "跟注")  # card 5 is dealt with no betting, then the show-down
-    assert "结算" in d.last(GROUP)
+    assert "结算" in d.table(GROUP)
     assert "⏳" not in dm(bot, last)[0]
-    assert_over(bot, 1, "底牌：8♠️", "明牌：9♥️ 10♦️ Q♣️ K♠️")
-    assert_over(bot, 2, "底牌：A♦️", "明牌：A♥️ 8♦️ 9♣️ J♥️")
+    assert_over(bot, 1, "底牌：8♠︎", "明牌：9♥️ 10♦️ Q♣︎ K♠︎")
+    assert_over(bot, 2, "底牌：A♦️", "明牌：A♥️ 8♦️ 9♣︎ J♥️")
 
 
 async def test_a_showhand_fold_keeps_each_face_down_card_in_its_owners_dm(bot):
@@ -108,8 +108,8 @@ async def test_a_showhand_fold_keeps_each_face_down_card_in_its_owners_dm(bot):
     await open_and_start_showhand(bot, [1, 2])
     await act(bot, "下注 100")  # 2 leads
     await act(bot, "弃牌")  # 1 folds: 2 takes the pot without showing
-    assert "A♦️" not in d.last(GROUP), "the winner's face-down card is not shown to the group"
-    assert_over(bot, 1, "底牌：8♠️", "明牌：9♥️")
+    assert "A♦️" not in d.table(GROUP), "the winner's face-down card is not shown to the group"
+    assert_over(bot, 1, "底牌：8♠︎", "明牌：9♥️")
     assert_over(bot, 2, "底牌：A♦️", "明牌：A♥️")
 
 
@@ -120,7 +120,7 @@ async def test_a_table_cancelled_during_a_game_leaves_no_prompt_in_the_dms(world
     assert "轮到你了" in dm(bot, 2)[0]
     await bot.driver.send(ADMIN, GROUP, "/cancel")  # an owner's cancel: at once, the antes refunded
     assert bot.paiju.tables.get(GROUP) is None
-    assert_over(bot, 1, "底牌：8♠️", "明牌：9♥️")
+    assert_over(bot, 1, "底牌：8♠︎", "明牌：9♥️")
     assert_over(bot, 2, "底牌：A♦️", "明牌：A♥️")
     await stop_bot(bot)
 
@@ -137,7 +137,7 @@ async def test_a_restarted_bot_names_the_group_in_the_dms(world, database):
     second = await start_bot(world, database)
     await second.driver.press(2, 2, "补牌")  # in the DM: nothing in the group has been seen since
     text = dm(second, 2)[0]
-    assert "5♠️ 6♥️ 7♠️" in text and f"木虱 · {GROUP_TITLE} · 第 1 局" in text, text
+    assert "5♠︎ 6♥️ 7♠︎" in text and f"木虱 · {GROUP_TITLE} · 第 1 局" in text, text
     await stop_bot(second)
 
 
@@ -147,8 +147,8 @@ async def test_a_showhand_escape_says_what_the_escaper_lost(bot):
     stack_showhand(bot, [1, 2], 1, TWO)
     await open_and_start_showhand(bot, [1, 2])
     await act(bot, "下注 200")  # 2 leads: ante 100 + 200
-    await d.press(2, GROUP, "离桌")
-    table = d.last(GROUP)
+    await escape(d, 2)
+    table = d.table(GROUP)
     assert "小红 逃跑，输掉已下的 300" in table and "罚 0" not in table, table
     assert (await bot.balance(1), await bot.balance(2)) == (10_300, 9_700)
 
@@ -163,8 +163,8 @@ async def test_after_the_bankers_escape_the_results_show_nobodys_cards(bot):
     await open_and_start(bot, [1, 2, 3, 4])
     await d.press(1, GROUP, "当庄")
     await d.press(4, GROUP, "补牌")
-    await d.press(1, GROUP, "离桌")
-    result = d.last(GROUP)
+    await escape(d, 1)
+    result = d.table(GROUP)
     assert "第 1 局 · 结算" in result and "阿明 逃跑，罚 5,000" in result
     assert not re.search("[♠♥♣♦]", result), result
     assert "小红  +1,000" in result and "庄 阿明  🏃 逃跑  −5,000" in result
@@ -178,11 +178,11 @@ async def test_an_escaped_players_cards_are_not_shown_at_the_show_down(bot):
     stack(bot, [2, 3, 1], {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"})
     await open_and_start(bot, [1, 2, 3])
     await d.press(1, GROUP, "当庄")
-    await d.press(2, GROUP, "离桌")
+    await escape(d, 2)
     await d.press(3, GROUP, "不补")
     await d.press(1, GROUP, "不补")
-    result = d.last(GROUP)
-    assert "阿强  2♦️ 3♦️  5点 二倍" in result and "庄 阿明  2♠️ 3♠️" in result
+    result = d.table(GROUP)
+    assert "阿强  2♦️ 3♦️  5点 二倍" in result and "庄 阿明  2♠︎ 3♠︎" in result
     assert "2♥️" not in result and "小红  🏃 逃跑  −1,000" in result, result
 
 
@@ -191,11 +191,11 @@ async def test_the_commitment_of_a_round_nobody_banks_can_be_verified(bot):
     d = bot.driver
     await open_and_start(bot, [1, 2])
     table_id = bot.paiju.tables.get(GROUP).table_id
-    shown = re.search(r"洗牌承诺 (\w{4})…(\w{3})", d.last(GROUP))
-    assert shown, d.last(GROUP)
+    shown = re.search(r"洗牌承诺 (\w{4})…(\w{3})", d.table(GROUP))
+    assert shown, d.table(GROUP)
     await d.press(1, GROUP, "不当庄")
     await d.press(2, GROUP, "不当庄")
-    closed = d.last(GROUP)
+    closed = d.table(GROUP)
     await d.send(1, GROUP, f"/verify {table_id} 1")
     proof = d.last(GROUP)
     assert "找不到" not in proof, proof

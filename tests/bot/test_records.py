@@ -10,7 +10,7 @@ LABELS = {
     "zh-hans": {
         "join": "加入",
         "start": "开始",
-        "check": "不下注",
+        "check": "过牌",
         "top": "本群排行",
         "stats": "的战绩",
         "best": "最好牌型 对子",
@@ -21,7 +21,7 @@ LABELS = {
     "zh-hant": {
         "join": "加入",
         "start": "開始",
-        "check": "不下注",
+        "check": "過牌",
         "top": "本群排行",
         "stats": "的戰績",
         "best": "最好牌型 對子",
@@ -86,9 +86,9 @@ async def test_settings_by_buttons_for_admins_only(bot, language):
     assert labels["admins"] in d.last(GROUP)
     await d.send(ADMIN, GROUP, "/settings")
     assert labels["settings"] in d.last(GROUP)
-    await d.press(1, GROUP, "60s")
+    await d.press(1, GROUP, data="cfg:turn:60")
     assert labels["admins"] in d.popup(1)
-    await d.press(ADMIN, GROUP, "60s")
+    await d.press(ADMIN, GROUP, data="cfg:turn:60")
     await d.press(ADMIN, GROUP, data="cfg:lobby:600")
     settings = await bot.paiju.store.chat_settings(GROUP)
     assert (settings.turn_seconds, settings.lobby_seconds) == (60, 600)

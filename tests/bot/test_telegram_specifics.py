@@ -41,12 +41,12 @@ async def test_players_get_their_own_buttons_by_dm(bot):
     assert bot.world.bot_messages(3)[-1].buttons == [], "a tiangong gets no button"
     await d.press(2, 2, "补牌")
     assert "BJ" not in bot.world.bot_messages(2)[-1].text
-    assert "大王🃏 6♥️ 7♠️" in bot.world.bot_messages(2)[-1].text
+    assert "大王🃏 6♥️ 7♠︎" in bot.world.bot_messages(2)[-1].text
     assert bot.world.bot_messages(2)[-1].buttons == [], "decided: the buttons go"
     banker_dm = bot.world.bot_messages(1)[-1]
     assert [b["text"] for b in banker_dm.buttons] == ["补牌", "不补"], "now the banker chooses"
     await d.press(1, 1, "不补")
-    assert "结算" in d.last(GROUP)
+    assert "结算" in d.table(GROUP)
     assert bot.world.open_queries == {}
 
 
@@ -56,18 +56,18 @@ async def test_the_table_speaks_the_chats_language_and_popups_the_persons(bot, w
     world.people[2].language_code = "zh-hant"
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S")
     await d.send(1, GROUP, "/newgame muxi")
-    assert "Muxi · waiting to start" in d.last(GROUP)
+    assert "Muxi · waiting to start" in d.table(GROUP)
     await d.press(2, GROUP, "Join")
     await d.press(1, GROUP, "Start")
     await d.press(2, GROUP, "Start")
-    assert "Muxi · round 1 · base 100" in d.last(GROUP)
+    assert "Muxi · round 1 · base 100" in d.table(GROUP)
     await d.press(1, GROUP, "Be banker")
     await d.press(2, GROUP, "My cards")
-    assert "你的牌：5♠️ 6♥️" in d.popup(2) and "1點 普通" in d.popup(2)
+    assert "你的牌：5♠︎ 6♥️" in d.popup(2) and "1點 普通" in d.popup(2)
     assert "第 1 局" in d.texts(2)[-1]
     await d.press(2, GROUP, "Draw")
     await d.press(1, GROUP, "Stand")
-    result = d.last(GROUP)
+    result = d.table(GROUP)
     assert "round 1 · results" in result and "Straight ×4" in result and "+400" in result
 
 

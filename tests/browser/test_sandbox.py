@@ -1,6 +1,9 @@
-"""The sandbox in a real browser: Playwright drives Debian's Chromium (headless) through a whole
-muxi round and a whole showhand game, acting as several people, and keeps a screenshot of the
-muxi results as a test artifact ($PAIJU_ARTIFACTS, else paiju-artifacts in the temp folder)."""
+"""The sandbox in a real browser: Playwright drives Debian's Chromium (headless) at a phone's size, in
+Telegram's light and dark themes, through a whole muxi round and a whole showhand game, acting as
+several people. It checks what the page shows of Telegram (message times, "edited", whom a message
+notifies and the unread badges, a person who never opened a DM with the bot) and keeps screenshots of
+the key moments as test artifacts: $PAIJU_ARTIFACTS, else paiju-artifacts in the temp folder, never
+the tracked tree (the README's picture is refreshed on purpose, by copying one)."""
 
 import os
 import re
@@ -13,13 +16,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
+from bot.sandbox.server import GROUP_ID, TOKEN
+from faketg.world import BOT_USERNAME
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-# A test artifact, never the tracked tree; the README's picture is refreshed on purpose, by copying it.
-SCREENSHOT = (
-    Path(os.environ.get("PAIJU_ARTIFACTS") or Path(tempfile.gettempdir()) / "paiju-artifacts")
-    / "sandbox-muxi.png"
-)
+ARTIFACTS = Path(os.environ.get("PAIJU_ARTIFACTS") or Path(tempfile.gettempdir()) / "paiju-artifacts")
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1000, "height": 900}
 FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -29,6 +33,8 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+COUNT = re.compile(r"^[1-9]\d*$")
+CHECK_OR_CALL = re.compile(r"^(过牌|不下注|跟注)")
 
 if not CHROMIUM.exists():
     if os.environ.get("CI"):
@@ -43,13 +49,25 @@ def free_port():
 
 
 @pytest.fixture(scope="module")
-def sandbox_url():
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def browser():
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module", params=["light", "dark"])
+def theme(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def sandbox_url(theme):
+    """A fresh sandbox for each theme."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot", "sandbox", "--port", str(port), "--fresh"],
+        [sys.executable, "-m", "bot", "sandbox", "--port", str(free_port()), "--fresh", "--seed", "1"],
         cwd=ROOT,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -63,25 +81,25 @@ def sandbox_url():
 
 
 @pytest.fixture(scope="module")
-def page(sandbox_url):
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-        opened = browser.new_page(viewport={"width": 1000, "height": 900})
-        opened.goto(sandbox_url)
-        yield opened
-        browser.close()
+def page(browser, sandbox_url, theme):
+    context = browser.new_context(viewport=PHONE)
+    opened = context.new_page()
+    opened.goto(f"{sandbox_url}?theme={theme}")
+    expect(opened.locator("html")).to_have_attribute("data-theme", theme)
+    yield opened
+    context.close()
 
 
 class Person:
     """Acting in the page as one person."""
 
-    def __init__(self, page: Page):
-        self.page = page
+    def __init__(self, page: Page, theme: str):
+        self.page, self.theme = page, theme
 
     def act_as(self, name, where="group"):
         self.dismiss()
         self.page.click(f'button.person[data-person="{name}"]')
-        expect(self.page.locator("button.person.active")).to_have_text(name)
+        expect(self.page.locator("button.person.active .name")).to_have_text(name)
         self.page.click(f"#tab-{where}")
         title = f"我是 {name}" if where == "group" else f"{name} 的私聊"
         expect(self.page.locator("#title")).to_contain_text(title)
@@ -104,31 +122,58 @@ class Person:
     def sees(self, text, timeout=10_000):
         expect(self.page.locator("#messages")).to_contain_text(text, timeout=timeout)
 
+    def settled(self):
+        """Waits until the page has shown the sandbox's state twice from now: what is there now is on
+        the screen."""
+        now = int(self.page.locator("body").get_attribute("data-refreshed") or 0)
+        self.page.wait_for_function(f"Number(document.body.dataset.refreshed) >= {now + 2}")
+
     def last_buttons(self):
-        self.page.wait_for_timeout(600)  # two refreshes of the page
-        last = self.page.locator(".msg.bot").last
+        """The buttons of the newest message that has any."""
+        self.settled()
+        last = self.page.locator(".msg.bot:has(.kb)").last
         return last.locator(".kb button").all_inner_texts() if last.count() else []
 
-    def group_text(self):
+    def chat_text(self):
         return self.page.locator("#messages").inner_text()
 
+    def shoot(self, moment, size=None):
+        """A screenshot of the page now, as an artifact (at ``size``, if not the phone's), without
+        the passing toast of a button's answer."""
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.page.evaluate("document.getElementById('toast').hidden = true")
+        if size:
+            self.page.set_viewport_size(size)
+        self.page.screenshot(path=str(ARTIFACTS / f"sandbox-{self.theme}-{moment}.png"))
+        if size:
+            self.page.set_viewport_size(PHONE)
 
-def take_turns(me, people, pick, finished):
-    """Each person in turn looks at their DM and presses what ``pick`` chooses, until ``finished``."""
+
+def take_turns(me, people, pick, finished, where):
+    """Each person in turn presses what ``pick`` chooses among the buttons they see (in their DM, or
+    in the group), until the group shows ``finished``."""
     for _ in range(12):
         for name in people:
-            me.act_as(name, "dm")
+            me.act_as(name, where)
             choice = pick(me.last_buttons())
             if choice:
                 me.press(choice)
         me.act_as(people[0])
-        if finished in me.group_text():
+        if finished in me.chat_text():
             return
-    raise AssertionError(f"{finished!r} never came: {me.group_text()[-500:]}")
+    raise AssertionError(f"{finished!r} never came: {me.chat_text()[-500:]}")
 
 
-def test_a_whole_muxi_round_in_the_browser(page):
-    me = Person(page)
+def shows_times_and_edits(page):
+    """Every message shows its time as Telegram does (HH:MM); an edited one says so."""
+    times = page.locator(".msg .bubble > .meta time")
+    expect(times).to_have_count(page.locator(".msg").count())
+    assert all(re.fullmatch(r"\d\d:\d\d", time) for time in times.all_inner_texts())
+    expect(page.locator(".msg.bot .bubble > .meta .edited").first).to_have_text("编辑过")
+
+
+def test_a_whole_muxi_round_in_the_browser(page, theme):
+    me = Person(page, theme)
     me.act_as("阿明")
     me.say("/newgame muxi")
     me.sees("木虱 · 等待开局")
@@ -136,33 +181,84 @@ def test_a_whole_muxi_round_in_the_browser(page):
         me.act_as(name)
         me.press("加入")
         me.sees(f"{name} ⏳ 未准备")
+    shows_times_and_edits(page)  # the joins edited the table message
+    me.act_as("小红")
+    me.say("/join")  # she sits already: the bot answers her message, and an answer notifies
+    expect(page.locator(".msg.bot .bubble > .meta .bell.me").last).to_contain_text("小红")
+    me.shoot("1-lobby")
     for name in ("阿明", "小红", "阿强"):
         me.act_as(name)
         me.press("开始")
     me.sees("叫庄：阿明 是否当庄")
     me.act_as("阿明")
     me.press("当庄")
-    me.sees("庄家 阿明")
+    me.sees("庄家 阿明")  # (the sandbox's seed deals a round with draws to make)
+    # The cards come to each player as a new DM: it notifies them, so their DM has a badge until seen.
+    me.act_as("小红")
+    expect(page.locator("#tab-dm .badge")).to_have_text(COUNT)
+    expect(page.locator('button.person[data-person="阿强"] .badge')).to_have_text(COUNT)
+    me.shoot("2-dm-badge")
+    page.click("#tab-dm")
+    expect(page.locator("#tab-dm .badge")).to_be_hidden()
+    expect(page.locator(".msg.bot .bubble > .meta .bell").first).to_be_visible()
+    me.shoot("3-dm")
     me.act_as("小红")
     me.press("看我的牌")
     expect(page.locator("#alert")).to_be_visible()
     expect(page.locator("#alert-text")).to_contain_text("你的牌")
+    me.shoot("4-popup")
     page.click("#alert-ok")
     take_turns(
         me,
         ["小红", "阿强", "阿明"],
         lambda b: "不补" if "不补" in b else ("补牌" if "补牌" in b else None),
         "结算",
+        "dm",
     )
-    me.act_as("阿明")
     me.sees("第 1 局 · 结算")
     me.sees("洗牌已公开")
-    SCREENSHOT.parent.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT))
+    shows_times_and_edits(page)
+    me.shoot("5-muxi-results")
+    me.shoot("5-muxi-results-desktop", DESKTOP)
 
 
-def test_a_whole_showhand_game_in_the_browser(page):
-    me = Person(page)
+def test_a_person_who_never_opened_a_dm_with_the_bot(page, theme, sandbox_url):
+    me = Person(page, theme)
+    if page.locator("#add-toggle").is_visible():  # a phone: the form opens from "＋"
+        page.click("#add-toggle")
+    page.fill("#new-name", "老王")
+    page.check("#new-unstarted")
+    page.click("#add-person button[type=submit]")
+    expect(page.locator("button.person.active .name")).to_have_text("老王")
+    page.click("#tab-dm")
+    expect(page.locator("#messages .service")).to_contain_text("还没有打开过与机器人的私聊")
+    expect(page.locator("#composer")).to_be_hidden()
+    me.shoot("6-never-opened-dm")
+    # What the bot does for such a person (its own words aside): a mention, with a link to start it
+    people = page.request.get(f"{sandbox_url}api/state").json()["people"]
+    laowang = next(person["id"] for person in people if person["name"] == "老王")
+    text = (
+        f'<a href="tg://user?id={laowang}">老王</a> <a href="https://t.me/{BOT_USERNAME}?start=t1">私聊</a>'
+    )
+    sent = page.request.post(
+        f"{sandbox_url}bot{TOKEN}/sendMessage", form={"chat_id": GROUP_ID, "text": text, "parse_mode": "HTML"}
+    )
+    assert sent.ok, sent.text()
+    expect(page.locator("#tab-group .badge")).to_have_text("1")
+    page.click("#tab-group")
+    expect(page.locator("#tab-group .badge")).to_be_hidden()
+    expect(page.locator(".msg.bot .bubble > .meta .bell.me").last).to_contain_text("老王")
+    page.locator("#messages a", has_text="私聊").last.click()
+    expect(page.locator("#tab-dm")).to_have_class(re.compile("active"))
+    page.click("#start")
+    expect(page.locator(".msg.mine")).to_contain_text("/start t1")
+    expect(page.locator(".msg.bot").first).to_be_visible()  # the bot's welcome
+    expect(page.locator("#messages .service")).to_have_count(0)
+    expect(page.locator("#composer")).to_be_visible()
+
+
+def test_a_whole_showhand_game_in_the_browser(page, theme):
+    me = Person(page, theme)
     me.act_as("阿明")
     me.say("/cancel")  # a muxi table may still be open between rounds: one table per group
     expect(page.locator("#messages")).to_contain_text(re.compile("管理员已结束本桌|本群现在没有牌桌"))
@@ -176,13 +272,14 @@ def test_a_whole_showhand_game_in_the_browser(page):
         me.press("开始")
     me.sees("梭哈 · 第 1 局")
     me.act_as("小红", "dm")
-    me.sees("底牌：")
-    for _ in range(12):  # whoever the table names ("轮到 X") checks or calls
-        me.act_as("阿明")
-        text = me.group_text()
-        if "开牌比大小" in text:
-            break
-        me.act_as(re.findall(r"轮到 (\S+)，", text)[-1])
-        me.press("不下注" if "不下注" in me.last_buttons() else "跟注")
-    me.sees("开牌比大小")
-    me.sees("🏆")
+    me.sees("底牌")
+    me.shoot("7-showhand-dm")
+    take_turns(  # whoever's turn it is checks or calls; the other is told it is not their turn
+        me,
+        ["阿明", "小红"],
+        lambda b: next((label for label in b if CHECK_OR_CALL.match(label)), None),
+        "梭哈 · 第 1 局 · 结算",
+        "group",
+    )
+    shows_times_and_edits(page)
+    me.shoot("8-showhand-results")

@@ -76,8 +76,8 @@ async def play_showhand_to_the_end(stage, people, kill_after=None):
         if step == kill_after:
             await stage.bot.kill()
             await stage.bot.start()
-        person = by_name[re.search(r"轮到 (\S+)，", table.text).group(1)]
-        choice = next(b["text"] for b in table.buttons if str(b["text"]).startswith(("不下注", "跟注")))
+        person = by_name[re.search(r"轮到 (\S+) ·", table.text).group(1)]
+        choice = next(b["text"] for b in table.buttons if str(b["text"]).startswith(("过牌", "跟注")))
         await stage.driver.press(person, GROUP, choice)
     raise AssertionError("the game did not end")
 
@@ -85,7 +85,7 @@ async def play_showhand_to_the_end(stage, people, kill_after=None):
 async def test_a_showhand_game_with_a_sigkill_in_a_betting_round(stage):
     await start_round(stage, "showhand", [1, 2, 4])
     await play_showhand_to_the_end(stage, [1, 2, 4], kill_after=4)
-    result = stage.driver.last(GROUP)
+    result = stage.driver.table(GROUP)
     assert "第 1 局 · 结算" in result and "🏆" in result
     await stage.bot.stop()
     check = storage_check(stage.bot.database)

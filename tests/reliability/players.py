@@ -137,6 +137,9 @@ async def play(
                 stage.world.open_queries.pop(str(update["callback_query"]["id"]))
         else:
             await stage.emulator.deliver(update)
+            if data.endswith(":leave"):  # an escape is confirmed by a second press
+                await stage.emulator.deliver(stage.world.press(person, GROUP, message_id, data))
+                report.presses += 1
     raise AssertionError(f"{games} {game} games did not end in {max_steps * games} steps")
 
 

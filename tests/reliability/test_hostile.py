@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.bot.harness import ADMIN, GROUP
+from tests.bot.harness import ADMIN, GROUP, escape
 
 
 async def snapshot(bot):
@@ -40,7 +40,7 @@ async def test_forged_callback_data_is_answered_and_changes_nothing(playing, dat
 async def test_presses_by_people_not_seated(playing):
     bot = playing
     before = await snapshot(bot)
-    for label in ("补牌", "不补", "离桌", "看我的牌"):
+    for label in ("补牌", "不补", "逃跑", "看我的牌"):
         await bot.driver.press(6, GROUP, label)
         assert bot.driver.popup(6), label
     assert await snapshot(bot) == before and bot.world.open_queries == {}
@@ -86,7 +86,7 @@ async def test_names_that_could_break_the_markup(bot, world, name):
 
 async def test_a_table_in_a_chat_the_bot_was_removed_from(playing, world):
     bot, d = playing, playing.driver
-    await d.press(2, GROUP, "离桌")  # an escape: 1,000 held in escrow
+    await escape(d, 2)  # an escape: 1,000 held in escrow
     assert bot.paiju.tables.get(GROUP).engine.core.escrow_total == 1_000
     await d.deliver(world.remove_bot(GROUP, ADMIN))
     assert bot.paiju.tables.get(GROUP) is None, "the table ended"
@@ -108,7 +108,7 @@ async def test_an_edit_refused_because_the_bot_was_removed_ends_the_table(playin
 
 async def test_a_group_upgraded_to_a_supergroup_keeps_its_table_and_coins(playing, world):
     bot, d = playing, playing.driver
-    await d.press(2, GROUP, "离桌")  # 1,000 in escrow follows the table too
+    await escape(d, 2)  # 1,000 in escrow follows the table too
     new_id = -100_999
     for update in world.upgrade_group(GROUP, new_id):
         await d.deliver(update)

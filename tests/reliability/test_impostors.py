@@ -160,7 +160,7 @@ async def test_bidi_controls_never_reach_a_table_a_leaderboard_or_a_dm(bot, worl
     stack(bot, [2, 50], {50: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await open_and_start(bot, [50, 2])
     await d.press(50, GROUP, "当庄")
-    table = d.last(GROUP)
+    table = d.table(GROUP)
     assert "abc" in table and not BIDI.search(table)
     assert (await bot.paiju.store.get_person(50)).name == "abc", "cleaned on the way in"
     dm = d.texts(50)[-1]

@@ -11,7 +11,7 @@ from games.table import Join
 from storage import SeatRefused
 from storage.thread import on_thread
 from tests.bot.decks import stack
-from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
+from tests.bot.harness import ADMIN, GROUP, escape, start_bot, stop_bot
 from tests.bot.test_muxi_rounds import open_and_start
 
 OTHER = -100_456  # a second group, where some of the same people play
@@ -49,6 +49,8 @@ async def test_an_escaping_banker_cannot_sit_elsewhere_with_the_coins_of_the_esc
     stack(bot, [2, 3, 1], {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"})
     await open_and_start(bot, [1, 2, 3])
     await d.press(1, GROUP, "当庄")  # 1 is the banker: leaving now is an escape (50× base)
+    await d.send(1, GROUP, "/leave")  # the price, and "send it again to confirm"
+    assert "罚 5,000" in d.last(GROUP) and "再发一次 /leave 确认" in d.last(GROUP)
     await asyncio.gather(d.send(1, GROUP, "/leave"), d.send(1, OTHER, "/join"))
     wallet = await bot.balance(1)
     assert wallet == 5_000, "the banker's escape was paid"
@@ -107,7 +109,7 @@ async def test_a_failed_save_after_a_restart_is_undone_and_its_deadline_tried_ag
     await second.fire_timer()
     assert "小红  ✋ 不补" in table_message(second)
     await second.driver.press(1, GROUP, "不补")
-    assert "结算" in second.driver.last(GROUP)
+    assert "结算" in second.driver.table(GROUP)
     assert sum((await coins(second, (1, 2))).values()) == 20_000
     assert (await second.paiju.store.check()).ok
     await stop_bot(second)
@@ -129,7 +131,7 @@ async def test_a_failed_press_after_a_restart_leaves_memory_as_saved(world, data
     assert "出了点问题" in second.driver.popup(1)
     assert live.engine.to_dict() == saved, "no settled round in memory that the books do not have"
     await second.driver.press(1, GROUP, "不补")
-    assert "结算" in second.driver.last(GROUP)
+    assert "结算" in second.driver.table(GROUP)
     assert (await second.paiju.store.check()).ok
     await stop_bot(second)
 
@@ -142,7 +144,7 @@ async def late_upgrade(bot, world):
     stack(bot, [2, 3, 1], {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"})
     await open_and_start(bot, [1, 2, 3])
     await d.press(1, GROUP, "当庄")
-    await d.press(2, GROUP, "离桌")
+    await escape(d, 2)
     notices = world.upgrade_group(GROUP, new)
     world.chats[new].members.update({4, 5})
     await d.send(4, new, "/newgame muxi")
@@ -225,7 +227,7 @@ async def test_an_owner_cancels_at_once_and_the_table_lists_the_refunds(world, d
     stack(bot, [2, 3, 1], {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"})
     await open_and_start(bot, [1, 2, 3])
     await d.press(1, GROUP, "当庄")
-    await d.press(2, GROUP, "离桌")
+    await escape(d, 2)
     message_id = bot.paiju.tables.get(GROUP).message_id
     await d.send(ADMIN, GROUP, "/cancel")
     closed = world.messages[(GROUP, message_id)].text
@@ -259,7 +261,7 @@ async def test_a_refund_to_someone_seated_elsewhere_reaches_that_table(world, da
     stack(bot, [2, 3, 1], {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"})
     await open_and_start(bot, [1, 2, 3])
     await d.press(1, GROUP, "当庄")
-    await d.press(2, GROUP, "离桌")  # 1,000 held in escrow
+    await escape(d, 2)  # 1,000 held in escrow
     await d.send(2, OTHER, "/join")
     assert bot.paiju.tables.get(OTHER).engine.core.seat_of(2).balance == 9_000
     await d.send(ADMIN, GROUP, "/cancel")  # the owner's: the escrow goes back at once

@@ -1,0 +1,279 @@
+"""Issue 16, as each person sees it through the fake Telegram: a new DM when it is your turn (an edit
+notifies nobody), the reminder, a prompt that becomes what you did, a readable deadline, old rounds'
+messages with their results only, a reply to every command, an escape confirmed by a second press,
+a show-down in players' words, each DM ending with its result, someone the bot cannot DM mentioned."""
+
+import logging
+import re
+from types import SimpleNamespace
+
+from bot.views.common import duration, signed
+from bot.views.rules import rules_text
+from tests.bot.decks import stack, stack_showhand
+from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
+from tests.bot.test_muxi_rounds import open_and_start
+from tests.bot.test_showhand_games import TWO, act
+from tests.bot.test_showhand_games import open_and_start as open_showhand
+
+DEADLINE = re.compile(r"30 秒 · \d\d:\d\d:\d\d 截止")
+
+
+def newest(bot, chat_id):
+    return bot.world.bot_messages(chat_id)[-1]
+
+
+def labels(message):
+    return [str(button["text"]) for button in message.buttons]
+
+
+async def remind(bot):
+    """A third of the running turn is left now."""
+    live = bot.paiju.tables.get(GROUP)
+    job = bot.paiju.reminders[live.table_id]
+    bot.paiju.reminders.pop(live.table_id)
+    job.schedule_removal()
+    await bot.paiju._remind(SimpleNamespace(job=job))
+    await bot.paiju.quiet()
+
+
+async def test_each_turn_is_a_new_dm_that_notifies_and_then_says_what_was_done(bot):
+    d, world = bot.driver, bot.world
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    asked = newest(bot, 1)
+    assert "🔔 轮到你了" in asked.text and "你要当庄吗" in asked.text and DEADLINE.search(asked.text)
+    assert labels(asked) == ["当庄", "不当庄"] and 1 in asked.notified
+    assert not world.bot_messages(2), "nobody else is asked anything yet"
+    await d.press(1, 1, "当庄")  # from the DM
+    banker = world.messages[(1, asked.message_id)]
+    assert banker.buttons == [] and "你是庄家" in banker.text and "3♥️ 4♥️" in banker.text
+    prompt = newest(bot, 2)
+    assert prompt.edits == 0 and 2 in prompt.notified, "a turn is a new message: it notifies"
+    assert "🔔 轮到你了" in prompt.text and "5♠︎ 6♥️" in prompt.text and "补牌还是不补？" in prompt.text
+    assert DEADLINE.search(prompt.text) and labels(prompt) == ["补牌", "不补"]
+    await d.press(2, 2, "不补")
+    done = world.messages[(2, prompt.message_id)]
+    assert done.buttons == [] and "✋ 你不补" in done.text and "轮到你了" not in done.text
+    turn = newest(bot, 1)
+    assert turn.message_id != asked.message_id and 1 in turn.notified and labels(turn) == ["补牌", "不补"]
+    assert world.messages[(1, asked.message_id)].deleted, "the banker's earlier DM gave way to the prompt"
+    await d.press(1, 1, "补牌")
+    over = world.messages[(1, turn.message_id)]
+    assert over.buttons == [] and "3♥️ 4♥️ 7♠︎" in over.text and "🏁 本局 +100 · 现有 10,100 金币" in over.text
+    assert "🏁 本局 −100 · 现有 9,900 金币" in newest(bot, 2).text
+    for person in (1, 2):
+        assert all(message.buttons == [] for message in world.bot_messages(person)), "no stale prompt"
+
+
+async def test_a_restarted_bot_neither_reminds_again_nor_prompts_anew(world, database):
+    bot = await start_bot(world, database)
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await bot.driver.press(1, GROUP, "当庄")
+    await remind(bot)
+    sent = len(world.requests)
+    await stop_bot(bot)
+    bot = await start_bot(world, database)
+    await bot.paiju.quiet()
+    assert [r.method for r in world.requests[sent:] if r.chat_id in (1, 2)] == [], "nothing new in the DMs"
+    live = bot.paiju.tables.get(GROUP)
+    assert live.reminded and live.table_id not in bot.paiju.reminders
+    await stop_bot(bot)
+
+
+async def test_the_reminder_is_a_new_dm_that_goes_once_they_act(bot):
+    d, world = bot.driver, bot.world
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "当庄")
+    prompt = newest(bot, 2)
+    await remind(bot)
+    reminder = newest(bot, 2)
+    assert reminder.message_id != prompt.message_id and world.messages[(2, prompt.message_id)].deleted
+    assert "⏰ 只剩 10 秒了，快选！" in reminder.text and 2 in reminder.notified
+    assert labels(reminder) == ["补牌", "不补"]
+    assert len(world.bot_messages(1)) == 1, "the banker, who has nothing to do yet, is not reminded"
+    await d.press(2, 2, "补牌")
+    done = world.messages[(2, reminder.message_id)]
+    assert done.buttons == [] and "只剩" not in done.text and "✅ 你补了一张" in done.text
+
+
+async def test_a_forced_draw_asks_only_for_the_draw(bot):
+    stack(bot, [2, 1], {1: "3H 4H", 2: "BJ 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await bot.driver.press(1, GROUP, "当庄")
+    prompt = newest(bot, 2)
+    assert "单张王必须补牌" in prompt.text and "补牌或不补" not in prompt.text and labels(prompt) == ["补牌"]
+
+
+async def test_the_last_rounds_message_keeps_its_results_only(bot):
+    d, world = bot.driver, bot.world
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "当庄")
+    await d.press(2, GROUP, "不补")
+    await d.press(1, GROUP, "不补")
+    first = bot.paiju.tables.get(GROUP).message_id
+    assert "继续下一局" in labels(world.messages[(GROUP, first)])
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    for person in (1, 2):
+        await d.press(person, GROUP, "继续下一局")
+    old = world.messages[(GROUP, first)]
+    assert old.buttons == [], "an old round's message has no buttons"
+    assert "第 1 局 · 结算" in old.text and "/verify 1 1" in old.text
+    assert "未准备" not in old.text and "继续下一局" not in old.text, "no lobby lines on a results message"
+    assert "第 2 局" in d.table(GROUP) and bot.paiju.tables.get(GROUP).message_id != first
+
+
+async def test_every_table_command_gets_a_short_reply_to_it(world, database):
+    bot = await start_bot(world, database, owners=frozenset({ADMIN}))
+    d = bot.driver
+    stack(bot, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "2C 2D"})
+    await open_and_start(bot, [1, 2, 3])
+    table_id = bot.paiju.tables.get(GROUP).message_id
+    asked = await d.send(4, GROUP, "/newgame showhand")
+    reply = newest(bot, GROUP)
+    assert "本群已有一桌🀄 木虱" in reply.text and reply.reply_to == table_id, "it points at the table"
+    asked = await d.send(4, GROUP, "/join")
+    reply = newest(bot, GROUP)
+    assert reply.text == "✅ 老王 入座，从下一局开始参加" and reply.reply_to == asked
+    asked = await d.send(4, GROUP, "/leave")
+    assert newest(bot, GROUP).text == "👋 老王 离桌了" and newest(bot, GROUP).reply_to == asked
+    await d.press(1, GROUP, "当庄")
+    await d.send(2, GROUP, "/leave")
+    assert "罚 1,000" in d.last(GROUP) and "再发一次 /leave 确认" in d.last(GROUP)
+    assert await bot.balance(2) == 10_000, "nothing is paid before the second /leave"
+    await d.send(2, GROUP, "/leave")
+    assert d.last(GROUP) == "🏃 小红 逃跑了" and await bot.balance(2) == 9_000
+    asked = await d.send(ADMIN, GROUP, "/cancel")
+    reply = newest(bot, GROUP)
+    assert reply.text == "🔚 本桌已结束，退还：小红 1,000" and reply.reply_to == asked
+    assert await bot.balance(2) == 10_000
+    await stop_bot(bot)
+
+
+async def test_an_admins_cancel_says_when_the_table_closes(bot):
+    d = bot.driver
+    await d.send(1, GROUP, "/newgame muxi")
+    await d.send(ADMIN, GROUP, "/cancel")
+    assert d.last(GROUP) == "🔚 本桌已结束（桌上没有押着的金币）"
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "当庄")
+    await d.send(ADMIN, GROUP, "/cancel")
+    assert d.last(GROUP) == "🔚 好的：本局结算后关桌"
+
+
+async def test_leaving_says_what_it_costs_and_an_escape_needs_a_second_press(bot):
+    d = bot.driver
+    stack(bot, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "2C 2D"})
+    await open_and_start(bot, [1, 2, 3])
+    assert "离桌" in d.labels(GROUP)
+    await d.press(1, GROUP, "当庄")
+    assert "🏃 逃跑（罚 1,000–5,000）" in d.labels(GROUP), "a player pays 10× base, the banker 50×"
+    await d.press(2, GROUP, "逃跑")
+    popup = bot.world.popups[2][-1]
+    assert popup.show_alert and "罚 1,000" in popup.text and "5 秒内再按一次确认" in popup.text
+    assert await bot.balance(2) == 10_000 and 2 in bot.paiju.tables.get(GROUP).seated()
+    bot.paiju._escapes[(bot.paiju.tables.get(GROUP).table_id, 2)] -= 10  # too long ago: asked again
+    await d.press(2, GROUP, "逃跑")
+    assert "再按一次确认" in d.popup(2) and await bot.balance(2) == 10_000
+    await d.press(2, GROUP, "逃跑")
+    assert await bot.balance(2) == 9_000 and "小红 逃跑，罚 1,000" in d.table(GROUP)
+    assert "🏃 逃跑（罚 1,000–5,000）" in d.labels(GROUP)
+
+
+async def test_someone_the_bot_cannot_dm_is_told_once_and_mentioned_on_their_turn(bot):
+    d, world = bot.driver, bot.world
+    world.people[2].started_bot = False
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "当庄")
+    table = d.table(GROUP)
+    assert table.count("无法私信 小红") == 1
+    assert '<a href="tg://user?id=2">小红</a>' in table, "a real mention on the line of their turn"
+    assert "打开与我的私聊" in table and "start=t" in table
+    await d.press(2, GROUP, "不补")
+    table = d.table(GROUP)
+    assert "tg://user?id=2" not in table, "mentioned only while it is their turn"
+    assert table.count("无法私信 小红") == 1, "said once, not every turn"
+
+
+async def test_showhand_in_players_words_to_a_show_down_decided_by_a_suit(bot):
+    d = bot.driver
+    hands = {1: "AS KH AC 9D 10C", 2: "AH KS AD 9H 10D"}  # a pair of aces each: the ♠ ace decides
+    stack_showhand(bot, [1, 2], 1, hands)
+    await open_showhand(bot, [1, 2])
+    assert d.labels(GROUP)[:3] == ["🂠 看我的牌", "过牌", "下注 100"]
+    prompt = newest(bot, bot.paiju.tables.get(GROUP).engine.turn)
+    assert "🔔 轮到你了" in prompt.text and "底池 200 · 你已下 100" in prompt.text
+    assert DEADLINE.search(prompt.text)
+    while bot.paiju.tables.get(GROUP).engine.phase == "betting":
+        await act(bot, "过牌")
+    result = d.table(GROUP)
+    assert "🏆 阿明  底牌 A♠︎ · K♥️ A♣︎ 9♦️ 10♣︎  一对 A  +100" in result, result
+    assert "小红  底牌 A♥️ · K♠︎ A♦️ 9♥️ 10♦️  一对 A  −100" in result
+    assert "💰 底池 200 归 阿明" in result and "都是一对 A，A♠︎ 大过 A♥️" in result
+    assert "🏁 本局 +100 · 现有 10,100 金币" in newest(bot, 1).text
+    assert "🏁 本局 −100 · 现有 9,900 金币" in newest(bot, 2).text
+
+
+async def test_a_bet_button_names_what_it_puts_in_and_a_timeout_folds_in_words(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, TWO)
+    await open_showhand(bot, [1, 2])
+    await act(bot, "下注 100")
+    assert d.labels(GROUP)[1:4] == ["跟注 100", "加注 +200", "加注 +300"]
+    await act(bot, "跟注 100")
+    await bot.fire_timer()  # the next to speak runs out of time
+    result = d.table(GROUP)
+    assert "⌛ 超时弃牌" in result and "底牌" not in result, "a winner by folds shows no hole card"
+
+
+async def test_pressing_the_setting_already_chosen_edits_nothing_and_logs_no_error(bot, caplog):
+    d = bot.driver
+    await d.send(ADMIN, GROUP, "/settings")
+    assert "✅ 30 秒" in d.labels(GROUP) and "✅ 5 分钟" in d.labels(GROUP)
+    edits = sum(request.method == "editMessageText" for request in bot.world.requests)
+    with caplog.at_level(logging.ERROR):
+        await d.press(ADMIN, GROUP, "✅ 30 秒")
+    assert d.popup(ADMIN) == "✅ 已保存" and not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert sum(request.method == "editMessageText" for request in bot.world.requests) == edits
+
+
+def test_the_rules_name_each_multiplier_once_in_one_style():
+    for language in ("zh-hans", "zh-hant", "en"):
+        text = rules_text("muxi", language)
+        assert not re.search(r"×(\d+)\S* ×\1", text) and "  " not in text.replace("\n   ", "\n"), text
+    english = rules_text("muxi", "en")
+    assert "<b>Straight flush ×8</b>\n" in english and "<b>Flush ×3</b>\n" in english
+    assert "<b>Double Tiangong</b> ×2" in english and "<b>Normal</b> ×1" in english
+
+
+def test_no_result_reads_plus_or_minus_zero():
+    assert signed(0) == "0" and signed(400) == "+400" and signed(-400) == "−400"
+    assert duration(30, "zh-hans") == "30 秒" and duration(120, "zh-hant") == "2 分鐘"
+    assert duration(90, "en") == "90 s" and duration(300, "en") == "5 min"
+
+
+async def test_the_first_round_goes_on_in_its_lobbys_message(bot):
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await bot.driver.send(1, GROUP, "/newgame muxi")
+    lobby = bot.paiju.tables.get(GROUP).message_id
+    await bot.driver.press(2, GROUP, "加入")
+    for person in (1, 2):
+        await bot.driver.press(person, GROUP, "开始")
+    assert bot.paiju.tables.get(GROUP).message_id == lobby
+    assert "第 1 局" in bot.world.messages[(GROUP, lobby)].text
+
+
+async def test_when_nobody_banks_each_asked_dm_says_how_they_answered(bot):
+    d = bot.driver
+    await open_and_start(bot, [1, 2])
+    await d.press(1, 1, "不当庄")
+    assert "你没有当庄" in newest(bot, 1).text and newest(bot, 1).buttons == []
+    await bot.fire_timer()  # 2 never answers: the table closes
+    for person, said in ((1, "你没有当庄"), (2, "超时，算不当庄")):
+        text = newest(bot, person).text
+        assert said in text and "🏁 本局已结束" in text and "轮到你了" not in text, text
+        assert all(message.buttons == [] for message in bot.world.bot_messages(person))
