@@ -1,16 +1,19 @@
-"""``python -m bot``: run the bot by long polling, with settings from the environment or ``.env``."""
+"""``python -m bot``: run the bot (by long polling, or by webhook), with settings from the environment
+or ``.env``."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
-
-from telegram import Update
+from dataclasses import replace
 
 from bot.app import build_application
 from bot.logs import configure_logging
+from bot.serve import serve
 from bot.settings import LANGUAGES, Settings, SettingsError
+from bot.webhook import new_secret
 from storage import DatabaseInUse, hold_database
 
 NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
@@ -46,11 +49,14 @@ def main(argv: list[str]) -> int:
     if not settings.token:
         print(NO_TOKEN, file=sys.stderr)
         return 2
-    configure_logging(settings.token)
+    if settings.webhook_url is not None and settings.webhook_secret is None:
+        settings = replace(settings, webhook_secret=new_secret())  # a new one each start
+    secrets = [settings.webhook_secret] if settings.webhook_secret else []
+    configure_logging(settings.token, json_lines=settings.log_format == "json", secrets=secrets)
     application = build_application(settings)
     try:
         hold_database(settings.database).release()  # refused before any call to Telegram
-        application.run_polling(allowed_updates=Update.ALL_TYPES)  # prepare() holds the database
+        asyncio.run(serve(application, settings))  # prepare() holds the database
     except DatabaseInUse as error:  # from prepare() too, if another bot took the file meanwhile
         print(in_use(error, BOT_ADVICE), file=sys.stderr)
         return 2

@@ -6,12 +6,17 @@ import gc
 import logging
 from random import Random
 
-from telegram import BotCommand, BotCommandScopeDefault
-from telegram.ext import Application, ApplicationBuilder
+from telegram import BotCommand, BotCommandScopeDefault, Update
+from telegram.constants import UpdateType
+from telegram.ext import Application, ApplicationBuilder, TypeHandler
 from telegram.request import BaseRequest
 
 from bot.handlers import account, chat_settings, gate, records, table
+from bot.handlers.common import Context
+from bot.health import HEALTH, Health
 from bot.i18n import t
+from bot.logs import log_context
+from bot.metrics import METRICS, Metrics
 from bot.outbox import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
 from bot.request import AiohttpRequest, RetryingRequest, env_proxy
 from bot.runtime import RUNTIME, Paiju
@@ -35,6 +40,10 @@ COMMANDS = (
     "help",
 )
 MENU_LANGUAGES = {"": None, "zh": "zh-hans", "en": "en"}  # Telegram language code -> ours (None: default)
+# The kinds of update the handlers take (Telegram sends no other: setWebhook's and getUpdates'
+# allowed_updates); edits and channel posts would only be stopped by the gate.
+HANDLED_UPDATES = (UpdateType.MESSAGE, UpdateType.CALLBACK_QUERY, UpdateType.MY_CHAT_MEMBER)
+OBSERVED = -2  # the handler group that counts each update and names it in the log (before the gate)
 
 
 def build_application(
@@ -44,18 +53,24 @@ def build_application(
     rate_limit: bool = True,
     rng: Random | None = None,
 ) -> Application:
-    """The bot's Application; call :func:`prepare` (done by ``post_init`` when polling) before use."""
+    """The bot's Application; call :func:`prepare` (its ``post_init``) before use. By webhook
+    (``settings.webhook_url``) it has no Updater: the HTTP server (``bot.web``) queues the updates."""
+    metrics = Metrics()
     builder = ApplicationBuilder().token(settings.token).concurrent_updates(True)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
     else:
         proxy = env_proxy(settings.base_url or "https://api.telegram.org")
-        # getUpdates: one connection, no retries of its own (the polling loop retries); PTB adds the
-        # long poll's timeout to this read timeout, so the poll is never cut short.
-        polling = AiohttpRequest(connection_pool_size=1, proxy=proxy)
         pool = SENDS_AT_ONCE + ANSWER_CONNECTIONS  # sends never take the answers' connections
-        builder = builder.request(RetryingRequest(connection_pool_size=pool, proxy=proxy))
-        builder = builder.get_updates_request(polling)
+        observe = metrics.answered
+        builder = builder.request(RetryingRequest(connection_pool_size=pool, proxy=proxy, observe=observe))
+        if settings.webhook_url is None:
+            # getUpdates: one connection, no retries of its own (the polling loop retries); PTB adds
+            # the long poll's timeout to this read timeout, so the poll is never cut short.
+            polling = AiohttpRequest(connection_pool_size=1, proxy=proxy, observe=observe)
+            builder = builder.get_updates_request(polling)
+    if settings.webhook_url is not None:
+        builder = builder.updater(None)
     if settings.base_url:
         base = settings.base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
@@ -63,6 +78,9 @@ def build_application(
     application.bot_data["settings"] = settings
     application.bot_data["rng"] = rng
     application.bot_data["limits"] = None if rate_limit else Limits.unlimited()
+    application.bot_data[METRICS] = metrics
+    application.bot_data[HEALTH] = Health(metrics)
+    application.add_handler(TypeHandler(Update, _observe), group=OBSERVED)
     application.add_handler(gate.HANDLER, group=gate.GROUP)  # edits and borrowed identities stop here
     for handler in (*account.HANDLERS, *records.HANDLERS, *chat_settings.HANDLERS, *table.HANDLERS):
         application.add_handler(handler)
@@ -90,6 +108,8 @@ async def prepare(application: Application) -> Paiju:
         jobs=application.job_queue,
     )
     application.bot_data[RUNTIME] = paiju
+    metrics: Metrics = application.bot_data[METRICS]
+    store.on_batch, paiju.presenter.sender.on_sent = metrics.written, metrics.sent
     restored = await paiju.restore()
     log.info("open tables restored: %d", len(restored))
     for code, language in MENU_LANGUAGES.items():
@@ -145,6 +165,21 @@ async def close(application: Application) -> None:
         lock = application.bot_data.pop(DATABASE_LOCK, None)
         if lock is not None:
             lock.release()  # the store is closed: another bot may have the file now
+
+
+async def _observe(update: Update, context: Context) -> None:
+    """Count the update, and name its chat, person and table in every log line while it is handled
+    (each update is handled in a task of its own: the names stay with it)."""
+    context.application.bot_data[METRICS].update_received(update)
+    chat, user = update.effective_chat, update.effective_user
+    paiju: Paiju | None = context.application.bot_data.get(RUNTIME)
+    live = paiju.tables.get(chat.id) if paiju is not None and chat is not None else None
+    log_context(
+        update_id=update.update_id,
+        chat_id=chat.id if chat is not None else None,
+        user_id=user.id if user is not None else None,
+        table_id=live.table_id if live is not None else None,
+    )
 
 
 async def _log_error(update: object, context: object) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
@@ -30,6 +31,10 @@ POOL_FULL = (
     "Pool timeout: all connections in the connection pool are busy. The request was not sent to "
     "Telegram; consider a larger connection pool or a longer pool timeout."
 )
+
+
+# Told of every answer from the Bot API: the method, what was sent, the HTTP status (the metrics).
+Observer = Callable[[str, RequestData | None, int], None]
 
 
 class NotSent(TimedOut):
@@ -51,7 +56,7 @@ class AiohttpRequest(BaseRequest):
 
     Errors are mapped as PTB's: timeouts raise ``TimedOut``, other connection or HTTP client errors
     ``NetworkError``, with aiohttp's exception as the cause. ``proxy``: an ``http://`` proxy URL for
-    every request (see :func:`env_proxy`).
+    every request (see :func:`env_proxy`). ``observe``: told of every answer (see ``Observer``).
     """
 
     def __init__(
@@ -63,6 +68,7 @@ class AiohttpRequest(BaseRequest):
         pool_timeout: float | None = 1.0,
         media_write_timeout: float | None = 20.0,
         proxy: str | None = None,
+        observe: Observer | None = None,
     ) -> None:
         if connection_pool_size < 1:
             raise ValueError("connection_pool_size must be at least 1")
@@ -73,6 +79,7 @@ class AiohttpRequest(BaseRequest):
         self._pool_timeout = pool_timeout
         self._media_write_timeout = media_write_timeout
         self._proxy = proxy
+        self._observe = observe
         self._default_timeout = aiohttp.ClientTimeout(sock_read=read_timeout, sock_connect=connect_timeout)
         self._session: aiohttp.ClientSession | None = None
         self._slots: asyncio.Semaphore | None = None
@@ -127,7 +134,10 @@ class AiohttpRequest(BaseRequest):
         await _acquire(slots, pool_timeout)
         try:
             async with session.request(method, url, data=data, timeout=timeout, proxy=self._proxy) as answer:
-                return answer.status, await answer.read()
+                payload = await answer.read()
+            if self._observe is not None:
+                self._observe(url.rsplit("/", 1)[-1], request_data, answer.status)
+            return answer.status, payload
         except aiohttp.ConnectionTimeoutError as error:
             raise NotSent("Timed out while connecting: the request was not sent.") from error
         except TimeoutError as error:  # aiohttp's read timeout (or an upload's whole time) ran out

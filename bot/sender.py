@@ -17,6 +17,7 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 
 from bot.outbox import SENDS_AT_ONCE, Job, Lane, Limits, NewMessages
 
@@ -24,6 +25,8 @@ log = logging.getLogger(__name__)
 Deliver = Callable[[Job], Awaitable[float | None]]
 AGING = 2.0  # seconds of waiting worth one priority step, for the new-messages budget
 GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
+# The job whose request the current task is sending (the metrics count requests by its priority).
+SENDING: ContextVar[Job | None] = ContextVar("sending", default=None)
 
 
 class Sender:
@@ -47,6 +50,7 @@ class Sender:
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
         self.received_429 = 0
+        self.on_sent: Callable[[Job, float], None] | None = None  # a job sent, seconds since wanted
         # Requests in flight at once, all chats together: the connection pool keeps room for the
         # answers to presses, which never wait behind a send.
         self._in_flight = asyncio.Semaphore(SENDS_AT_ONCE)
@@ -103,7 +107,13 @@ class Sender:
                     await self._new_token(job)
                     lane.late(job, self.clock())
                 async with self._in_flight:
-                    retry_after = await self.deliver(job)
+                    sending = SENDING.set(job)
+                    try:
+                        retry_after = await self.deliver(job)
+                    finally:
+                        SENDING.reset(sending)
+                if retry_after is None and self.on_sent is not None:
+                    self.on_sent(job, self.clock() - job.since)
             except Exception:
                 log.exception("sending to chat %s failed", lane.chat_id)
             finally:

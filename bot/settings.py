@@ -6,9 +6,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 LANGUAGES = ("zh-hans", "zh-hant", "en")
 DEFAULT_LANGUAGE = "zh-hans"
+DEFAULT_HTTP_PORT = 8080  # the HTTP server's port when it is needed and PAIJU_HTTP_PORT is unset
+METRICS = ("off", "local", "public")  # /metrics: not served; to this machine only; to anyone
+LOG_FORMATS = ("text", "json")
+SECRET_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 class SettingsError(ValueError):
@@ -28,6 +33,32 @@ class Settings:
     daily_bonus: int = 2_000
     timezone: str = "Asia/Shanghai"
     table_requests_per_minute: int = 15  # of Telegram's 20 a minute per group, the table's share
+    webhook_url: str | None = None  # the public address Telegram posts updates to (None: polling)
+    webhook_secret: str | None = field(default=None, repr=False)  # None: a new random one each start
+    http_host: str = "127.0.0.1"
+    http_port: int | None = None  # None: DEFAULT_HTTP_PORT when the server is needed, else no server
+    metrics: str = "off"
+    log_format: str = "text"
+    backup_dir: str | None = None  # the daily automatic backup's folder (None: no automatic backup)
+    backup_keep_days: int = 7
+
+    @property
+    def serves_http(self) -> bool:
+        """Does the bot run its HTTP server (the webhook, /healthz, /metrics)?"""
+        return (
+            self.webhook_url is not None
+            or self.metrics != "off"
+            or self.http_port is not None
+        )
+
+    @property
+    def port(self) -> int:
+        return self.http_port if self.http_port is not None else DEFAULT_HTTP_PORT
+
+    @property
+    def webhook_path(self) -> str:
+        """The local path of the webhook: the public address's path (a reverse proxy keeps it)."""
+        return urlsplit(self.webhook_url or "").path or "/"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, env_file: str | Path = ".env") -> Settings:
@@ -40,6 +71,7 @@ class Settings:
         language = get("PAIJU_LANGUAGE", DEFAULT_LANGUAGE).lower()
         if language not in LANGUAGES:
             raise SettingsError(f"PAIJU_LANGUAGE must be one of {', '.join(LANGUAGES)}, not {language!r}")
+        port = get("PAIJU_HTTP_PORT", "")
         return cls(
             token=get("TELEGRAM_BOT_TOKEN", ""),
             database=get("PAIJU_DB", "paiju.sqlite3"),
@@ -54,6 +86,14 @@ class Settings:
             table_requests_per_minute=_integer(
                 "PAIJU_TABLE_REQUESTS_PER_MINUTE", get("PAIJU_TABLE_REQUESTS_PER_MINUTE", "15"), 1, 10_000
             ),
+            webhook_url=_webhook_url(get("PAIJU_WEBHOOK_URL", "")),
+            webhook_secret=_secret(get("PAIJU_WEBHOOK_SECRET", "")),
+            http_host=get("PAIJU_HTTP_HOST", "127.0.0.1"),
+            http_port=_integer("PAIJU_HTTP_PORT", port, 1, 65_535) if port else None,
+            metrics=_choice("PAIJU_METRICS", get("PAIJU_METRICS", "off"), METRICS),
+            log_format=_choice("PAIJU_LOG_FORMAT", get("PAIJU_LOG_FORMAT", "text"), LOG_FORMATS),
+            backup_dir=get("PAIJU_BACKUP_DIR", "") or None,
+            backup_keep_days=_integer("PAIJU_BACKUP_KEEP_DAYS", get("PAIJU_BACKUP_KEEP_DAYS", "7"), 1, 3650),
         )
 
 
@@ -69,6 +109,31 @@ def read_env_file(path: Path) -> dict[str, str]:
         name, _, value = line.partition("=")
         values[name.strip().removeprefix("export ").strip()] = value.strip().strip("'\"")
     return values
+
+
+def _choice(name: str, text: str, choices: tuple[str, ...]) -> str:
+    if text.lower() not in choices:
+        raise SettingsError(f"{name} must be one of {', '.join(choices)}, not {text!r}")
+    return text.lower()
+
+
+def _webhook_url(text: str) -> str | None:
+    """Telegram posts only to https (a local Bot API server takes http too)."""
+    if not text:
+        return None
+    parts = urlsplit(text)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise SettingsError(f"PAIJU_WEBHOOK_URL must be an https:// address, not {text!r}")
+    return text
+
+
+def _secret(text: str) -> str | None:
+    """Telegram's rule for a webhook's secret token: 1 to 256 of A-Z, a-z, 0-9, _ and -."""
+    if not text:
+        return None
+    if len(text) > 256 or not set(text) <= SECRET_CHARACTERS:
+        raise SettingsError("PAIJU_WEBHOOK_SECRET must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -")
+    return text
 
 
 def _integer(name: str, text: str, low: int, high: int) -> int:

@@ -1,6 +1,6 @@
 """The HTTP front door: the fake Telegram served as a Bot API over real HTTP (aiohttp), with long
-polling and switchable faults, so the real ``python -m bot`` runs against it unchanged (only its
-``PAIJU_BOT_API_URL`` differs).
+polling or a webhook (``faketg.webhook``) and switchable faults, so the real ``python -m bot`` runs
+against it unchanged (only its ``PAIJU_BOT_API_URL`` differs).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from faketg.limits import Limits
+from faketg.webhook import WebhookDelivery
 from faketg.world import JSON, ApiError, World
 
 # Parameters whose values are text as sent; every other form value is JSON (numbers, objects...).
@@ -29,8 +30,10 @@ TEXT_FIELDS = frozenset(
         "callback_data",
         "data",
         "caption",
+        "secret_token",
     }
 )
+WEBHOOK_METHODS = frozenset({"setWebhook", "deleteWebhook", "getWebhookInfo"})
 LONG_POLL_LIMIT = 30.0
 
 
@@ -44,7 +47,7 @@ class Faults:
     dropped: float = 0.0  # the connection is closed with no answer
     retry_after: int = 1
     slow_seconds: float = 1.5
-    spare: frozenset[str] = frozenset({"getUpdates", "getMe", "setMyCommands", "deleteWebhook"})
+    spare: frozenset[str] = frozenset({"getUpdates", "getMe", "setMyCommands", *WEBHOOK_METHODS})
     seed: int = 0
     injected: dict[str, int] = field(default_factory=dict)
 
@@ -82,7 +85,8 @@ class Emulator:
         self.tokens = tokens  # the tokens Telegram accepts (None: any)
         self.faults = faults or Faults()
         self._updates = asyncio.Condition()
-        self.polled_offset = 0  # the offset of the bot's latest getUpdates: updates below it are taken
+        self.taken_offset = 0  # updates below it are taken (by the bot's getUpdates, or its webhook)
+        self.webhook = WebhookDelivery(world, self._updates, self._taken)
         self.polls = 0
         self.hurry = False  # answer long polls at once (a bot shutting down should not wait for one)
         self.in_flight = 0  # requests being answered now (getUpdates aside)
@@ -107,6 +111,7 @@ class Emulator:
         return self.url
 
     async def stop(self) -> None:
+        await self.webhook.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -116,8 +121,8 @@ class Emulator:
             self._updates.notify_all()
 
     async def deliver(self, update: JSON, quiet: float = 0.15, timeout: float = 30.0) -> None:
-        """Hand ``update`` to the bot and wait until it has been handled: taken by the bot's poll,
-        its button press (if any) answered, and the bot quiet for ``quiet`` seconds."""
+        """Hand ``update`` to the bot and wait until it has been handled: taken by the bot's poll (or
+        its webhook), its button press (if any) answered, and the bot quiet for ``quiet`` seconds."""
         await self.notify()
         update_id = int(update["update_id"])
         query = update.get("callback_query")
@@ -125,7 +130,7 @@ class Emulator:
         loop = asyncio.get_running_loop()
         give_up = loop.time() + timeout
         while loop.time() < give_up:
-            taken = self.polled_offset > update_id
+            taken = self.taken_offset > update_id
             answered = query_id is None or query_id not in self.world.open_queries
             last = self.world.last_request_at(exclude="getUpdates")
             if taken and answered and self.in_flight == 0 and self.world.clock() - last >= quiet:
@@ -166,17 +171,22 @@ class Emulator:
             )
         if fault == "server_error":
             return _error(ApiError(502, "Bad Gateway"))
-        if method == "getUpdates":
-            return await self._get_updates(params)
         try:
-            result = self.world.call(method, params)
+            if method == "getUpdates":
+                self.webhook.refuse_polling()
+                return await self._get_updates(params)
+            if method in WEBHOOK_METHODS:
+                result = self.webhook.call(method, params)
+                await self.notify()  # a webhook set: what is pending goes to it now
+            else:
+                result = self.world.call(method, params)
         except ApiError as error:
             return _error(error)
         return web.json_response({"ok": True, "result": result})
 
     async def _get_updates(self, params: JSON) -> web.Response:
         offset = int(params.get("offset") or 0)
-        self.polled_offset, self.polls = max(self.polled_offset, offset), self.polls + 1
+        self.taken_offset, self.polls = max(self.taken_offset, offset), self.polls + 1
         wait = min(float(params.get("timeout") or 0), LONG_POLL_LIMIT)
         async with self._updates:
             with contextlib.suppress(TimeoutError):
@@ -187,6 +197,11 @@ class Emulator:
         """Answer every long poll now, and the next ones at once."""
         self.hurry = True
         await self.notify()
+
+    def _taken(self, update_id: int) -> None:
+        """The webhook's bot took this update (or it was dropped): as an offset past it would."""
+        self.taken_offset = max(self.taken_offset, update_id + 1)
+        self.world.updates = [u for u in self.world.updates if int(u["update_id"]) > update_id]
 
     def _waiting(self, offset: int) -> bool:
         return self.hurry or any(int(update["update_id"]) >= offset for update in self.world.updates)

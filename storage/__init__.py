@@ -1,9 +1,10 @@
 """Paiju's storage: one SQLite file for people, chats, coins (a double-entry ledger) and tables.
 
 The only package with SQL. Open it with ``await open_store(path)``; check it with
-``python -m storage check PATH``.
+``python -m storage check PATH``; back it up while the bot runs with ``python -m storage backup``.
 """
 
+from storage.backup import BackupFailed, backup_database, backup_if_due, prune, restore_database
 from storage.check import CheckReport, check_database
 from storage.errors import (
     DatabaseInUse,
@@ -42,6 +43,7 @@ __all__ = [
     "GAMES",
     "MINT",
     "SCHEMA_VERSION",
+    "BackupFailed",
     "ChatSettings",
     "CheckReport",
     "DailyClaim",
@@ -68,8 +70,12 @@ __all__ = [
     "TableNotOpen",
     "UnknownPerson",
     "UnknownTable",
+    "backup_database",
+    "backup_if_due",
     "check_database",
     "default_path",
     "hold_database",
     "open_store",
+    "prune",
+    "restore_database",
 ]

@@ -1,28 +1,84 @@
-"""``python -m storage check [PATH]``: verify a database; exit 0 when the books balance, else 1."""
+"""``python -m storage``: verify a database, back it up while the bot runs, put a backup back.
+
+- ``check [PATH]``: exit 0 when the books balance, else 1.
+- ``backup [PATH] [--to DEST]``: a consistent copy (DEST a file, or a folder: a file named after the
+  time in it; default: beside the database), verified; exit 1 (and no copy left) if it fails.
+- ``restore BACKUP [--to PATH]``: the backup in place of the database, once verified; exit 2 while a
+  bot runs on the database, 1 if the backup fails its verification. The database it replaces is
+  kept beside it as ``<name>-replaced-<time>.sqlite3``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from pathlib import Path
 
+from storage.backup import BackupFailed, backup_database, restore_database
 from storage.check import check_database
+from storage.errors import DatabaseInUse
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    if args.command == "check":
+        report = check_database(args.path)
+        print(report.render())
+        return 0 if report.ok else 1
+    if args.command == "backup":
+        return backup(args.path, args.to or str(Path(args.path).parent))
+    return restore(args.backup, args.to)
+
+
+def backup(path: str, destination: str) -> int:
+    try:
+        copy, report = backup_database(path, destination)
+    except BackupFailed as failed:
+        print(f"FAILED: no backup made of {path}", file=sys.stderr)
+        print("\n".join(f"- {problem}" for problem in failed.problems), file=sys.stderr)
+        return 1
+    print(f"backed up {path} to {copy}\n{report.render()}")
+    return 0
+
+
+def restore(backup: str, path: str) -> int:
+    try:
+        aside = restore_database(backup, path)
+    except DatabaseInUse as error:
+        print(
+            f"Not restored: the database {error.path} is in use by {error.holder}. Stop the bot first.",
+            file=sys.stderr,
+        )
+        return 2
+    except BackupFailed as failed:
+        print(f"Not restored: the backup {backup} fails its check", file=sys.stderr)
+        print("\n".join(f"- {problem}" for problem in failed.problems), file=sys.stderr)
+        return 1
+    kept = f"; the database it replaced is kept at {aside}" if aside else ""
+    print(f"restored {backup} to {path}{kept}")
+    return 0
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    database = os.environ.get("PAIJU_DB", "paiju.sqlite3")
     parser = argparse.ArgumentParser(prog="python -m storage", description="Paiju storage tools")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="verify balances, ledger, grants and escrow (read-only)")
     check.add_argument(
-        "path",
-        nargs="?",
-        default=os.environ.get("PAIJU_DB", "paiju.sqlite3"),
-        help="the SQLite file (default: $PAIJU_DB or paiju.sqlite3)",
+        "path", nargs="?", default=database, help="the SQLite file (default: $PAIJU_DB or paiju.sqlite3)"
     )
-    args = parser.parse_args(argv)
-    report = check_database(args.path)
-    print(report.render())
-    return 0 if report.ok else 1
+    backup = commands.add_parser("backup", help="copy the database while the bot runs, and verify the copy")
+    backup.add_argument("path", nargs="?", default=database, help="the SQLite file (default: $PAIJU_DB)")
+    backup.add_argument(
+        "--to", help="the copy: a file, or a folder to put it in (default: the database's folder)"
+    )
+    restore = commands.add_parser(
+        "restore", help="put a verified backup in place of a stopped bot's database"
+    )
+    restore.add_argument("backup", help="the backup file")
+    restore.add_argument("--to", default=database, help="the database to replace (default: $PAIJU_DB)")
+    return parser.parse_args(argv)
 
 
 if __name__ == "__main__":

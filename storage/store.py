@@ -18,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -30,7 +32,8 @@ from zoneinfo import ZoneInfo
 import aiosqlite
 
 from games.events import Paid
-from storage import people, queries, tables, wallet
+from storage import monitoring, people, queries, tables, wallet
+from storage.backup import backup_before_migrating
 from storage.check import CheckReport, check_database
 from storage.errors import StorageError, UnknownPerson
 from storage.files import create_private, make_private
@@ -49,6 +52,7 @@ from storage.schema import migrate
 from storage.thread import on_thread
 from storage.timeutil import Clock, to_db, utc_now
 
+log = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = 5000
 _UNSET: Any = object()
 T = TypeVar("T")
@@ -97,6 +101,8 @@ async def open_store(
     create_private(file)  # 0600 from the start: it will hold every open round's deck
     writer = await _connect(file, writer=True)
     try:
+        if (copy := await on_thread(writer, backup_before_migrating, file)) is not None:
+            log.info("the database is backed up at %s before its schema is upgraded", copy)
         await on_thread(writer, migrate)  # every step in its own BEGIN IMMEDIATE, all in one call
         make_private(file)  # the -wal and -shm now exist; and a database made 0644 earlier
         reader = await _connect(file, writer=False)
@@ -237,6 +243,10 @@ def _settle(job: _Job, ok: bool, value: object) -> None:
         job.outcome.set_exception(value)  # type: ignore[arg-type]
 
 
+def _observe(on_batch: Callable[[float, bool], None], started: float, call: asyncio.Future[object]) -> None:
+    on_batch(time.perf_counter() - started, not call.cancelled() and call.exception() is None)
+
+
 class Store:
     """Paiju's coins, people, chats and saved tables. Make one with ``open_store``."""
 
@@ -260,6 +270,8 @@ class Store:
         self._reader = reader
         self._queue: list[_Job] = []  # writes waiting for the next batch
         self._committer: asyncio.Task[None] | None = None  # commits batches while there are any
+        # Told each batch's seconds on the writer's thread (queue included) and whether it committed.
+        self.on_batch: Callable[[float, bool], None] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -324,6 +336,8 @@ class Store:
                 # The batch's outcome reaches its callers whatever happens to this task: cancelled
                 # (the loop is closing), it stops waiting, but the batch ends on the thread all the same.
                 call.add_done_callback(functools.partial(_settle_batch, jobs))
+                if self.on_batch is not None:
+                    call.add_done_callback(functools.partial(_observe, self.on_batch, time.perf_counter()))
                 await asyncio.wait([call])
         finally:
             self._committer = None
@@ -333,6 +347,14 @@ class Store:
 
     def _now_text(self) -> str:
         return to_db(self._now())
+
+    async def probe_write(self) -> None:
+        """A write that changes nothing, committed like any other (raises where any write would)."""
+        await self._write(monitoring.touch)
+
+    async def finished_rounds(self, after: int = 0) -> tuple[int, dict[str, int]]:
+        """Rounds settled since round id ``after``, per game, and the last id read (for metrics)."""
+        return await self._read(monitoring.finished_rounds, after)
 
     async def check(self) -> CheckReport:
         """Run the integrity check on this store's file (read-only, in a worker thread)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -16,6 +17,13 @@ from faketg.world import World
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "424242:E2E-SECRET-TOKEN"
+WEBHOOK_PATH = "/telegram/updates"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -25,6 +33,12 @@ class BotProcess:
     log: Path
     extra_env: dict[str, str] = field(default_factory=dict)
     process: asyncio.subprocess.Process | None = None
+    webhook: bool = False  # updates by webhook (posted by the emulator) rather than by polling
+    http_port: int = field(default_factory=free_port)  # the bot's HTTP server, when it has one
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
 
     def env(self) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("PAIJU_", "TELEGRAM_"))}
@@ -35,13 +49,19 @@ class BotProcess:
             PAIJU_TABLE_REQUESTS_PER_MINUTE="1000",
             PYTHONPATH=str(ROOT),
         )
+        if self.webhook:
+            env.update(PAIJU_WEBHOOK_URL=self.http_url + WEBHOOK_PATH, PAIJU_HTTP_PORT=str(self.http_port))
         env.update(self.extra_env)
         return env
 
+    def _listening(self) -> int:
+        """What grows once the bot takes updates: its polls, or its webhook registrations."""
+        return self.emulator.webhook.registrations if self.webhook else self.emulator.polls
+
     async def start(self, timeout: float = 30.0) -> None:
-        """Start the bot and wait until it polls for updates."""
+        """Start the bot and wait until it polls for updates (or has set its webhook)."""
         self.emulator.hurry = False
-        polls = self.emulator.polls
+        listening = self._listening()
         with self.log.open("a") as log:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -54,7 +74,7 @@ class BotProcess:
             )
         loop = asyncio.get_running_loop()
         give_up = loop.time() + timeout
-        while self.emulator.polls <= polls:
+        while self._listening() <= listening:
             if self.process.returncode is not None or loop.time() > give_up:
                 raise RuntimeError(f"the bot did not start: {self.log.read_text()[-2000:]}")
             await asyncio.sleep(0.05)

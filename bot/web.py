@@ -1,0 +1,77 @@
+"""The bot's one HTTP server (aiohttp): the webhook, ``GET /healthz``, ``GET /metrics``.
+
+``build_web_app`` returns the ``web.Application`` with these routes; whatever else the bot serves
+is added to it before ``WebServer.start``. It listens on ``PAIJU_HTTP_HOST`` (localhost unless told
+otherwise); ``/metrics`` (``PAIJU_METRICS``) is off by default, and with ``local`` answers only
+requests made from this machine.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from aiohttp import web
+from telegram.ext import Application
+
+from bot import webhook
+from bot.health import HEALTH, Health
+from bot.metrics import METRICS, Metrics
+from bot.runtime import RUNTIME
+from bot.settings import Settings
+
+APPLICATION = web.AppKey("application", Application)
+SETTINGS = web.AppKey("settings", Settings)
+
+
+def build_web_app(application: Application, settings: Settings) -> web.Application:
+    app = web.Application()
+    app[APPLICATION], app[SETTINGS] = application, settings
+    app.router.add_get("/healthz", healthz)
+    if settings.metrics != "off":
+        app.router.add_get("/metrics", metrics)
+    if settings.webhook_url is not None:
+        assert settings.webhook_secret, "the secret is chosen before the server is built"
+        webhook.add_route(app, application, settings.webhook_path, settings.webhook_secret)
+    return app
+
+
+async def healthz(request: web.Request) -> web.Response:
+    """200 with a small JSON, or 503 with the same JSON naming what fails."""
+    application = request.app[APPLICATION]
+    health: Health = application.bot_data[HEALTH]
+    healthy, report = await health.check(application.bot_data.get(RUNTIME))
+    return web.json_response(report, status=200 if healthy else 503)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    if request.app[SETTINGS].metrics == "local" and not _from_this_machine(request):
+        return web.Response(status=403, text="metrics are served to this machine only (PAIJU_METRICS)")
+    application = request.app[APPLICATION]
+    measured: Metrics = application.bot_data[METRICS]
+    await measured.refresh(application.bot_data.get(RUNTIME))
+    body, content_type = measured.render(request.headers.get("Accept", ""))
+    response = web.Response(body=body)
+    response.headers["Content-Type"] = content_type
+    return response
+
+
+def _from_this_machine(request: web.Request) -> bool:
+    try:
+        return request.remote is not None and ipaddress.ip_address(request.remote).is_loopback
+    except ValueError:  # a Unix socket: only this machine reaches it
+        return True
+
+
+class WebServer:
+    """Serves one ``web.Application`` on one address until stopped."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.runner = web.AppRunner(app, access_log=None)  # a line per post would drown the log
+
+    async def start(self, host: str, port: int) -> None:
+        await self.runner.setup()
+        await web.TCPSite(self.runner, host, port).start()
+
+    async def stop(self) -> None:
+        """Stop taking requests; those being answered are finished first."""
+        await self.runner.cleanup()

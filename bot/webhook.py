@@ -1,0 +1,54 @@
+"""Webhook mode: Telegram posts each update to the bot's HTTP server (``PAIJU_WEBHOOK_URL``).
+
+The bot registers its address with a secret token (``setWebhook``: only the kinds of update it
+handles, nothing pending dropped). Telegram sends that token in the ``X-Telegram-Bot-Api-Secret-Token``
+header of each post; a post without it is refused (403) before its body is read. An update is
+handed to the Application as PTB documents for a custom web server (``Application.update_queue``)
+and answered 200 as soon as it is queued: handling it never keeps Telegram waiting (a post
+unanswered in time is sent again). Polling deletes the webhook before its first ``getUpdates``
+(PTB's ``start_polling``), so a restart moves a bot from one mode to the other, either way.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+from collections.abc import Sequence
+
+from aiohttp import web
+from telegram import Bot, Update
+from telegram.ext import Application
+
+log = logging.getLogger(__name__)
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+def new_secret() -> str:
+    """A secret token as Telegram takes it (1 to 256 of A-Z, a-z, 0-9, _ and -): 43 of them."""
+    return secrets.token_urlsafe(32)
+
+
+def add_route(app: web.Application, application: Application, path: str, secret: str) -> None:
+    """Take the updates Telegram posts to ``path``."""
+    expected = secret.encode()
+
+    async def receive(request: web.Request) -> web.Response:
+        if not hmac.compare_digest(request.headers.get(SECRET_HEADER, "").encode(), expected):
+            log.warning("refused a post to the webhook without its secret token (from %s)", request.remote)
+            return web.Response(status=403)
+        try:
+            update = Update.de_json(await request.json(), application.bot)
+        except Exception:  # Telegram sends JSON updates: whatever else it is, it is not one
+            log.warning("refused a post to the webhook that is not an update")
+            return web.Response(status=400)
+        await application.update_queue.put(update)
+        return web.Response()
+
+    app.router.add_post(path, receive)
+
+
+async def register(bot: Bot, url: str, secret: str, kinds: Sequence[str]) -> None:
+    """Tell Telegram where to post, with which secret, which kinds of update."""
+    await bot.set_webhook(url, secret_token=secret, allowed_updates=kinds, drop_pending_updates=False)
+    log.info("updates come by webhook to %s", url)

@@ -1,0 +1,127 @@
+"""The bot's HTTP server, the whole process: ``/healthz`` fails while the database cannot be written
+and recovers with it; ``/metrics`` parses as Prometheus text and moves when a round is played; the
+daily backup is taken at start-up and passes the check."""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import sys
+
+import aiohttp
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.bot.harness import GROUP, make_world
+from tests.e2e.process import make_stage, storage_check
+from tests.e2e.test_whole_process import finish_muxi_round, start_round
+
+PEOPLE = [1, 2, 3]
+
+
+@pytest.fixture
+async def served(tmp_path):
+    """A polling bot with its HTTP server (metrics on, local) and daily backups in a folder."""
+    staged = await make_stage(make_world(), tmp_path)
+    staged.bot.extra_env.update(
+        PAIJU_HTTP_PORT=str(staged.bot.http_port),
+        PAIJU_METRICS="local",
+        PAIJU_BACKUP_DIR=str(tmp_path / "backups"),
+    )
+    await staged.bot.start()
+    yield staged
+    await staged.bot.stop()
+    await staged.emulator.stop()
+
+
+async def get(stage, path):
+    async with aiohttp.ClientSession() as http, http.get(stage.bot.http_url + path) as answer:
+        return answer.status, await answer.text()
+
+
+async def until(condition, timeout=30.0):
+    """Wait until ``condition()`` (a coroutine function) returns something true; return it."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + timeout
+    while not (found := await condition()):
+        if loop.time() > give_up:
+            raise AssertionError(f"not met in {timeout} s")
+        await asyncio.sleep(0.1)
+    return found
+
+
+async def health_is(stage, wanted):
+    async def check():
+        status, text = await get(stage, "/healthz")
+        return (status, text) if status == wanted else None
+
+    return await until(check)
+
+
+def samples(text):
+    """Every sample as {(name, sorted labels): value}."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def value(found, name, **labels):
+    return found.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="limits another process's file size: Linux only")
+async def test_healthz_fails_while_the_database_cannot_be_written(served):
+    backups = served.bot.database.parent / "backups"
+    backup = await until(lambda: asyncio.sleep(0, list(backups.glob("paiju-*.sqlite3"))))
+    check = storage_check(backup[0])
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    status, text = await get(served, "/healthz")
+    assert status == 200, text
+    assert '"database_writable": true' in text and '"open_tables": 0' in text
+
+    # Root writes to any file whatever its mode, so the bot's own writes are refused another way:
+    # no file of the process may grow past one byte (as on a full disk, every write fails).
+    assert served.bot.process is not None
+    pid = served.bot.process.pid
+    limit = resource.prlimit(pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (1, limit[1]))
+    try:
+        _, text = await health_is(served, 503)
+        assert '"database_writable": false' in text and "the database cannot be written" in text
+    finally:
+        resource.prlimit(pid, resource.RLIMIT_FSIZE, limit)
+    _, text = await health_is(served, 200)
+    assert '"status": "ok"' in text
+
+    await served.driver.send(1, GROUP, "/newgame muxi")  # and it plays on
+    assert '"open_tables": 1' in (await get(served, "/healthz"))[1]
+
+
+async def test_metrics_parse_and_move_when_a_round_is_played(served):
+    status, text = await get(served, "/metrics")
+    assert status == 200, text
+    before = samples(text)
+    await start_round(served, "muxi", PEOPLE)
+    await served.driver.press(1, GROUP, "当庄")
+    playing = samples((await get(served, "/metrics"))[1])
+    assert sum(v for (name, _), v in playing.items() if name == "paiju_open_tables") == 1
+    await finish_muxi_round(served, PEOPLE)
+    after = samples((await get(served, "/metrics"))[1])
+
+    def moved(name, **labels):
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert moved("paiju_updates_total", kind="callback_query") >= len(PEOPLE) + 2
+    assert moved("paiju_updates_total", kind="message") >= 1
+    assert moved("paiju_press_answer_seconds_count") >= len(PEOPLE) + 2
+    assert moved("paiju_bot_api_requests_total", method="answerCallbackQuery", priority="direct") >= 1
+    assert moved("paiju_bot_api_requests_total", method="sendMessage", priority="act") >= len(PEOPLE)
+    assert moved("paiju_delivery_seconds_count", priority="act") >= len(PEOPLE)
+    assert moved("paiju_rounds_finished_total", game="muxi") == 1
+    assert moved("paiju_database_write_seconds_count") >= len(PEOPLE)
+    assert value(after, "paiju_bot_api_rate_limited_total", scope="group") == 0
+    assert value(after, "paiju_escrow_coins") == 0
+    assert "paiju_send_queue_depth" in {name for name, _ in after}

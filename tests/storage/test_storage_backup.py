@@ -1,0 +1,152 @@
+"""Backups: a copy made while writes go on is one commit's state and passes the check; a copy that
+fails its check is not kept; a restore refuses a running bot's database and a bad backup, and keeps
+what it replaces; a schema upgrade is preceded by a copy; the daily backups are taken once a day
+and pruned."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import stat
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from storage import BackupFailed, backup_database, backup_if_due, hold_database, open_store, prune
+from storage.backup import automatic_backups, verify
+from tests.storage.storage_helpers import ROOT, python, subprocess_env
+from tests.storage.test_storage_schema import make_old_database
+
+NOW = datetime(2025, 3, 1, 4, 0, tzinfo=UTC)
+
+
+def storage(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [python(), "-m", "storage", *args],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def people(path: Path) -> int:
+    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
+        return db.execute("SELECT COUNT(*) FROM people").fetchone()[0]
+
+
+def spoil_the_books(path: Path) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE people SET balance = balance + 1 WHERE id = 1")
+
+
+async def test_a_backup_made_while_people_arrive_is_one_consistent_file(store, db_path, tmp_path):
+    await store.ensure_person(1, "Ming")
+    arriving = asyncio.create_task(_arrive(store, range(2, 400)))
+    copy, report = await asyncio.to_thread(backup_database, db_path, tmp_path / "copy.sqlite3")
+    await arriving
+    assert report.ok, report.problems
+    assert 1 <= people(copy) <= 399 and people(db_path) == 399
+    assert verify(copy).ok
+    assert not list(tmp_path.glob("copy.sqlite3-*")) and not list(tmp_path.glob(".copy*")), "one file"
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600  # it holds the open rounds' decks too
+
+
+async def _arrive(store, ids) -> None:
+    for person in ids:
+        await store.ensure_person(person, f"p{person}")
+
+
+async def test_the_command_names_the_copy_in_the_folder_given(store, db_path, tmp_path):
+    await store.ensure_person(1, "Ming")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    made = storage("backup", str(db_path), "--to", str(folder))
+    assert made.returncode == 0, made.stderr
+    [copy] = folder.glob("paiju-*.sqlite3")
+    assert str(copy) in made.stdout and "OK:" in made.stdout
+    assert people(copy) == 1
+
+
+async def test_a_copy_that_fails_its_check_is_not_kept(store, db_path, tmp_path):
+    await store.ensure_person(1, "Ming")
+    await store.close()
+    spoil_the_books(db_path)
+    with pytest.raises(BackupFailed, match="balance 10001 but ledger sums to 10000"):
+        backup_database(db_path, tmp_path / "copy.sqlite3")
+    made = storage("backup", str(db_path), "--to", str(tmp_path / "copy.sqlite3"))
+    assert made.returncode == 1 and "ledger sums to" in made.stderr
+    assert not list(tmp_path.glob("*copy*"))
+
+
+async def test_a_restore_waits_for_the_bot_to_stop_and_checks_the_backup(store, db_path, tmp_path):
+    await store.ensure_person(1, "Ming")
+    copy, _ = backup_database(db_path, tmp_path / "copy.sqlite3")
+    await store.ensure_person(2, "Hong")  # after the backup: the restore takes it back
+
+    with hold_database(db_path):  # a bot runs on it
+        refused = storage("restore", str(copy), "--to", str(db_path))
+    assert refused.returncode == 2 and "Stop the bot first" in refused.stderr
+    await store.close()
+
+    spoiled = tmp_path / "spoiled.sqlite3"
+    spoiled.write_bytes(copy.read_bytes())
+    spoil_the_books(spoiled)
+    refused = storage("restore", str(spoiled), "--to", str(db_path))
+    assert refused.returncode == 1 and "fails its check" in refused.stderr
+    assert people(db_path) == 2, "nothing was replaced"
+
+    restored = storage("restore", str(copy), "--to", str(db_path))
+    assert restored.returncode == 0, restored.stderr
+    assert people(db_path) == 1
+    [aside] = tmp_path.glob("paiju-replaced-*.sqlite3")
+    assert people(aside) == 2, "the database it replaced is kept, with what its -wal held"
+    assert not Path(f"{db_path}-wal").exists()
+    async with await open_store(db_path) as reopened:  # the bot starts on it again
+        assert (await reopened.check()).ok
+        assert await reopened.get_person(2) is None
+
+
+async def test_a_schema_upgrade_is_preceded_by_a_verified_copy(tmp_path):
+    database = tmp_path / "paiju.sqlite3"
+    make_old_database(database, 5)
+    async with await open_store(database):
+        pass
+    [copy] = tmp_path.glob("paiju-v5-*.sqlite3")
+    with sqlite3.connect(copy) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert verify(copy, books=False).ok
+    async with await open_store(database):  # up to date now: no second copy
+        pass
+    assert len(list(tmp_path.glob("paiju-v*.sqlite3"))) == 1
+
+
+async def test_a_new_database_needs_no_copy(db_path, tmp_path):
+    async with await open_store(db_path):
+        pass
+    assert [path.name for path in tmp_path.iterdir() if path.suffix == ".sqlite3"] == ["paiju.sqlite3"]
+
+
+async def test_daily_backups_are_taken_once_a_day_and_kept_so_many_days(store, db_path, tmp_path):
+    folder = tmp_path / "backups"
+    first = backup_if_due(db_path, folder, NOW)
+    assert first is not None and first.name == "paiju-20250301T040000Z.sqlite3"
+    assert backup_if_due(db_path, folder, NOW + timedelta(hours=23)) is None
+    for day in range(1, 5):
+        assert backup_if_due(db_path, folder, NOW + timedelta(days=day)) is not None
+    (folder / "paiju-v5-20250101T000000Z.sqlite3").write_bytes(b"")  # not an automatic one
+    assert len(automatic_backups(db_path, folder)) == 5
+
+    removed = prune(db_path, folder, keep_days=2, now=NOW + timedelta(days=4))
+
+    def days(paths):
+        return [path.name[6:14] for path in paths]
+
+    assert days(removed) == ["20250301", "20250302"]
+    assert days(automatic_backups(db_path, folder)) == ["20250303", "20250304", "20250305"]
+    assert (folder / "paiju-v5-20250101T000000Z.sqlite3").exists()
+    assert len(prune(db_path, folder, keep_days=1, now=NOW + timedelta(days=400))) == 2, "the newest stays"
