@@ -88,6 +88,18 @@ class Wanted:
 
 
 @dataclass(slots=True)
+class Once:
+    """A message left behind, brought to its last state once: deleted (a prompt posted anew), or
+    edited to ``text`` with no buttons (a last round's table message, a last round's DM), or, with
+    no text, only its buttons taken away."""
+
+    chat_id: int
+    message_id: int
+    text: str | None = None
+    delete: bool = False
+
+
+@dataclass(slots=True)
 class Note:
     """A message sent once: a reply to a command, a notice."""
 
@@ -95,6 +107,7 @@ class Note:
     text: str
     markup: Markup | None
     reply_to: int | None
+    call: Hashable | None = None  # a turn's call: its message is kept to be withdrawn
 
 
 def _hash(value: object) -> str:
@@ -107,7 +120,7 @@ def digest(text: str | None, markup: Markup | None) -> str:
 
 
 def _buttons(shown: str | None) -> str | None:
-    return shown.split(":", 1)[1] if shown else None
+    return shown.split(":")[1] if shown else None
 
 
 NO_BUTTONS = _hash(None)
@@ -129,8 +142,8 @@ class Presenter:
         self.reactions = reactions
         self._kept: dict[Hashable, Wanted] = {}  # what each queued kept message is to show
         self._notes: dict[Hashable, Note] = {}  # the replies queued
-        self._deletes: dict[Hashable, tuple[int, int]] = {}  # messages to delete (posted anew)
-        self._retired: dict[Hashable, tuple[int, int, str]] = {}  # last rounds' messages: their results
+        self._once: dict[Hashable, Once] = {}  # messages left behind, to bring to their last state
+        self._calls: dict[Hashable, tuple[int, int]] = {}  # each turn's call sent: (chat, message)
         self._repeats: dict[Hashable, float] = {}  # when each deduplicated reply was last queued
         self._ids = itertools.count()
 
@@ -155,16 +168,13 @@ class Presenter:
         drawn = KINDS[live.game].dm(live, person, screen, chat_title)
         if drawn is not None:
             text, markup = drawn
-            # The buttons' part of what is shown names the prompt they belong to: a new turn or its
-            # reminder shows new buttons, though the same ones may be pressed.
-            prompt = None if markup is None else [markup, live.engine.core.timer, live.reminded]
-            wanted = f"{_hash(text)}:{_hash(prompt)}" if markup is not None else None
-            old = live.dm_ids.get(person)
-            if (
-                old is not None
-                and markup is not None
-                and _buttons(live.shown.get(str(person))) != _hash(prompt)
-            ):
+            # What a prompt shows names the prompt too (``<text>:<buttons>:<timer>.<reminded>``): a
+            # new turn or its reminder is a new message, though the same buttons may be pressed;
+            # buttons that change within a turn (an all-in after a bonus) are an edit of it.
+            prompt = f"{live.engine.core.timer}.{int(live.reminded)}" if markup is not None else None
+            wanted = f"{digest(text, markup)}:{prompt}" if prompt else None
+            old, shown = live.dm_ids.get(person), live.shown.get(str(person)) or ""
+            if old is not None and prompt and shown.split(":")[2:] != [prompt]:
                 del live.dm_ids[person]
                 live.shown.pop(str(person), None)
                 self._delete(person, old)
@@ -181,14 +191,15 @@ class Presenter:
             return
         old, live.message_id = live.message_id, None
         live.shown.pop(TABLE, None)
-        key = ("o", live.chat_id, old)
-        self._retired[key] = (live.chat_id, old, KINDS[live.game].results_text(live, screen))
-        self.sender.want(Job(live.chat_id, key, Priority.COSMETIC, self.clock(), Share.KEPT))
+        self._bring(Once(live.chat_id, old, KINDS[live.game].results_text(live, screen)))
 
     def _delete(self, chat_id: int, message_id: int) -> None:
-        key = ("x", chat_id, message_id)
-        self._deletes[key] = (chat_id, message_id)
-        self.sender.want(Job(chat_id, key, Priority.COSMETIC, self.clock()))
+        self._bring(Once(chat_id, message_id, delete=True))
+
+    def _bring(self, once: Once) -> None:
+        key = ("o", once.chat_id, once.message_id)
+        self._once[key] = once
+        self.sender.want(Job(once.chat_id, key, Priority.COSMETIC, self.clock()))
 
     def _want(
         self,
@@ -242,6 +253,23 @@ class Presenter:
         self._notes[key] = Note(chat_id, text, markup, reply_to)
         self.sender.want(Job(chat_id, key, Priority.REPLY, now, Share.REPLY, new_message=True))
 
+    def call(self, chat_id: int, key: Hashable, text: str, reply_to: int | None) -> None:
+        """A short message calling people to their turn, in the reply share: a mention notifies in a
+        new message only (never in an edit of the table). ``withdraw(key)`` deletes it."""
+        self.withdraw(key)
+        note_key = ("r", "call", key)
+        self._notes[note_key] = Note(chat_id, text, None, reply_to, key)
+        self.sender.want(Job(chat_id, note_key, Priority.REPLY, self.clock(), Share.REPLY, new_message=True))
+
+    def withdraw(self, key: Hashable) -> None:
+        """The turn is over: its call goes (deleted once sent, dropped while still queued)."""
+        note = self._notes.pop(("r", "call", key), None)
+        if note is not None:
+            self.sender.forget(note.chat_id, ("r", "call", key))
+        sent = self._calls.pop(key, None)
+        if sent is not None:
+            self._delete(*sent)
+
     def _dropped(self, job: Job) -> None:
         self._notes.pop(job.key, None)
 
@@ -249,10 +277,12 @@ class Presenter:
     async def forget_dms(self, live: LiveTable) -> None:
         """A new round: its cards go to new DMs (saved at once: after a crash the new round's cards
         must never be written into the last round's DMs)."""
-        for person in live.dm_ids:
+        for person, message_id in live.dm_ids.items():
             key = ("d", live.table_id, person)
-            self._kept.pop(key, None)
+            last = self._kept.pop(key, None)
             self.sender.forget(person, key)
+            if last is not None:  # the last round's end not shown yet (a 429...): it still goes out
+                self._bring(Once(person, message_id, last.text))
         if live.dm_ids:
             forgotten: dict[int, int | None] = dict.fromkeys(live.dm_ids)
             shown: dict[str, str | None] = {str(person): None for person in live.dm_ids}
@@ -270,8 +300,8 @@ class Presenter:
                 note = self._notes.pop(job.key, None)
                 if note is not None:
                     await self._send_note(job, note)
-            elif kind in ("x", "o"):
-                await self._once(job)
+            elif kind == "o":
+                await self._send_once(job)
             else:
                 wanted = self._kept.pop(job.key, None)
                 if wanted is not None:
@@ -287,33 +317,22 @@ class Presenter:
             return RETRY
         return None
 
-    async def _once(self, job: Job) -> None:
-        """Delete a message, or edit a finished round's to its results: tried again after a 429 or
-        a network error (the entry stays); let go when the message or the chat is gone."""
-        if job.key[0] == "x":  # type: ignore[index]
-            chat_id, message_id = self._deletes[job.key]
-            call = self.bot.delete_message(chat_id, message_id)
-        else:
-            chat_id, message_id, text = self._retired[job.key]
-            call = raw.call(
-                self.bot,
-                "editMessageText",
-                chat_id=chat_id,
-                message_id=message_id,
-                text=text,
-                parse_mode=ParseMode.HTML,
-                link_preview_options=NO_PREVIEW,
-            )
+    async def _send_once(self, job: Job) -> None:
+        """Bring a message left behind to its last state: tried again after a 429 or a network
+        error (it stays queued); let go when the message or the chat is gone."""
+        once = self._once[job.key]
         try:
-            await call
+            if once.delete:
+                await self.bot.delete_message(once.chat_id, once.message_id)
+            else:
+                await self._edit(once.chat_id, once.message_id, once.text, None)
         except (Forbidden, ChatMigrated, BadRequest) as error:
-            log.info("chat %s: message %s left as it is: %s", chat_id, message_id, error)
-        self._deletes.pop(job.key, None)
-        self._retired.pop(job.key, None)
+            log.info("chat %s: message %s left as it is: %s", once.chat_id, once.message_id, error)
+        del self._once[job.key]
 
     async def _send_note(self, job: Job, note: Note) -> None:
         try:
-            await raw.call(
+            sent = await raw.call(
                 self.bot,
                 "sendMessage",
                 chat_id=note.chat_id,
@@ -334,6 +353,8 @@ class Presenter:
         except (RetryAfter, NetworkError):
             self._notes.setdefault(job.key, note)  # tried again when the chat's wait is over
             raise
+        if note.call is not None:
+            self._calls[note.call] = (note.chat_id, int(sent["message_id"]))
 
     async def _send_kept(self, job: Job, wanted: Wanted) -> None:
         live, person = wanted.live, wanted.person
@@ -365,7 +386,8 @@ class Presenter:
             self._kept.setdefault(job.key, wanted)  # (unless a newer state is wanted by then)
             raise
         await self._shown(live, wanted, message_id)
-        if job.priority <= Priority.PHASE and wanted.timer and wanted.timer == live.engine.core.timer:
+        turn_prompt = wanted.timer and wanted.timer == live.engine.core.timer and not live.reminded
+        if job.priority <= Priority.PHASE and turn_prompt:  # (a reminder comes late by design)
             late = self.clock() - job.since
             if late > LATE:
                 self.reactions.delivered_late(live, late)
@@ -385,20 +407,24 @@ class Presenter:
                 link_preview_options=NO_PREVIEW,
             )
             return int(sent["message_id"])
-        if wanted.text is None:
-            await raw.call(self.bot, "editMessageReplyMarkup", chat_id=wanted.chat_id, message_id=message_id)
-        else:
-            await raw.call(
-                self.bot,
-                "editMessageText",
-                chat_id=wanted.chat_id,
-                message_id=message_id,
-                text=wanted.text,
-                parse_mode=ParseMode.HTML,
-                reply_markup=wanted.markup,
-                link_preview_options=NO_PREVIEW,
-            )
+        await self._edit(wanted.chat_id, message_id, wanted.text, wanted.markup)
         return None
+
+    async def _edit(self, chat_id: int, message_id: int, text: str | None, markup: Markup | None) -> None:
+        """Edit a message to ``text`` and ``markup``; with no text, only take its buttons away."""
+        if text is None:
+            await raw.call(self.bot, "editMessageReplyMarkup", chat_id=chat_id, message_id=message_id)
+            return
+        await raw.call(
+            self.bot,
+            "editMessageText",
+            chat_id=chat_id,
+            message_id=message_id,
+            text=text,
+            parse_mode=ParseMode.HTML,
+            reply_markup=markup,
+            link_preview_options=NO_PREVIEW,
+        )
 
     async def _shown(self, live: LiveTable, wanted: Wanted, new_id: int | None) -> None:
         """Remember (and save) what the message shows now, and the id of a new one."""

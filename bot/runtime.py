@@ -12,7 +12,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Hashable, Iterable
 from dataclasses import replace
 from datetime import datetime
 from random import Random
@@ -23,14 +23,14 @@ from apscheduler.jobstores.base import JobLookupError
 from telegram import Bot
 from telegram.ext import CallbackContext, Job, JobQueue
 
-from bot.i18n import language_of
+from bot.i18n import language_of, t
 from bot.kinds import KINDS
 from bot.live import REMINDED, LiveTable, Notice
 from bot.outbox import Limits
 from bot.presenter import Presenter
 from bot.service import SavedBefore, Tables
 from bot.settings import Settings
-from bot.views.common import Screen
+from bot.views.common import Screen, mention, name
 from bot.views.lobby import REMINDER_LEFT
 from games.errors import StaleTimer
 from games.events import Paid, RoundStarted
@@ -41,6 +41,14 @@ from storage import ChatSettings, Person, Store
 log = logging.getLogger(__name__)
 RUNTIME = "paiju"
 RETRY_TIMEOUT = 5.0  # seconds before a deadline whose action failed is tried again
+LATE_REMINDER = 1.0  # seconds past its moment a reminder may still go (a turn re-armed just then)
+
+
+class Watchers:
+    """Who is told that a table changed (nobody, unless the Mini App's hub takes this place)."""
+
+    def changed(self, live: LiveTable) -> None:
+        """``live`` changed (the caller holds its chat's lock): called once per presented change."""
 
 
 class Paiju:
@@ -74,7 +82,10 @@ class Paiju:
         self._languages: dict[int, str | None] = {}  # the people's chosen languages (read once)
         self._chat_settings: dict[int, ChatSettings] = {}  # each chat's settings (read once)
         self.running: set[asyncio.Task[None]] = set()  # work started in the background
-        self._escapes: dict[tuple[int, int], float] = {}  # (table, person): when an escape was first asked
+        # (table, person): when an escape was first asked, and at what price
+        self._escapes: dict[tuple[int, int], tuple[float, Hashable]] = {}
+        self._called: dict[int, int] = {}  # each table's turn (timer) whose call is out in the group
+        self.watchers: Watchers = Watchers()  # told of every change of a table (the Mini App's hub)
 
     # -- languages and screens --------------------------------------------------------------------
     async def chat_settings(self, chat_id: int) -> ChatSettings:
@@ -143,8 +154,10 @@ class Paiju:
                 live, screen
             )  # each round its own message; the last keeps its results
         self.presenter.want_table(live, screen)
+        self._call_turn(live, screen)
         kind = KINDS[live.game]
         await self.send_private(live, [*kind.private_people(live), *live.dm_ids, *kind.acting(live)])
+        self.watchers.changed(live)  # the open Mini Apps (bot/miniapp/hub.py)
 
     async def credit_outside(self, person: int) -> None:
         """Coins came to ``person`` from outside their table (the daily bonus, a refund from a table
@@ -198,16 +211,37 @@ class Paiju:
                 screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")
                 self.presenter.want_dm(live, person, screen, title)
 
-    def confirmed_escape(self, table_id: int, person: int, within: float) -> bool:
-        """An escape must be asked for twice: True the second time within ``within`` seconds, else
+    def _call_turn(self, live: LiveTable, screen: Screen) -> None:
+        """Those who must act and cannot be told by DM are called in the group by a new message (it
+        notifies them), withdrawn when the turn is over; one call a turn."""
+        people = [person for person in KINDS[live.game].acting(live) if person in live.view.dm_failed]
+        turn = live.engine.core.timer if people and live.view.deadline else 0
+        if self._called.get(live.table_id, 0) == turn:
+            return
+        self.presenter.withdraw(live.table_id)
+        if not turn:
+            del self._called[live.table_id]
+            return
+        self._called[live.table_id] = turn
+        assert live.view.deadline is not None
+        names = t(screen.language, "list.separator").join(mention(p, name(live.name(p))) for p in people)
+        deadline = screen.deadline(live.engine.core.turn_seconds, live.view.deadline)
+        text = t(
+            screen.language, "turn.call", names=names, deadline=deadline, link=screen.deep_link(live.table_id)
+        )
+        self.presenter.call(live.chat_id, live.table_id, text, live.message_id)
+
+    def confirmed_escape(self, table_id: int, person: int, within: float, quote: Hashable) -> bool:
+        """An escape must be asked for twice: True the second time within ``within`` seconds at the
+        same ``quote`` (the price they were told, in that round: a bet in between asks again), else
         the request is remembered (the first of two)."""
         now = self.clock()
         first = self._escapes.pop((table_id, person), None)
-        if first is not None and now - first <= within:
+        if first is not None and now - first[0] <= within and first[1] == quote:
             return True
         if len(self._escapes) > 1_000:
-            self._escapes = {key: at for key, at in self._escapes.items() if now - at <= within}
-        self._escapes[(table_id, person)] = now
+            self._escapes = {key: asked for key, asked in self._escapes.items() if now - asked[0] <= within}
+        self._escapes[(table_id, person)] = (now, quote)
         return False
 
     # -- what Telegram answered (the presenter's reactions) ---------------------------------------
@@ -234,7 +268,9 @@ class Paiju:
             if person not in live.view.dm_failed and self.tables.get(live.chat_id) is live:
                 live.view.dm_failed.append(person)
                 live.view.notices.append(Notice("dm.failed", person, 0, live.round_no))
-                self.presenter.want_table(live, await self.screen(live.chat_id))
+                screen = await self.screen(live.chat_id)
+                self.presenter.want_table(live, screen)
+                self._call_turn(live, screen)
 
     def delivered_late(self, live: LiveTable, seconds: float) -> None:
         """A turn's prompt reached people ``seconds`` after the turn began: the turn gets that time
@@ -286,7 +322,8 @@ class Paiju:
     def arm(self, live: LiveTable, delay: float | None = None) -> None:
         """(Re-)arm the table's one deadline, a JobQueue job named after the table, at its saved
         deadline (or in ``delay`` seconds); a deadline already past fires now. A turn also gets
-        its reminder, when a third of it is left (now, if that is past: after a restart)."""
+        its reminder, when a third of it is left (none when that moment has long passed, after a
+        restart: it would say a time left that is no longer true)."""
         self.disarm(live.table_id)
         deadline, timer = live.view.deadline, live.engine.core.timer
         if deadline is None or timer == 0 or live.engine.closed or self._stopped or self.jobs is None:
@@ -298,8 +335,8 @@ class Paiju:
             data=data,
             name=f"table {live.table_id}",
         )
-        if not live.reminded and KINDS[live.game].acting(live):
-            remind_at = deadline - live.engine.core.turn_seconds * REMINDER_LEFT
+        remind_at = deadline - live.engine.core.turn_seconds * REMINDER_LEFT
+        if not live.reminded and KINDS[live.game].acting(live) and remind_at > self.clock() - LATE_REMINDER:
             self.reminders[live.table_id] = self.jobs.run_once(
                 self._remind, max(0.0, remind_at - self.clock()), data=data, name=f"reminder {live.table_id}"
             )

@@ -230,6 +230,9 @@ class Tables:
                 view.notices.append(Notice(key, event.person, lost, live.round_no))
             elif isinstance(event, Unseated):
                 view.notices.append(Notice("notice.unseated", event.person, event.balance, live.round_no))
+                for line in view.results:  # gone from the table with these coins: their DM says so
+                    if line.person == event.person:
+                        line.balance = event.balance
             elif isinstance(event, ClosingAfterRound):
                 view.notices.append(Notice("notice.closing", event.by, 0, live.round_no))
             elif (

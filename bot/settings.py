@@ -41,14 +41,17 @@ class Settings:
     log_format: str = "text"
     backup_dir: str | None = None  # the daily automatic backup's folder (None: no automatic backup)
     backup_keep_days: int = 7
+    webapp_url: str | None = None  # the Mini App's public https address (None: no Mini App)
+    webapp_name: str = "table"  # its short name, registered with @BotFather /newapp
 
     @property
     def serves_http(self) -> bool:
-        """Does the bot run its HTTP server (the webhook, /healthz, /metrics)?"""
+        """Does the bot run its HTTP server (the webhook, /healthz, /metrics, the Mini App)?"""
         return (
             self.webhook_url is not None
             or self.metrics != "off"
             or self.http_port is not None
+            or self.webapp_url is not None
         )
 
     @property
@@ -94,6 +97,8 @@ class Settings:
             log_format=_choice("PAIJU_LOG_FORMAT", get("PAIJU_LOG_FORMAT", "text"), LOG_FORMATS),
             backup_dir=get("PAIJU_BACKUP_DIR", "") or None,
             backup_keep_days=_integer("PAIJU_BACKUP_KEEP_DAYS", get("PAIJU_BACKUP_KEEP_DAYS", "7"), 1, 3650),
+            webapp_url=_webapp_url(get("PAIJU_WEBAPP_URL", "")),
+            webapp_name=_webapp_name(get("PAIJU_WEBAPP_NAME", "table")),
         )
 
 
@@ -124,6 +129,23 @@ def _webhook_url(text: str) -> str | None:
     parts = urlsplit(text)
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise SettingsError(f"PAIJU_WEBHOOK_URL must be an https:// address, not {text!r}")
+    return text
+
+
+def _webapp_url(text: str) -> str | None:
+    """Telegram opens a Mini App over https only."""
+    if not text:
+        return None
+    parts = urlsplit(text)
+    if parts.scheme != "https" or not parts.hostname:
+        raise SettingsError(f"PAIJU_WEBAPP_URL must be an https:// address, not {text!r}")
+    return text
+
+
+def _webapp_name(text: str) -> str:
+    """A Mini App's short name as BotFather takes it: 3 to 30 of A-Z, a-z, 0-9 and _."""
+    if not 3 <= len(text) <= 30 or not set(text) <= SECRET_CHARACTERS - {"-"}:
+        raise SettingsError(f"PAIJU_WEBAPP_NAME must be 3 to 30 of A-Z, a-z, 0-9 and _, not {text!r}")
     return text
 
 

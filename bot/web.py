@@ -1,4 +1,4 @@
-"""The bot's one HTTP server (aiohttp): the webhook, ``GET /healthz``, ``GET /metrics``.
+"""The bot's one HTTP server (aiohttp): the webhook, ``GET /healthz``, ``GET /metrics``, the Mini App.
 
 ``build_web_app`` returns the ``web.Application`` with these routes; whatever else the bot serves
 is added to it before ``WebServer.start``. It listens on ``PAIJU_HTTP_HOST`` (localhost unless told
@@ -9,6 +9,7 @@ requests made from this machine.
 from __future__ import annotations
 
 import ipaddress
+from urllib.parse import urlsplit
 
 from aiohttp import web
 from telegram.ext import Application
@@ -18,6 +19,7 @@ from bot.health import HEALTH, Health
 from bot.metrics import METRICS, Metrics
 from bot.runtime import RUNTIME
 from bot.settings import Settings
+from bot.views.common import MINI_APP
 
 APPLICATION = web.AppKey("application", Application)
 SETTINGS = web.AppKey("settings", Settings)
@@ -32,6 +34,13 @@ def build_web_app(application: Application, settings: Settings) -> web.Applicati
     if settings.webhook_url is not None:
         assert settings.webhook_secret, "the secret is chosen before the server is built"
         webhook.add_route(app, application, settings.webhook_path, settings.webhook_secret)
+    MINI_APP.set(None, None)
+    if settings.webapp_url is not None:
+        from bot.miniapp.routes import MiniApp  # (the Mini App's modules only when it is served)
+
+        prefix = urlsplit(settings.webapp_url).path or "/"
+        MiniApp(lambda: application, settings.token, prefix).add_routes(app)
+        MINI_APP.set(application.bot.username, settings.webapp_name)
     return app
 
 

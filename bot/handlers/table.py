@@ -9,6 +9,7 @@ from telegram.constants import ChatMemberStatus
 from telegram.ext import CallbackQueryHandler, ChatMemberHandler, CommandHandler, MessageHandler, filters
 
 from bot import callbacks
+from bot.acting import Refused, act, join, leave, refusal_text
 from bot.handlers.common import (
     Context,
     answer,
@@ -25,16 +26,14 @@ from bot.handlers.common import (
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.live import LiveTable
-from bot.service import SeatedElsewhere
 from bot.views.common import coins, keyboard, name
 from games.errors import RuleError
 from games.events import Paid, PayReason
 from games.stakes import MIN_BALANCE
-from games.table import Cancel, CloseAfterRound, Leave, Ready
-from storage import SeatRefused, StorageError
+from games.table import Cancel, CloseAfterRound, Leave
+from storage import StorageError
 
 log = logging.getLogger(__name__)
-CONFIRM_SECONDS = 5  # an escape is confirmed by a second press (or /leave) within this time
 GAME_ALIASES = {
     "muxi": "muxi",
     "木虱": "muxi",
@@ -42,21 +41,6 @@ GAME_ALIASES = {
     "suoha": "showhand",
     "梭哈": "showhand",
 }
-
-
-class Refused(Exception):
-    """A request the bot turns down before the engine sees it; ``key`` is the catalog message."""
-
-    def __init__(self, key: str, **values: object) -> None:
-        super().__init__(key)
-        self.key, self.values = key, values
-
-
-def refusal_text(language: str, error: Exception) -> str:
-    if isinstance(error, Refused):
-        return t(language, error.key, **error.values)
-    assert isinstance(error, RuleError)
-    return t(language, f"error.{error.code}")
 
 
 async def group_only(update: Update, context: Context) -> bool:
@@ -67,44 +51,6 @@ async def group_only(update: Update, context: Context) -> bool:
         return True
     reply(context, update, t(await language_for(context, update), "group_only"))
     return False
-
-
-# -- sitting down and getting up -------------------------------------------------------------------
-async def join(context: Context, live: LiveTable, user: User) -> str:
-    """Seat ``user`` (the caller holds the chat's lock); ``Refused`` or ``RuleError`` when not possible.
-
-    Their coins are read under the lock that decides where they sit, so no escape being saved
-    elsewhere can leave them seated here with coins their wallet no longer holds."""
-    paiju = runtime(context)
-
-    async def balance() -> int:
-        person, _ = await person_of(context, user)
-        if person.balance < MIN_BALANCE:
-            raise Refused("join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE))
-        live.view.names[user.id] = person.name
-        return person.balance
-
-    try:
-        events = await paiju.tables.seat(live, user.id, balance)
-    except SeatedElsewhere:
-        raise Refused("join.elsewhere") from None
-    except SeatRefused:  # their coins moved meanwhile (a refund, the daily bonus): read again next time
-        log.warning("person %s was not seated at table %s: their coins moved", user.id, live.table_id)
-        raise Refused("join.retry") from None
-    await paiju.present(live, events)
-    return "join.next_round" if live.in_round else "join.done"
-
-
-async def leave(context: Context, live: LiveTable, user: User, confirm_key: str) -> str:
-    """Get up (the caller holds the chat's lock). Leaving during one's round is an escape: it needs
-    a second request within ``CONFIRM_SECONDS``; the first raises ``Refused`` with the price.
-    Returns the key of what to say."""
-    paiju = runtime(context)
-    price = live.engine.escape_cost(user.id)
-    if price is not None and not paiju.confirmed_escape(live.table_id, user.id, CONFIRM_SECONDS):
-        raise Refused(f"{confirm_key}.{live.game}", amount=coins(price), seconds=CONFIRM_SECONDS)
-    await paiju.perform(live, Leave(user.id))
-    return "leave.done" if price is None else "leave.escaped"
 
 
 async def newgame(update: Update, context: Context) -> None:
@@ -346,28 +292,7 @@ async def _press(
         if found.action not in KINDS[found_live.game].moves and found.action != "cards":
             raise Refused("press.in_group")
         chat_id = found_live.chat_id
-    async with paiju.tables.lock(chat_id):
-        live = paiju.tables.get(chat_id)
-        if live is None or live.table_id != found.table_id:
-            raise Refused("press.table_over")
-        if found.round_no != live.round_no:
-            raise Refused("press.old_round")
-        if found.action == "cards":
-            private = KINDS[live.game].private_hand(live, user.id, language)
-            return (private or t(language, "press.no_cards")), True
-        if found.action == "join":
-            return t(language, await join(context, live, user), name=name(display_name(user))), False
-        elif found.action == "leave":
-            await leave(context, live, user, "leave.confirm_press")
-        elif found.action == "ready":
-            await paiju.perform(live, Ready(user.id, paiju.shuffle(live.game)))
-        elif found.action in KINDS[live.game].moves:
-            await paiju.perform(live, KINDS[live.game].moves[found.action](user.id, found.arg))
-            # the presser's own result in the answer (a toast): their hand as it is now
-            return KINDS[live.game].private_hand(live, user.id, language), False
-        else:
-            raise Refused("press.unknown")
-    return None, False
+    return await act(context, chat_id, found, user, language)
 
 
 HANDLERS = [

@@ -17,6 +17,7 @@ import random
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -24,9 +25,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from aiohttp import web
 from telegram import Update
+from telegram.ext import Application
 
 from bot.app import build_application, close, prepare
+from bot.miniapp.auth import signed_for
+from bot.miniapp.routes import MiniApp
 from bot.settings import Settings
+from bot.views.common import MINI_APP
 from faketg.server import Emulator
 from faketg.world import BOT_ID, JSON, Message, World
 from storage import hold_database
@@ -36,6 +41,7 @@ GROUP_ID = -1_001_000_000_001
 TOKEN = "100000:SANDBOX-TOKEN"
 FIRST_PEOPLE = ("阿明", "小红", "阿强")
 DATABASE = "paiju-sandbox.sqlite3"
+MINI_APP_NAME = "table"  # the Mini App's short name in the sandbox's links
 
 
 class PortUnavailable(Exception):
@@ -66,6 +72,13 @@ class Sandbox:
         self._ids = itertools.count(1000 + len(world.people) + 1)
         self._popups_seen: dict[int, int] = {}
         self._read: dict[tuple[int, int], int] = {}  # (person, chat) -> the last message they saw there
+        self.application: Application | None = None  # the bot, once built (the Mini App needs it)
+        self.miniapp = MiniApp(self._application, TOKEN, "/miniapp/", telegram_js=False)
+
+    def _application(self) -> Application:
+        if self.application is None:
+            raise web.HTTPServiceUnavailable(text="the bot is starting")
+        return self.application
 
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/", self.index)
@@ -74,6 +87,18 @@ class Sandbox:
         app.router.add_post("/api/send", self.send)
         app.router.add_post("/api/press", self.press)
         app.router.add_post("/api/people", self.add_person)
+        app.router.add_get("/api/miniapp", self.miniapp_launch)
+        self.miniapp.add_routes(app)
+
+    async def miniapp_launch(self, request: web.Request) -> web.Response:
+        """The signed initData Telegram would give the Mini App opened by ``as`` from a table's
+        button (signed with the sandbox's token, as Telegram signs with the bot's)."""
+        person = self._person(request)
+        table = request.query.get("table", "")
+        if not (table.isascii() and table.isdigit()):
+            raise web.HTTPBadRequest(text="which table?")
+        init_data = signed_for(person, self._name(person), TOKEN, time.time(), start_param=f"t{table}")
+        return web.json_response({"init_data": init_data, "app_name": MINI_APP_NAME})
 
     async def index(self, _request: web.Request) -> web.FileResponse:
         return web.FileResponse(STATIC / "index.html")
@@ -226,6 +251,8 @@ async def run(port: int, database: str, language: str, seed: int | None = None) 
     )
     application = build_application(settings, rng=None if seed is None else random.Random(seed))
     await application.initialize()
+    sandbox.application = application
+    MINI_APP.set(application.bot.username, MINI_APP_NAME)  # the table's "open the table" button
     try:
         await prepare(application)
     except BaseException:

@@ -99,9 +99,35 @@ Markup = dict[str, list[list[dict[str, str]]]]
 
 
 def keyboard(rows: Iterable[Row]) -> Markup | None:
-    """Rows of (label, callback data) pairs; None when there is no button at all."""
-    built = [[{"text": label, "callback_data": data} for label, data in row] for row in rows if row]
+    """Rows of (label, callback data) pairs; None when there is no button at all. A pair whose data
+    is an ``https://`` address is a URL button (our callback data never starts so)."""
+    built = [
+        [
+            {"text": label, ("url" if data.startswith("https://") else "callback_data"): data}
+            for label, data in row
+        ]
+        for row in rows
+        if row
+    ]
     return {"inline_keyboard": built} if built else None
+
+
+class MiniAppLink:
+    """Where a table's "open the table" button leads: the bot's Mini App (its direct link,
+    ``https://t.me/<bot>/<app>?startapp=t<table>``: a group allows no ``web_app`` button); nowhere
+    until the bot serves one (``bot/web.py`` sets it from ``PAIJU_WEBAPP_URL``)."""
+
+    def __init__(self) -> None:
+        self.base: str | None = None
+
+    def set(self, bot_username: str | None, app_name: str | None) -> None:
+        self.base = f"https://t.me/{bot_username}/{app_name}" if bot_username and app_name else None
+
+    def of(self, table_id: int) -> str | None:
+        return None if self.base is None else f"{self.base}?startapp=t{table_id}"
+
+
+MINI_APP = MiniAppLink()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,18 @@ from __future__ import annotations
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable
-from bot.views.common import Markup, Screen, coins, duration, keyboard, mention, name, short_hash, signed
+from bot.views.common import (
+    MINI_APP,
+    Markup,
+    Screen,
+    coins,
+    duration,
+    keyboard,
+    mention,
+    name,
+    short_hash,
+    signed,
+)
 from games.stakes import MIN_BALANCE
 
 REMINDER_LEFT = 1 / 3  # of a turn: someone who has not acted by then is reminded by a new DM
@@ -72,13 +83,20 @@ def footer_lines(live: LiveTable, screen: Screen, in_round: bool) -> list[str]:
     """Under the table: this round's notices (those of a round with results are under them) and the
     round's commitment, or its proof when it ended without results (nobody took the bank, the
     table was cancelled: its deck was revealed all the same)."""
-    language, with_results = screen.language, live.view.results_round == live.round_no
+    language = screen.language
+    with_results = bool(live.view.results) and live.view.results_round == live.round_no
     lines = [] if with_results else notice_lines(live, screen, live.round_no)
     if live.view.commitment and in_round:
         lines.append(t(language, "round.commitment", hash=short_hash(live.view.commitment)))
     elif not in_round and live.round_no and not with_results:
         lines.append(t(language, "round.verify", table=live.table_id, round=live.round_no))
     return lines
+
+
+def turn_deadline(live: LiveTable, screen: Screen) -> str:
+    """The running turn's deadline, ``30 秒 · 21:05:30 截止`` ("" when none runs)."""
+    deadline = live.view.deadline
+    return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
 
 
 def who(live: LiveTable, person: int) -> str:
@@ -110,6 +128,12 @@ def table_button(live: LiveTable, language: str, key: str, action: str) -> tuple
     return t(language, key), callbacks.encode(live.game, live.table_id, live.round_no, action)
 
 
+def app_row(live: LiveTable, language: str) -> list[tuple[str, str]]:
+    """The row of the button that opens the table in the Mini App (none when the bot has none)."""
+    link = MINI_APP.of(live.table_id)
+    return [] if link is None else [(t(language, "miniapp.open"), link)]
+
+
 def lobby_keyboard(live: LiveTable, language: str) -> Markup | None:
     """Between rounds: Join, Start (Continue after a round) and Leave (free)."""
     start = "button.continue" if live.round_no else "button.ready"
@@ -120,6 +144,7 @@ def lobby_keyboard(live: LiveTable, language: str) -> Markup | None:
                 table_button(live, language, start, "ready"),
             ],
             [table_button(live, language, "button.leave", "leave")],
+            app_row(live, language),
         ]
     )
 

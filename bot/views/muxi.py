@@ -7,6 +7,7 @@ from bot.i18n import t
 from bot.live import LiveTable, ResultLine
 from bot.views.common import Markup, Screen, cards_text, closed_up, keyboard, name, signed
 from bot.views.lobby import (
+    app_row,
     dm_prompt,
     dm_result,
     footer_lines,
@@ -16,6 +17,7 @@ from bot.views.lobby import (
     no_dm_line,
     results_footer,
     table_button,
+    turn_deadline,
     who,
 )
 from games.muxi import Kind, Move, MuxiTable, Phase, Status, evaluate
@@ -80,11 +82,6 @@ def acting(live: LiveTable) -> list[int]:
     return list(engine.pending())
 
 
-def _deadline(live: LiveTable, screen: Screen) -> str:
-    deadline = live.view.deadline
-    return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
-
-
 def _play_lines(live: LiveTable, screen: Screen) -> list[str]:
     engine, language = _engine(live), screen.language
     banker = engine.state.banker
@@ -99,10 +96,10 @@ def _play_lines(live: LiveTable, screen: Screen) -> list[str]:
         shown = who(live, hand.person) if hand.person in pending else name(live.name(hand.person))
         lines.append(t(language, "muxi.player_line", n=number, name=shown, status=status))
     if engine.phase is Phase.DRAW:
-        lines.append(t(language, "muxi.draw_prompt", deadline=_deadline(live, screen)))
+        lines.append(t(language, "muxi.draw_prompt", deadline=turn_deadline(live, screen)))
     else:
         lines.append(
-            t(language, "muxi.banker_prompt", name=who(live, banker), deadline=_deadline(live, screen))
+            t(language, "muxi.banker_prompt", name=who(live, banker), deadline=turn_deadline(live, screen))
         )
     return lines + no_dm_line(live, screen, acting(live))
 
@@ -114,7 +111,9 @@ def _banker_choice_lines(live: LiveTable, screen: Screen) -> list[str]:
     for number, person in enumerate(engine.state.participants, 1):
         pointer = " 👉" if person == asked else ""
         lines.append(t(language, "lobby.seat", n=number, name=name(live.name(person)), mark=pointer).rstrip())
-    lines.append(t(language, "muxi.banker_ask", name=who(live, asked or 0), deadline=_deadline(live, screen)))
+    lines.append(
+        t(language, "muxi.banker_ask", name=who(live, asked or 0), deadline=turn_deadline(live, screen))
+    )
     return lines + no_dm_line(live, screen, acting(live))
 
 
@@ -187,11 +186,18 @@ def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     prices = [price for person in live.seated() if (price := engine.escape_cost(person)) is not None]
     leave = leave_button(live, language, prices, "muxi.button.escape")
     if phase is Phase.BANKER:
-        return keyboard([[button("button.banker", "banker"), button("button.pass", "pass")], [leave]])
+        return keyboard(
+            [
+                [button("button.banker", "banker"), button("button.pass", "pass")],
+                [leave],
+                app_row(live, language),
+            ]
+        )
     return keyboard(
         [
             [button("button.cards", "cards"), button("button.draw", "draw"), button("button.stand", "stand")],
             [leave],
+            app_row(live, language),
         ]
     )
 
@@ -273,7 +279,7 @@ def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[s
             answered = _banker_answer(live, person, language)
             return "\n".join([title, *([answered] if answered else []), t(language, "dm.over")]), None
         return "\n".join([title, final, dm_result(live, person, language)]), None
-    deadline = _deadline(live, screen)
+    deadline = turn_deadline(live, screen)
 
     def choice(action: str) -> tuple[str, str]:
         return t(language, f"button.{action}"), callbacks.encode(GAME, live.table_id, live.round_no, action)

@@ -8,6 +8,7 @@ from bot.i18n import t
 from bot.live import LiveTable, ResultLine
 from bot.views.common import Markup, Screen, card_text, cards_text, closed_up, coins, keyboard, name, signed
 from bot.views.lobby import (
+    app_row,
     dm_prompt,
     dm_result,
     footer_lines,
@@ -17,6 +18,7 @@ from bot.views.lobby import (
     no_dm_line,
     results_footer,
     table_button,
+    turn_deadline,
     who,
 )
 from bot.views.showdown import beats, hand_name
@@ -72,11 +74,6 @@ def acting(live: LiveTable) -> list[int]:
     return [] if turn is None else [turn]
 
 
-def _deadline(live: LiveTable, screen: Screen) -> str:
-    deadline = live.view.deadline
-    return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
-
-
 def _game_lines(live: LiveTable, screen: Screen) -> list[str]:
     engine, language = _engine(live), screen.language
     lines = [
@@ -96,7 +93,7 @@ def _game_lines(live: LiveTable, screen: Screen) -> list[str]:
         lines.append(t(language, "showhand.lead", name=name(live.name(engine.lead)), reason=reason))
     if engine.turn is not None:
         lines.append(
-            t(language, "showhand.turn", name=who(live, engine.turn), deadline=_deadline(live, screen))
+            t(language, "showhand.turn", name=who(live, engine.turn), deadline=turn_deadline(live, screen))
         )
         lines += no_dm_line(live, screen, [engine.turn])
     return lines
@@ -193,6 +190,7 @@ def table_keyboard(live: LiveTable, language: str) -> Markup | None:
         rows += _option_buttons(live, engine.turn, language)
     prices = [price for person in live.seated() if (price := engine.escape_cost(person)) is not None]
     rows.append([leave_button(live, language, prices, "showhand.button.escape")])
+    rows.append(app_row(live, language))
     return keyboard(rows)
 
 
@@ -243,7 +241,7 @@ def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[s
     lines = [title, private]
     if engine.turn == person and live.view.deadline:
         stake = t(language, "showhand.dm_stake", pot=coins(engine.pot), total=coins(player.total))
-        question = t(language, "showhand.dm_turn", deadline=_deadline(live, screen))
+        question = t(language, "showhand.dm_turn", deadline=turn_deadline(live, screen))
         lines = [*dm_prompt(live, language), *lines, stake, question]
         return "\n".join(lines), keyboard(_option_buttons(live, person, language))
     return "\n".join([*lines, *_did(live, person, language)]), None

@@ -3,12 +3,16 @@ notifies nobody), the reminder, a prompt that becomes what you did, a readable d
 messages with their results only, a reply to every command, an escape confirmed by a second press,
 a show-down in players' words, each DM ending with its result, someone the bot cannot DM mentioned."""
 
+import asyncio
 import logging
 import re
+import time
 from types import SimpleNamespace
 
 from bot.views.common import duration, signed
 from bot.views.rules import rules_text
+from faketg.driver import Driver
+from faketg.world import ApiError
 from tests.bot.decks import stack, stack_showhand
 from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
 from tests.bot.test_muxi_rounds import open_and_start
@@ -90,7 +94,7 @@ async def test_the_reminder_is_a_new_dm_that_goes_once_they_act(bot):
     await remind(bot)
     reminder = newest(bot, 2)
     assert reminder.message_id != prompt.message_id and world.messages[(2, prompt.message_id)].deleted
-    assert "⏰ 只剩 10 秒了，快选！" in reminder.text and 2 in reminder.notified
+    assert "⏰ 只剩 10 秒了！" in reminder.text and 2 in reminder.notified
     assert labels(reminder) == ["补牌", "不补"]
     assert len(world.bot_messages(1)) == 1, "the banker, who has nothing to do yet, is not reminded"
     await d.press(2, 2, "补牌")
@@ -175,7 +179,8 @@ async def test_leaving_says_what_it_costs_and_an_escape_needs_a_second_press(bot
     popup = bot.world.popups[2][-1]
     assert popup.show_alert and "罚 1,000" in popup.text and "5 秒内再按一次确认" in popup.text
     assert await bot.balance(2) == 10_000 and 2 in bot.paiju.tables.get(GROUP).seated()
-    bot.paiju._escapes[(bot.paiju.tables.get(GROUP).table_id, 2)] -= 10  # too long ago: asked again
+    key = (bot.paiju.tables.get(GROUP).table_id, 2)
+    bot.paiju._escapes[key] = (bot.paiju._escapes[key][0] - 10, bot.paiju._escapes[key][1])  # too long ago
     await d.press(2, GROUP, "逃跑")
     assert "再按一次确认" in d.popup(2) and await bot.balance(2) == 10_000
     await d.press(2, GROUP, "逃跑")
@@ -183,20 +188,24 @@ async def test_leaving_says_what_it_costs_and_an_escape_needs_a_second_press(bot
     assert "🏃 逃跑（罚 1,000–5,000）" in d.labels(GROUP)
 
 
-async def test_someone_the_bot_cannot_dm_is_told_once_and_mentioned_on_their_turn(bot):
+async def test_someone_the_bot_cannot_dm_is_told_once_and_called_on_their_turn(bot):
     d, world = bot.driver, bot.world
     world.people[2].started_bot = False
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await open_and_start(bot, [1, 2])
     await d.press(1, GROUP, "当庄")
     table = d.table(GROUP)
-    assert table.count("无法私信 小红") == 1
+    assert table.count("没法私聊 小红") == 1
     assert '<a href="tg://user?id=2">小红</a>' in table, "a real mention on the line of their turn"
     assert "打开与我的私聊" in table and "start=t" in table
+    call = newest(bot, GROUP)
+    assert call.reply_to == bot.paiju.tables.get(GROUP).message_id and 2 in call.notified
+    assert "轮到你了" in call.text and DEADLINE.search(call.text), "a new message: the mention notifies"
     await d.press(2, GROUP, "不补")
     table = d.table(GROUP)
     assert "tg://user?id=2" not in table, "mentioned only while it is their turn"
-    assert table.count("无法私信 小红") == 1, "said once, not every turn"
+    assert table.count("没法私聊 小红") == 1, "said once, not every turn"
+    assert world.messages[(GROUP, call.message_id)].deleted, "the call goes once the turn is over"
 
 
 async def test_showhand_in_players_words_to_a_show_down_decided_by_a_suit(bot):
@@ -277,3 +286,83 @@ async def test_when_nobody_banks_each_asked_dm_says_how_they_answered(bot):
         text = newest(bot, person).text
         assert said in text and "🏁 本局已结束" in text and "轮到你了" not in text, text
         assert all(message.buttons == [] for message in bot.world.bot_messages(person))
+
+
+async def test_a_last_rounds_dm_still_gets_its_end_when_the_next_round_starts_first(bot, world, monkeypatch):
+    """The banker's closing DM edit is refused with a 429; the next round starts before its wait is
+    over: that DM still ends with the result and no buttons (it is not dropped with the round)."""
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await bot.driver.press(1, GROUP, "当庄")
+    await bot.driver.press(2, GROUP, "不补")
+    prompt = newest(bot, 1)
+    real, refused = world.call, []
+
+    def call(method, params):
+        if method.startswith("editMessage") and params.get("chat_id") == 1 and not refused:
+            refused.append(method)
+            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+        return real(method, params)
+
+    monkeypatch.setattr(world, "call", call)
+
+    async def hurried():  # people press on without waiting for every send
+        await asyncio.sleep(0.05)
+
+    fast = Driver.in_process(world, bot.application, hurried)
+    await fast.press(1, GROUP, "不补")
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    for person in (1, 2):
+        await fast.press(person, GROUP, "继续下一局")
+    assert bot.paiju.tables.get(GROUP).round_no == 2 and refused
+    await bot.paiju.quiet()
+    last = world.messages[(1, prompt.message_id)]
+    assert last.buttons == [] and "🏁 本局 +200" in last.text, last.text
+
+
+async def test_the_reminder_is_armed_for_a_third_of_the_turn_left_and_not_once_that_has_long_passed(bot):
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await bot.driver.press(1, GROUP, "当庄")
+    paiju, live = bot.paiju, bot.paiju.tables.get(GROUP)
+    due = paiju.reminders[live.table_id].job.trigger.run_date.timestamp()
+    assert abs(due - (live.view.deadline - 10)) < 1, "a third of 30 s before the deadline"
+    paiju.clock = lambda: time.time() + 25  # re-armed 5 s before the end (as by a restart then)
+    paiju.arm(live)
+    assert live.table_id in paiju.deadlines and live.table_id not in paiju.reminders
+
+
+async def test_a_showhand_reminder_goes_to_the_one_to_bet(bot):
+    stack_showhand(bot, [1, 2], 1, TWO)
+    await open_showhand(bot, [1, 2])
+    turn = bot.paiju.tables.get(GROUP).engine.turn
+    other = 3 - turn
+    before = len(bot.world.bot_messages(other))
+    await remind(bot)
+    assert "⏰ 只剩 10 秒了" in newest(bot, turn).text and turn in newest(bot, turn).notified
+    assert len(bot.world.bot_messages(other)) == before and newest(bot, other).buttons == []
+
+
+async def test_someone_unseated_after_the_round_still_reads_their_coins_in_the_dm(world, database):
+    bot = await start_bot(world, database, start_grant=1_000)
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await bot.driver.press(1, GROUP, "当庄")
+    await bot.driver.press(2, GROUP, "不补")
+    await bot.driver.press(1, GROUP, "不补")  # the banker's 7 points beat 1 point: 小红 is under 1,000
+    assert 2 not in bot.paiju.tables.get(GROUP).seated()
+    assert "🏁 本局 −20 · 现有 980 金币" in newest(bot, 2).text
+    await stop_bot(bot)
+
+
+async def test_an_escape_is_confirmed_only_at_the_price_it_was_told(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, TWO)
+    await open_showhand(bot, [1, 2])
+    await d.press(2, GROUP, "逃跑")
+    assert "输掉已下的 100" in d.popup(2)
+    assert await act(bot, "下注 100") == 2  # the price changes before the second press
+    await d.press(2, GROUP, "逃跑")
+    assert "输掉已下的 200" in d.popup(2) and 2 in bot.paiju.tables.get(GROUP).seated(), "asked again"
+    await d.press(2, GROUP, "逃跑")
+    assert 2 not in bot.paiju.tables.get(GROUP).seated(), "confirmed at the price told"

@@ -15,6 +15,7 @@ from games.muxi import Kind, Status
 from games.showhand import Category, EndReason, LeadReason
 from games.showhand import errors as showhand_errors
 
+RANKS = ("ace", "king", "queen", "jack", "ten", "nine", "eight")
 BOT = Path(__file__).resolve().parents[2] / "bot"
 KEY = re.compile(r'(?:\bt\([^,()]+,\s*|Refused\(|Notice\(|button\(|_header\(live, language, )"([a-z_.]+)"')
 CONDITIONAL = re.compile(r'"((?:[a-z_]+\.)+[a-z_]+)" if .* else "((?:[a-z_]+\.)+[a-z_]+)"')
@@ -64,6 +65,9 @@ def dynamic_keys():
         }
         | {f"{game}.button.escape" for game in ("muxi", "showhand")}
         | {"join.done", "join.next_round", "leave.done", "leave.escaped"}
+        | {f"showdown.{kind}.{rank}" for kind in ("rank", "ranks") for rank in RANKS}
+        | {f"showdown.same.{category}" for category in Category}
+        | {f"showdown.hand.{category}" for category in Category}
     )
 
 

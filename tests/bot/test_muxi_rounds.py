@@ -99,7 +99,7 @@ async def test_a_dm_that_fails_gets_a_deep_link_and_the_popup_still_works(bot, w
     await open_and_start(bot, [1, 2])
     await d.press(1, GROUP, "当庄")
     table = d.table(GROUP)
-    assert "无法私信 小红" in table and "?start=t" in table
+    assert "没法私聊 小红" in table and "?start=t" in table
     assert d.texts(2) == []
     await d.press(2, GROUP, "看我的牌")
     assert "5♠︎ 6♥️" in d.popup(2)

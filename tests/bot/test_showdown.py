@@ -80,11 +80,11 @@ TIES = [
     ("AS KH QC JD 10S", "AH KC QD JS 10H", f"都是顺子 到 A，{card('AS')} 大过 {card('AH')}"),
     # three of a kind: only the three (the runner-up's A K do not count)
     ("QS QH QC 9S 8H", "JS JH JC AH KD", "都是三条，Q 大过 J"),
-    ("KS KD 9S 9H 8C", "QS QH JS JH AC", "都是两对，K 对 大过 Q 对"),
-    ("KS KD 9S 9H 8C", "KH KC 8S 8H AC", "都是两对，K 对一样，9 对 大过 8 对"),
+    ("KS KD 9S 9H 8C", "QS QH JS JH AC", "都是两对，一对 K 大过一对 Q"),
+    ("KS KD 9S 9H 8C", "KH KC 8S 8H AC", "都是两对，K 对相同，一对 9 大过一对 8"),
     # two pair: then the best suit in the higher pair (the kickers 8 / 9 do not count)
     ("AS AD KS KD 8H", "AH AC KH KC 9D", f"都是两对 A/K，{card('AS')} 大过 {card('AH')}"),
-    ("JS JD AS QH 9C", "9H 9D AH KC QD", "都是对子，J 对 大过 9 对"),
+    ("JS JD AS QH 9C", "9H 9D AH KC QD", "都是对子，一对 J 大过一对 9"),
     ("KS KD AS QH 9C", "KH KC AH QS JD", f"都是一对 K，{card('KS')} 大过 {card('KH')}"),
     ("AS KD JS 9H 8C", "KH QC 10D 9D 8D", "都是散牌，A 大过 K"),
     # high card: the highest card, then its suit; the runner-up's K does not count
@@ -108,28 +108,28 @@ def test_ties_in_traditional_chinese_and_english():
     def both(winner, runner_up, language):
         return tie_break(hand(winner), hand(runner_up), language)
 
-    assert both("JS JD AS QH 9C", "9H 9D AH KC QD", "zh-hant") == "都是對子，J 對 大過 9 對"
-    assert both("KS KD 9S 9H 8C", "KH KC 8S 8H AC", "zh-hant") == "都是兩對，K 對一樣，9 對 大過 8 對"
+    assert both("JS JD AS QH 9C", "9H 9D AH KC QD", "zh-hant") == "都是對子，一對 J 大過一對 9"
+    assert both("KS KD 9S 9H 8C", "KH KC 8S 8H AC", "zh-hant") == "都是兩對，K 對相同，一對 9 大過一對 8"
     assert both("KS KH KC 8S 8H", "QS QH QC AS AH", "zh-hant") == "都是葫蘆，三張 K 大過三張 Q"
     assert both("AS KH QC JD 10S", "KS QH JC 10D 9S", "zh-hant") == "都是順子，到 A 的大"
     spade, heart = card("KS", "zh-hant"), card("KH", "zh-hant")
     assert both("KS KD AS QH 9C", "KH KC AH QS JD", "zh-hant") == f"都是一對 K，{spade} 大過 {heart}"
 
     assert both("JS JD AS QH 9C", "9H 9D AH KC QD", "en") == "Both pairs: Jacks beat Nines"
-    assert both("KS KD 9S 9H 8C", "QS QH JS JH AC", "en") == "Both two pair: Kings beat Queens"
-    assert both("KS KD 9S 9H 8C", "KH KC 8S 8H AC", "en") == "Both two pair with Kings: Nines beat Eights"
-    assert both("QS QH QC 9S 8H", "JS JH JC AH KD", "en") == "Both three of a kind: Queens beat Jacks"
-    assert both("9S 9H 9C 9D AS", "8C 8H 8D 8S AH", "en") == "Both four of a kind: Nines beat Eights"
+    assert both("KS KD 9S 9H 8C", "QS QH JS JH AC", "en") == "Two pair each: Kings beat Queens"
+    assert both("KS KD 9S 9H 8C", "KH KC 8S 8H AC", "en") == "Two pair each, Kings alike: Nines beat Eights"
+    assert both("QS QH QC 9S 8H", "JS JH JC AH KD", "en") == "Three of a kind each: Queens beat Jacks"
+    assert both("9S 9H 9C 9D AS", "8C 8H 8D 8S AH", "en") == "Four of a kind each: Nines beat Eights"
     assert both("KS KH KC 8S 8H", "QS QH QC AS AH", "en") == "Both full houses: three Kings beat three Queens"
     assert both("AC QC JC 9C 8C", "KD JD 10D 9D 8D", "en") == "Both flushes: Ace high beats King high"
-    assert both("AS KD JS 9H 8C", "KH QC 10D 9D 8D", "en") == "Both high card: Ace high beats King high"
+    assert both("AS KD JS 9H 8C", "KH QC 10D 9D 8D", "en") == "High card each: Ace high beats King high"
     assert both("AS KH QC JD 10S", "KS QH JC 10D 9S", "en") == "Both straights: the one to the Ace wins"
     assert (
         both("AS KS QS JS 10S", "KH QH JH 10H 9H", "en") == "Both straight flushes: the one to the Ace wins"
     )
     spade, heart = card("AS", "en"), card("AH", "en")
-    assert both("AS QD 10S 9H 8C", "AH KC JD 10D 8D", "en") == f"Both Ace high: {spade} beats {heart}"
-    assert both("AS KD JS 9H 8C", "AH KC QD 10D 8D", "en") == f"Both Ace high: {spade} beats {heart}"
+    assert both("AS QD 10S 9H 8C", "AH KC JD 10D 8D", "en") == f"Ace high each: {spade} beats {heart}"
+    assert both("AS KD JS 9H 8C", "AH KC QD 10D 8D", "en") == f"Ace high each: {spade} beats {heart}"
 
 
 # ---- different categories --------------------------------------------------------------------
@@ -214,13 +214,13 @@ def _expected(win: ShowhandHand, lose: ShowhandHand) -> str:
         if w != lo:
             assert w > lo
             if index == 1:
-                return f"{same}，{token[win_ranks[0]]} 对一样，{token[w]} 对 大过 {token[lo]} 对"
+                return f"{same}，{token[win_ranks[0]]} 对相同，一对 {token[w]} 大过一对 {token[lo]}"
             if win.category in (Category.STRAIGHT_FLUSH, Category.STRAIGHT):
                 return f"{same}，到 {token[w]} 的大"
             if win.category is Category.FULL_HOUSE:
                 return f"{same}，三张 {token[w]} 大过三张 {token[lo]}"
             if win.category in (Category.TWO_PAIR, Category.ONE_PAIR):
-                return f"{same}，{token[w]} 对 大过 {token[lo]} 对"
+                return f"{same}，一对 {token[w]} 大过一对 {token[lo]}"
             return f"{same}，{token[w]} 大过 {token[lo]}"
     assert win_card is not None and lose_card is not None and _suit(win_card) > _suit(lose_card)
     return f"都是{hand_name(win, 'zh-hans')}，{card(str(win_card))} 大过 {card(str(lose_card))}"

@@ -201,6 +201,8 @@ def test_a_whole_muxi_round_in_the_browser(page, theme):
     page.click("#tab-dm")
     expect(page.locator("#tab-dm .badge")).to_be_hidden()
     expect(page.locator(".msg.bot .bubble > .meta .bell").first).to_be_visible()
+    me.sees("轮到你了")  # her turn to draw is a new DM, with a deadline people can read
+    expect(page.locator("#messages")).to_contain_text(re.compile(r"\d+ 秒 · \d\d:\d\d:\d\d 截止"))
     me.shoot("3-dm")
     me.act_as("小红")
     me.press("看我的牌")
@@ -217,6 +219,10 @@ def test_a_whole_muxi_round_in_the_browser(page, theme):
     )
     me.sees("第 1 局 · 结算")
     me.sees("洗牌已公开")
+    me.act_as("小红", "dm")
+    me.sees("🏁 本局")  # her DM ends with what she won or lost and her coins now
+    me.sees("现有")
+    me.act_as("小红")
     shows_times_and_edits(page)
     me.shoot("5-muxi-results")
     me.shoot("5-muxi-results-desktop", DESKTOP)
@@ -281,5 +287,8 @@ def test_a_whole_showhand_game_in_the_browser(page, theme):
         "梭哈 · 第 1 局 · 结算",
         "group",
     )
+    me.sees("底牌")  # the show-down marks each face-down card, names the hands, says who took the pot
+    me.sees("归")
+    expect(page.locator("#messages")).to_contain_text(re.compile("大过|都是"))
     shows_times_and_edits(page)
     me.shoot("8-showhand-results")

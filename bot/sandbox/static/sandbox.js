@@ -218,13 +218,51 @@ function renderChat(view, people) {
 // "/start <payload>"); a mention goes nowhere; anything else opens in a new tab.
 function openLink(href) {
   const start = new RegExp(`^https?://t\\.me/${state.botUsername}\\?start=([\\w-]+)$`, "i").exec(href);
-  if (start) {
+  const app = new RegExp(`^https://t\\.me/${state.botUsername}/\\w+\\?startapp=t(\\d+)$`, "i").exec(href);
+  if (app) {
+    openMiniApp(app[1]);
+  } else if (start) {
     state.starting = start[1];
     showWhere("dm");
   } else if (!href.startsWith("tg://")) {
     window.open(href, "_blank", "noopener");
   }
 }
+
+// -- the Mini App: a table's "open the table" button opens it beside the chat, as the person acted as,
+// with initData signed by the sandbox's own token (as Telegram signs it with the bot's) ----------------
+const THEMES = {
+  light: { bg_color: "#ffffff", text_color: "#000000", hint_color: "#707579", link_color: "#3390ec", button_color: "#3390ec",
+    button_text_color: "#ffffff", secondary_bg_color: "#f4f4f5", destructive_text_color: "#e53935" },
+  dark: { bg_color: "#17212b", text_color: "#f5f5f5", hint_color: "#708499", link_color: "#6ab3f3", button_color: "#5288c1",
+    button_text_color: "#ffffff", secondary_bg_color: "#232e3c", destructive_text_color: "#ec3942" },
+};
+
+async function openMiniApp(table) {
+  state.miniapp = table;
+  const launch = await api(`/api/miniapp?as=${state.me}&table=${table}`);
+  const theme = document.documentElement.dataset.theme === "dark" ? "dark" : "light";
+  const hash = new URLSearchParams({
+    tgWebAppData: launch.init_data,
+    tgWebAppStartParam: `t${table}`,
+    tgWebAppThemeParams: JSON.stringify(THEMES[theme]),
+    tgWebAppVersion: "8.0",
+    tgWebAppPlatform: "web",
+  });
+  const me = JSON.parse(state.shownPeople || "[]").find((person) => person.id === state.me);
+  $("miniapp-title").textContent = `🀄 ${me ? me.name : ""}`;
+  $("miniapp-frame").src = `/miniapp/?as=${state.me}&theme=${theme}#${hash}`;
+  $("miniapp").hidden = false;
+  document.body.classList.add("with-miniapp");
+}
+
+function closeMiniApp() {
+  state.miniapp = null;
+  $("miniapp").hidden = true;
+  $("miniapp-frame").src = "about:blank";
+  document.body.classList.remove("with-miniapp");
+}
+$("miniapp-close").onclick = closeMiniApp;
 
 $("messages").addEventListener("click", (event) => {
   const link = event.target.closest("a[href]");
@@ -280,7 +318,7 @@ async function refresh() {
 function changed() {
   state.shownPeople = state.shownChat = "";
   state.opened = true;
-  refresh();
+  refresh().then(() => { if (state.miniapp) openMiniApp(state.miniapp); });  // as the person now acted as
 }
 
 function showWhere(where) {

@@ -1,0 +1,156 @@
+"""Benchmark 7: the Mini App's push. The bot in process (``tests.bot.harness.start_bot``) serves
+its web app (``bot.web.build_web_app`` with ``PAIJU_WEBAPP_URL``) on a real local port; a separate
+process opens N Server-Sent Events streams to it (N = 100; 20 quick), each as its own member of the
+group (4 seated, the rest spectators), with initData signed as Telegram would. The bot process then
+makes A actions, one at a time (a person joins, then leaves: each a press of the table's button
+through ``Application.process_update``, which the table message and every open page then show),
+and waits until every stream has the new table before the next.
+
+Reported: push latency, from just before the press to each stream's receipt of the new view, p50
+and p99 over every (action, stream) pair, and the same for the slowest stream of each action
+("every open Mini App updated"); the bot process's CPU time per action (``time.process_time`` over
+the action until all N have it: the press, the table message, N views made and written).
+
+    python -m bench.miniapp [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+from bench.report import median, percentile
+from bot.miniapp.auth import signed_for
+from bot.views.common import MINI_APP
+from bot.web import build_web_app
+from tests.bot.harness import GROUP, make_world, start_bot, stop_bot
+
+TOKEN = "123456:BENCH-TOKEN"
+FIRST_VIEWER = 10_000
+
+
+def _listen(port: int, table: int, viewers: list[int], pipe) -> None:  # the client process
+    asyncio.run(_listen_async(port, table, viewers, pipe))
+
+
+async def _listen_async(port: int, table: int, viewers: list[int], pipe) -> None:
+    seen: dict[int, dict[int, float]] = {viewer: {} for viewer in viewers}  # viewer -> version -> when
+    latest: dict[int, int] = {}
+    opened = asyncio.Event()
+
+    async def one(session: aiohttp.ClientSession, viewer: int) -> None:
+        init = signed_for(viewer, f"p{viewer}", TOKEN, time.time(), start_param=f"t{table}")
+        url = f"http://127.0.0.1:{port}/miniapp/api/events"
+        async with session.get(url, params={"table": str(table), "init": init}) as response:
+            assert response.status == 200, response.status
+            async for line in response.content:
+                if line.startswith(b"data: "):
+                    version = json.loads(line[6:])["version"]
+                    seen[viewer].setdefault(version, time.time())
+                    latest[viewer] = version
+                    if len(latest) == len(viewers):
+                        opened.set()
+
+    loop = asyncio.get_running_loop()
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(
+        connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+    ) as session:
+        tasks = [asyncio.create_task(one(session, viewer)) for viewer in viewers]
+        await opened.wait()
+        pipe.send("open")
+        while True:
+            wanted = await loop.run_in_executor(None, pipe.recv)
+            if wanted is None:
+                break
+            while min(latest.values()) < wanted:
+                await asyncio.sleep(0.001)
+            pipe.send("all")
+        pipe.send(seen)
+        for task in tasks:
+            task.cancel()
+
+
+async def measure(streams: int, actions: int) -> dict[str, float]:
+    world = make_world()
+    viewers = [*range(FIRST_VIEWER, FIRST_VIEWER + streams - 4), 1, 2, 3, 4]
+    for viewer in viewers[: streams - 4]:
+        world.add_person(viewer, f"p{viewer}")
+        world.chats[GROUP].members.add(viewer)
+    with tempfile.TemporaryDirectory() as folder:
+        bot = await start_bot(
+            world, str(Path(folder) / "bench.sqlite3"), token=TOKEN, webapp_url="https://x/miniapp/"
+        )
+        runner = web.AppRunner(build_web_app(bot.application, bot.paiju.settings), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        d = bot.driver
+        await d.send(1, GROUP, "/newgame muxi")
+        for person in (2, 3, 4):
+            await d.press(person, GROUP, "加入")
+        live = bot.paiju.tables.get(GROUP)
+        ours, theirs = multiprocessing.get_context("spawn").Pipe()
+        child = multiprocessing.get_context("spawn").Process(
+            target=_listen, args=(port, live.table_id, viewers, theirs)
+        )
+        child.start()
+        loop = asyncio.get_running_loop()
+        assert await loop.run_in_executor(None, ours.recv) == "open"
+        started: dict[int, float] = {}
+        cpu: list[float] = []
+        for number in range(actions):
+            label = "离桌" if number % 2 else "加入"
+            person = 5
+            cpu_before, started_at = time.process_time(), time.time()
+            await d.press(person, GROUP, label)
+            started[live.engine.version] = started_at
+            ours.send(live.engine.version)
+            assert await loop.run_in_executor(None, ours.recv) == "all"
+            cpu.append(time.process_time() - cpu_before)
+        ours.send(None)
+        seen = await loop.run_in_executor(None, ours.recv)
+        child.join(10)
+        await runner.cleanup()
+        MINI_APP.set(None, None)
+        await stop_bot(bot)
+    each = [
+        at - started[version] for got in seen.values() for version, at in got.items() if version in started
+    ]
+    slowest = [max(seen[viewer][version] for viewer in seen) - at for version, at in started.items()]
+    return {
+        "streams": streams,
+        "actions": actions,
+        "p50_ms": median(each) * 1000,
+        "p99_ms": percentile(each, 99) * 1000,
+        "all_p50_ms": median(slowest) * 1000,
+        "all_p99_ms": percentile(slowest, 99) * 1000,
+        "cpu_ms_per_action": median(cpu) * 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    streams, actions = (20, 20) if args.quick else (100, 200)
+    result = asyncio.run(measure(streams, actions))
+    print(
+        f"| 7 | Mini App push, {result['streams']} open pages, {result['actions']} actions | "
+        f"each page p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms; every page p50 "
+        f"{result['all_p50_ms']:.1f} ms, p99 {result['all_p99_ms']:.1f} ms; bot CPU "
+        f"{result['cpu_ms_per_action']:.1f} ms per action |"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+// The table as a Telegram Mini App: the table pushed by the server (Server-Sent Events), a
+// countdown that ticks, and the viewer's own actions as big buttons. Every request carries
+// Telegram's signed initData; the server checks it and sends only what this person may see.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const tg = window.Telegram && window.Telegram.WebApp && window.Telegram.WebApp.initData ? window.Telegram.WebApp : null;
+const launch = new URLSearchParams(location.hash.slice(1));
+const initData = tg ? tg.initData : launch.get("tgWebAppData") || "";
+const startParam = new URLSearchParams(initData).get("start_param") || launch.get("tgWebAppStartParam") || "";
+const tableId = /^t\d+$/.test(startParam) ? startParam.slice(1) : "";
+let view = null;
+let offset = 0; // the server's clock minus ours, in seconds
+let stream = null;
+let wasMyTurn = false;
+let words = {};
+
+// -- the theme: Telegram's script sets --tg-theme-*; without it (the sandbox), the launch parameters
+function applyTheme(params) {
+  for (const [key, value] of Object.entries(params || {})) {
+    document.documentElement.style.setProperty(`--tg-theme-${key.replace(/_/g, "-")}`, value);
+  }
+}
+if (tg) {
+  tg.ready();
+  tg.expand();
+  tg.onEvent("themeChanged", () => applyTheme(tg.themeParams));
+} else {
+  try { applyTheme(JSON.parse(launch.get("tgWebAppThemeParams") || "{}")); } catch (error) { /* none */ }
+}
+
+function say(key, values) {
+  let text = words[key] || key;
+  for (const [name, value] of Object.entries(values || {})) text = text.replace(`{${name}}`, value);
+  return text;
+}
+function coins(amount) {
+  return amount < 0 ? "−" + Math.abs(amount).toLocaleString("en-US") : amount.toLocaleString("en-US");
+}
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+function cardsRow(tokens) {
+  const row = el("div", "cards");
+  row.innerHTML = (tokens || []).map((token) => window.cardSVG(token)).join("");
+  return row;
+}
+
+// -- drawing the table --------------------------------------------------------------------------
+function seatBox(seat) {
+  const box = el("div", "seat");
+  box.dataset.person = seat.person;
+  if (seat.turn) box.classList.add("turn");
+  if (seat.folded) box.classList.add("folded");
+  const who = el("div", "who");
+  if (seat.banker) who.append(el("span", "tag", say("banker")));
+  if (seat.lead) who.append(el("span", "tag lead", say("lead")));
+  if (seat.me) who.append(el("span", "tag me", say("you")));
+  who.append(el("span", "name", seat.name));
+  box.append(who, cardsRow(seat.cards));
+  const info = el("div", "info");
+  info.append(el("span", "status", [seat.hand, seat.status].filter(Boolean).join(" · ")));
+  const money = seat.total !== undefined ? say("total", { amount: coins(seat.total) })
+    : seat.balance !== null && seat.balance !== undefined ? coins(seat.balance) : "";
+  info.append(el("span", "money", money));
+  box.append(info);
+  return box;
+}
+
+function render() {
+  if (!view) return;
+  words = view.strings;
+  document.documentElement.lang = view.language === "en" ? "en" : view.language === "zh-hant" ? "zh-TW" : "zh-CN";
+  $("title").textContent = `${view.title} · ${say("round", { round: Math.max(view.round, 1) })}`;
+  const stakes = [];
+  if (view.base) stakes.push(say("base", { amount: coins(view.base) }));
+  if (view.pot !== null && view.pot !== undefined) stakes.push(say("pot", { amount: coins(view.pot) }));
+  $("stakes").textContent = stakes.join(" · ");
+  const banner = view.closed ? say("closed") : view.seated ? "" : say("spectating");
+  $("banner").hidden = !banner;
+  $("banner").textContent = banner;
+  const others = $("others");
+  const mine = $("mine");
+  others.replaceChildren();
+  mine.replaceChildren();
+  for (const seat of view.seats) (seat.me ? mine : others).append(seatBox(seat));
+  const turns = view.seats.filter((seat) => seat.turn);
+  const myTurn = turns.some((seat) => seat.me) && view.actions.some((a) => a.action !== "leave" && a.action !== "join");
+  $("turn").textContent = view.closed ? "" : myTurn ? say("your_turn")
+    : turns.length ? turns.map((seat) => seat.name).join("、") : view.in_round ? "" : say("waiting");
+  if (myTurn && !wasMyTurn && tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred("warning");
+  wasMyTurn = myTurn;
+  renderResults();
+  renderActions();
+  tick();
+}
+
+function renderResults() {
+  const box = $("results");
+  const results = view.results;
+  box.hidden = !results;
+  if (!results) return;
+  box.replaceChildren(el("h3", "", `${say("results")} · ${say("round", { round: results.round })}`));
+  for (const line of results.lines) {
+    const row = el("div", "line");
+    const who = el("div", "who");
+    if (line.banker) who.append(el("span", "tag", say("banker")), " ");
+    who.append((line.won ? "🏆 " : "") + line.name);
+    const net = el("div", `net ${line.net > 0 ? "up" : line.net < 0 ? "down" : ""}`, line.net_text);
+    row.append(who, net);
+    if (line.cards.length) row.append(cardsRow(line.cards));
+    if (line.hand) row.append(el("div", "hand", line.hand));
+    box.append(row);
+  }
+}
+
+function renderActions() {
+  const bar = $("actions");
+  bar.replaceChildren();
+  for (const action of view.actions) {
+    const button = el("button", action.style || "primary", action.label);
+    button.dataset.action = action.action;
+    if (action.escape) button.classList.add("escape");
+    button.onclick = () => act(action, button);
+    bar.append(button);
+  }
+}
+
+// -- the countdown: the deadline the server set, by its clock -------------------------------------
+function tick() {
+  const clock = $("clock");
+  if (!view || !view.deadline || view.closed) { clock.hidden = true; return; }
+  const left = Math.max(0, view.deadline - (Date.now() / 1000 + offset));
+  clock.hidden = false;
+  const whole = view.turn_seconds || 30;
+  $("clock-bar").style.width = `${Math.min(100, (left / whole) * 100)}%`;
+  $("clock-text").textContent = say("seconds", { n: Math.ceil(left) });
+  clock.classList.toggle("low", left < whole / 3);
+}
+setInterval(tick, 250);
+
+// -- acting ---------------------------------------------------------------------------------------
+function toast(text) {
+  if (!text) return;
+  const box = $("toast");
+  box.textContent = text;
+  box.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { box.hidden = true; }, 3500);
+}
+
+function confirmDialog(text) {
+  return new Promise((resolve) => {
+    $("modal-text").textContent = text;
+    $("modal-ok").textContent = say("confirm");
+    $("modal-cancel").textContent = say("cancel");
+    $("modal").hidden = false;
+    const done = (answer) => { $("modal").hidden = true; resolve(answer); };
+    $("modal-ok").onclick = () => done(true);
+    $("modal-cancel").onclick = () => done(false);
+  });
+}
+
+async function post(action) {
+  const response = await fetch("api/act", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Telegram-Init-Data": initData },
+    body: JSON.stringify({ table: tableId, round: view.round, action: action.action, arg: action.arg }),
+  });
+  let answer = {};
+  try { answer = await response.json(); } catch (error) { answer = { text: String(response.status) }; }
+  return answer;
+}
+
+async function act(action, button) {
+  button.disabled = true;
+  try {
+    let answer = await post(action);
+    if (answer.confirm) { // an escape: asked twice, as the table's button is pressed twice
+      if (await confirmDialog(answer.text)) answer = await post(action);
+      else return;
+    }
+    if (answer.ok === false || answer.alert) toast(answer.text);
+    else if (answer.text) toast(answer.text);
+    if (answer.ok !== false && tg && tg.HapticFeedback) tg.HapticFeedback.impactOccurred("light");
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// -- live: the table pushed at each change; a reconnect restores it --------------------------------
+function show(data) {
+  view = data;
+  offset = view.now - Date.now() / 1000;
+  render();
+}
+
+async function refuse(status) {
+  let text = "";
+  try {
+    const response = await fetch(`api/state?table=${tableId}`, { headers: { "X-Telegram-Init-Data": initData } });
+    if (response.ok) { show(await response.json()); return false; }
+    text = (await response.json()).text;
+  } catch (error) { /* the network: keep trying */ return false; }
+  $("banner").hidden = false;
+  $("banner").textContent = text || String(status);
+  document.body.dataset.refused = "1";
+  return true;
+}
+
+function connect() {
+  if (stream) stream.close();
+  stream = new EventSource(`api/events?table=${tableId}&init=${encodeURIComponent(initData)}`);
+  stream.onmessage = (event) => {
+    $("banner").dataset.offline = "";
+    show(JSON.parse(event.data));
+  };
+  stream.onerror = async () => {
+    if (stream.readyState === EventSource.CLOSED) { // refused, or the server went away
+      if (!(await refuse())) setTimeout(connect, 2000);
+      return;
+    }
+    if (view) { $("banner").hidden = false; $("banner").textContent = say("offline"); }
+  };
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible" && (!stream || stream.readyState === EventSource.CLOSED)) connect();
+});
+
+if (!initData || !tableId) {
+  $("banner").hidden = false;
+  $("banner").textContent = "无法确认你是谁：请从群里牌桌消息的按钮打开 · Open this from the table message's button";
+  document.body.dataset.refused = "1";
+} else {
+  connect();
+}

@@ -1,0 +1,195 @@
+"""The Mini App's routes in process (aiohttp's test client against the bot's own web app): who is
+refused, acting exactly as a press does, and the push to an open page within 200 ms."""
+
+import asyncio
+import json
+import time
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from bot.miniapp.auth import signed_for
+from bot.miniapp.routes import HEADER
+from bot.views.common import MINI_APP
+from bot.web import build_web_app
+from tests.bot.harness import GROUP, PEOPLE, make_world, start_bot, stop_bot
+
+TOKEN = "123456:TEST-TOKEN"
+URL = "https://paiju.example/miniapp/"
+API = "/miniapp/api/"
+
+
+@pytest.fixture
+async def served(tmp_path):
+    """A bot serving the Mini App, and a client of its web app."""
+    bot = await start_bot(make_world(), str(tmp_path / "served.sqlite3"), webapp_url=URL)
+    client = TestClient(TestServer(build_web_app(bot.application, bot.paiju.settings)))
+    await client.start_server()
+    yield bot, client
+    await client.close()
+    await stop_bot(bot)
+    MINI_APP.set(None, None)  # no other test's table gets the button
+
+
+def init(person, table, token=TOKEN, age=0.0):
+    return signed_for(person, PEOPLE.get(person, "某人"), token, time.time() - age, start_param=f"t{table}")
+
+
+async def state(client, person, table):
+    response = await client.get(
+        API + "state", params={"table": str(table)}, headers={HEADER: init(person, table)}
+    )
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def post(client, person, table, action, round_no, arg=None, headers=None):
+    body = {"table": table, "round": round_no, "action": action, "arg": arg}
+    return await client.post(
+        API + "act", json=body, headers={HEADER: init(person, table)} if headers is None else headers
+    )
+
+
+async def test_the_page_is_served_and_the_table_has_the_button(served):
+    bot, client = served
+    response = await client.get("/miniapp/")
+    assert response.status == 200 and "app.js" in await response.text()
+    await bot.driver.send(1, GROUP, "/newgame muxi")
+    table = bot.paiju.tables.get(GROUP).table_id
+    message = bot.driver.message_with(GROUP, label="🀄 打开牌桌")
+    urls = [button.get("url") for row in message.reply_markup["inline_keyboard"] for button in row]
+    assert f"https://t.me/paiju_test_bot/table?startapp=t{table}" in urls
+
+
+async def test_forged_stale_or_foreign_init_data_is_refused_and_changes_nothing(served):
+    bot, client = served
+    await bot.driver.send(1, GROUP, "/newgame muxi")
+    live = bot.paiju.tables.get(GROUP)
+    table, version = live.table_id, live.engine.version
+    refused = {
+        "unsigned": {},
+        "forged": {HEADER: init(2, table, token="654321:OTHER-TOKEN")},
+        "stale": {HEADER: init(2, table, age=2 * 86400)},
+        "garbage": {HEADER: "user=%7B%22id%22%3A2%7D&hash=00"},
+    }
+    for why, headers in refused.items():
+        response = await post(client, 2, table, "join", 0, headers=headers)
+        assert response.status == 401, why
+        response = await client.get(API + "state", params={"table": str(table)}, headers=headers)
+        assert response.status == 401, why
+        events = await client.get(
+            API + "events", params={"table": str(table), "init": headers.get(HEADER, "")}
+        )
+        assert events.status == 401, why
+    other_table = {HEADER: init(2, table + 1)}  # signed, but opened for another table
+    assert (await post(client, 2, table, "join", 0, headers=other_table)).status == 403
+    stranger = await post(client, 77, table, "join", 0)  # not in the group
+    assert stranger.status == 403
+    assert live.engine.version == version and live.seated() == [1]
+    assert await bot.paiju.store.get_person(2) is None, "nobody was even created"
+
+
+async def test_acting_in_the_mini_app_is_exactly_a_press(served, tmp_path):
+    """The same actions, one bot by the table's buttons, one by the Mini App: the same table."""
+    bot, client = served
+    pressed = await start_bot(make_world(), str(tmp_path / "pressed.sqlite3"))
+    try:
+        for each in (bot, pressed):
+            await each.driver.send(1, GROUP, "/newgame muxi")
+        table = bot.paiju.tables.get(GROUP).table_id
+        steps = [(2, "join", "加入"), (1, "ready", "开始"), (2, "ready", "开始"), (1, "banker", "当庄")]
+        steps += [(2, "draw", "补牌"), (1, "draw", "补牌")]
+        for person, action, label in steps:
+            await pressed.driver.press(person, GROUP, label)
+            view = await state(client, person, table)
+            response = await post(client, person, table, action, view["round"])
+            assert response.status == 200, await response.text()
+            await bot.paiju.quiet()
+            assert bot.driver.table(GROUP) == pressed.driver.table(GROUP), action
+            assert bot.driver.texts(person) == pressed.driver.texts(person), action
+        for person in (1, 2):
+            assert await bot.balance(person) == await pressed.balance(person)
+        # a refusal is the press's refusal: a stale round
+        response = await post(client, 2, table, "draw", 0)
+        assert response.status == 409 and (await response.json())["text"]
+    finally:
+        await stop_bot(pressed)
+
+
+async def test_an_escape_must_be_confirmed_in_the_mini_app_too(served):
+    bot, client = served
+    await bot.driver.send(1, GROUP, "/newgame muxi")
+    await bot.driver.press(2, GROUP, "加入")
+    for person in (1, 2):
+        await bot.driver.press(person, GROUP, "开始")
+    await bot.driver.press(1, GROUP, "当庄")
+    table = bot.paiju.tables.get(GROUP).table_id
+    view = await state(client, 2, table)
+    first = await post(client, 2, table, "leave", view["round"])
+    answer = await first.json()
+    assert first.status == 409 and answer["confirm"] and "逃跑" in answer["text"]
+    assert 2 in bot.paiju.tables.get(GROUP).seated()
+    second = await post(client, 2, table, "leave", view["round"])
+    assert second.status == 200
+    await bot.paiju.quiet()
+    assert "逃跑" in bot.driver.table(GROUP)
+
+
+async def read_event(stream):
+    """The next ``data:`` event of a Server-Sent Events stream, as JSON."""
+    while True:
+        line = await stream.content.readline()
+        if line.startswith(b"data: "):
+            return json.loads(line[6:])
+
+
+async def test_an_open_page_is_updated_within_200_ms_of_an_action(served):
+    bot, client = served
+    await bot.driver.send(1, GROUP, "/newgame muxi")
+    table = bot.paiju.tables.get(GROUP).table_id
+    spectator = await client.get(API + "events", params={"table": str(table), "init": init(6, table)})
+    player = await client.get(API + "events", params={"table": str(table), "init": init(1, table)})
+    assert spectator.status == 200 and spectator.headers["Content-Type"].startswith("text/event-stream")
+    first = await read_event(spectator)
+    assert first["seated"] is False and [seat["person"] for seat in first["seats"]] == [1]
+    await read_event(player)
+    started = time.perf_counter()
+    await bot.driver.press(2, GROUP, "加入")  # a press in the group: the page sees it
+    seen = await asyncio.wait_for(read_event(spectator), 1.0)
+    assert time.perf_counter() - started < 0.2
+    assert [seat["person"] for seat in seen["seats"]] == [1, 2]
+    started = time.perf_counter()
+    response = await post(client, 3, table, "join", 0)  # an action in the Mini App: both see it
+    assert response.status == 200
+    for stream in (spectator, player):
+        seen = await asyncio.wait_for(read_event(stream), 1.0)
+        while len(seen["seats"]) < 3:
+            seen = await asyncio.wait_for(read_event(stream), 1.0)
+    assert time.perf_counter() - started < 0.2
+    spectator.close()
+    player.close()
+
+
+async def test_showhand_bets_with_their_amounts_from_the_mini_app(served):
+    bot, client = served
+    await bot.driver.send(1, GROUP, "/newgame showhand")
+    await bot.driver.press(2, GROUP, "加入")
+    for person in (1, 2):
+        await bot.driver.press(person, GROUP, "开始")
+    live = bot.paiju.tables.get(GROUP)
+    table = live.table_id
+    for _ in range(3):
+        turn = live.engine.turn
+        if turn is None:
+            break
+        view = await state(client, turn, table)
+        bets = [action for action in view["actions"] if action["action"] in ("bet", "raise", "call", "check")]
+        chosen = bets[0]
+        before = live.engine.player(turn).total
+        response = await post(client, turn, table, chosen["action"], view["round"], chosen["arg"])
+        assert response.status == 200, await response.text()
+        assert live.engine.player(turn).total == before + chosen.get("pay", 0)
+    other = next(person for person in (1, 2) if person != live.engine.turn)
+    view = await state(client, other, table)
+    refused = await post(client, other, table, "check", view["round"])  # not their turn: refused
+    assert refused.status == 409 and (await refused.json())["text"]
