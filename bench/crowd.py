@@ -41,6 +41,7 @@ PACE = (2.0, 6.0)  # seconds from seeing a prompt to pressing
 RETRY_PACE = (1.0, 2.0)  # after a refusal, to press again on a newer message
 GIVE_UP = 15.0  # an unanswered press: the spinner stops, the person looks again
 LANGUAGE = "zh-hans"
+JOIN_ANSWERS = frozenset({"join.done", "join.next_round"})  # a join's answer when it is taken
 MOVES = {
     "muxi": frozenset({"banker", "draw", "stand"}),
     "showhand": frozenset({"check", "bet", "call", "raise", "allin", "fold"}),
@@ -116,7 +117,7 @@ def _refusal_patterns() -> tuple[frozenset[str], re.Pattern[str]]:
     patterns: list[str] = []
     for language in ("zh-hans", "zh-hant", "en"):
         for key, text in catalog(language).items():
-            if not key.startswith(("error.", "press.", "join.")):
+            if not key.startswith(("error.", "press.", "join.")) or key in JOIN_ANSWERS:
                 continue
             if "{" in text:
                 parts = re.split(r"\{[^}]*\}", text)

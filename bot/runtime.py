@@ -350,11 +350,7 @@ class Paiju:
 
     async def _remind(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
         """A third of a turn is left: whoever has not acted gets their prompt again, as a new DM."""
-        job = context.job
-        assert job is not None
-        chat_id, table_id, timer = job.data  # type: ignore[misc]
-        if self.reminders.get(table_id) is job:
-            del self.reminders[table_id]
+        chat_id, table_id, timer = _fired(context, self.reminders)
         async with self.tables.lock(chat_id):
             live = self.tables.get(chat_id)
             if self._stopped or live is None or live.table_id != table_id or live.engine.core.timer != timer:
@@ -367,11 +363,7 @@ class Paiju:
             await self.present(live, [])
 
     async def _deadline(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
-        job = context.job
-        assert job is not None
-        chat_id, table_id, timer = job.data  # type: ignore[misc]
-        if self.deadlines.get(table_id) is job:
-            del self.deadlines[table_id]
+        chat_id, table_id, timer = _fired(context, self.deadlines)
         if not self._stopped:
             await self.timeout(chat_id, table_id, timer)
 
@@ -415,3 +407,13 @@ class Paiju:
         async with self.tables.lock(live.chat_id):
             if self.tables.get(live.chat_id) is live:
                 await self.present(live, [])
+
+
+def _fired(context: CallbackContext[Any, Any, Any, Any], armed: dict[int, Job[Any]]) -> tuple[int, int, int]:
+    """A table's timer job that fires: its (chat, table, timer), and no longer listed as armed."""
+    job = context.job
+    assert job is not None
+    chat_id, table_id, timer = job.data  # type: ignore[misc]
+    if armed.get(table_id) is job:
+        del armed[table_id]
+    return chat_id, table_id, timer
