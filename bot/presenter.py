@@ -177,12 +177,22 @@ class Presenter:
             if old is not None and prompt and shown.split(":")[2:] != [prompt]:
                 del live.dm_ids[person]
                 live.shown.pop(str(person), None)
-                self._delete(person, old)
+                self._leave_behind(live, person, old, shown)
             self._want(live, person, text, markup, wanted)
             return
         shown = live.shown.get(str(person))
         if person in live.dm_ids and shown is not None and _buttons(shown) != NO_BUTTONS:
             self._want(live, person, None, None, f"{shown.split(':', 1)[0]}:{NO_BUTTONS}")
+
+    def _leave_behind(self, live: LiveTable, person: int, message_id: int, shown: str) -> None:
+        """A new prompt takes the place of ``person``'s DM: the one before stays as the record of
+        what they did (no request), gets that state if it is still to be sent, or is deleted when it
+        is a live prompt (the reminder repeats it)."""
+        last = self._kept.get(("d", live.table_id, person))
+        if last is not None and last.text is not None:
+            self._bring(Once(person, message_id, last.text))
+        elif _buttons(shown) != NO_BUTTONS:
+            self._delete(person, message_id)
 
     def retire_table(self, live: LiveTable, screen: Screen) -> None:
         """A new round gets its own table message: the last one keeps that round's results only

@@ -60,7 +60,8 @@ async def test_each_turn_is_a_new_dm_that_notifies_and_then_says_what_was_done(b
     assert done.buttons == [] and "✋ 你不补" in done.text and "轮到你了" not in done.text
     turn = newest(bot, 1)
     assert turn.message_id != asked.message_id and 1 in turn.notified and labels(turn) == ["补牌", "不补"]
-    assert world.messages[(1, asked.message_id)].deleted, "the banker's earlier DM gave way to the prompt"
+    earlier = world.messages[(1, asked.message_id)]
+    assert not earlier.deleted and earlier.buttons == [], "the earlier DM stays: what they did"
     await d.press(1, 1, "补牌")
     over = world.messages[(1, turn.message_id)]
     assert over.buttons == [] and "3♥️ 4♥️ 7♠︎" in over.text and "🏁 本局 +100 · 现有 10,100 金币" in over.text
