@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
+from bench.people import TableSpec
 from bench.stage import WatchedWorld
 from bot import callbacks
 from bot.i18n import catalog, t
@@ -48,25 +49,6 @@ MOVES = {
 }
 SHOWHAND_WEIGHTS = {"check": 6.0, "call": 6.0, "bet": 1.5, "raise": 1.5}
 PLAY_PHASES = frozenset({"ask", "play", "bet"})
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    game: str  # "muxi" or "showhand"
-    chat_id: int
-    people: tuple[int, ...]  # the opener first
-
-
-def table_specs(count: int, first_chat: int = -1_000_000, first_person: int = 1_000_000) -> list[TableSpec]:
-    """``count`` tables in their own groups, muxi (5 people) and showhand (4) alternately. Person ids
-    all have 7 digits, so one name ("P1000123") is never part of another."""
-    specs = []
-    for index in range(count):
-        game = "muxi" if index % 2 == 0 else "showhand"
-        size = 5 if game == "muxi" else 4
-        people = tuple(first_person + index * 10 + seat for seat in range(size))
-        specs.append(TableSpec(game, first_chat - index, people))
-    return specs
 
 
 def name_of(person: int) -> str:

@@ -26,7 +26,8 @@ import bisect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from bench.crowd import PressRecord, Seen, TableSpec
+from bench.crowd import PressRecord, Seen
+from bench.people import TableSpec
 from faketg.limits import group_peaks
 from faketg.world import Request, World
 

@@ -28,9 +28,10 @@ import argparse
 import asyncio
 from dataclasses import dataclass
 
-from bench.crowd import LANGUAGE, table_specs
+from bench.crowd import LANGUAGE
 from bench.emulated import CAPACITY_MODULE, add_bot_arguments, bot_spec
 from bench.figures import Figures, Span
+from bench.people import table_specs
 from bench.report import Result, markdown_table
 from bench.session import Session
 from bench.stage import BotSpec

@@ -149,7 +149,8 @@ class TableSpec:
 
 
 def table_specs(count: int, first_chat: int = -1_000_000, first_person: int = 1_000_000) -> list[TableSpec]:
-    """``count`` tables in their own groups, muxi (5 people) and showhand (4 people) alternately."""
+    """``count`` tables in their own groups, muxi (5 people) and showhand (4 people) alternately.
+    Person ids all have 7 digits, so one name ("P1000123") is never part of another."""
     specs = []
     for index in range(count):
         game = "muxi" if index % 2 == 0 else "showhand"

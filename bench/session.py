@@ -16,8 +16,9 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from bench.crowd import GIVE_UP, Crowd, PressRecord, TableSpec, seat_people, table_specs
+from bench.crowd import GIVE_UP, Crowd, PressRecord, seat_people
 from bench.figures import Figures, Span
+from bench.people import TableSpec, table_specs
 from bench.stage import BotProcess, BotSpec, WatchedWorld, cpu_seconds, own_cpu
 from faketg.limits import Limits
 from faketg.server import Emulator

@@ -23,15 +23,15 @@ from apscheduler.jobstores.base import JobLookupError
 from telegram import Bot
 from telegram.ext import CallbackContext, Job, JobQueue
 
-from bot.i18n import language_of, t
+from bot.i18n import language_of
 from bot.kinds import KINDS
 from bot.live import REMINDED, LiveTable, Notice
 from bot.outbox import Limits
 from bot.presenter import Presenter
 from bot.service import SavedBefore, Tables
 from bot.settings import Settings
-from bot.views.common import Screen, mention, name
-from bot.views.lobby import REMINDER_LEFT
+from bot.views.common import Screen
+from bot.views.lobby import REMINDER_LEFT, turn_call
 from games.errors import StaleTimer
 from games.events import Paid, RoundStarted
 from games.fairness import Shuffle
@@ -223,13 +223,7 @@ class Paiju:
             del self._called[live.table_id]
             return
         self._called[live.table_id] = turn
-        assert live.view.deadline is not None
-        names = t(screen.language, "list.separator").join(mention(p, name(live.name(p))) for p in people)
-        deadline = screen.deadline(live.engine.core.turn_seconds, live.view.deadline)
-        text = t(
-            screen.language, "turn.call", names=names, deadline=deadline, link=screen.deep_link(live.table_id)
-        )
-        self.presenter.call(live.chat_id, live.table_id, text, live.message_id)
+        self.presenter.call(live.chat_id, live.table_id, turn_call(live, screen, people), live.message_id)
 
     def confirmed_escape(self, table_id: int, person: int, within: float, quote: Hashable) -> bool:
         """An escape must be asked for twice: True the second time within ``within`` seconds at the

@@ -113,6 +113,18 @@ def no_dm_line(live: LiveTable, screen: Screen, people: list[int]) -> list[str]:
     return [t(screen.language, "dm.open", link=screen.deep_link(live.table_id))]
 
 
+def turn_call(live: LiveTable, screen: Screen, people: list[int]) -> str:
+    """The group message that calls those who must act and cannot be told by DM (a new message:
+    its mentions notify them), with the deadline and the link that opens the DM."""
+    names = t(screen.language, "list.separator").join(
+        mention(person, name(live.name(person))) for person in people
+    )
+    deadline = turn_deadline(live, screen)
+    return t(
+        screen.language, "turn.call", names=names, deadline=deadline, link=screen.deep_link(live.table_id)
+    )
+
+
 def leave_button(live: LiveTable, language: str, prices: list[int], key: str) -> tuple[str, str]:
     """Leave: "离桌" when it is free for everyone, else "逃跑" with what it costs (``key``: the
     game's wording, a penalty or the bets lost), as a range when people's prices differ."""

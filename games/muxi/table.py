@@ -137,15 +137,13 @@ class MuxiTable(Table):
     def _leave(self, action: Leave) -> list[Event]:
         person, phase = action.person, self.state.phase
         self.core.require_seat(person)
-        hand = self.hand_of(person)
-        if (
-            phase in (Phase.DRAW, Phase.BANKER_DRAW)
-            and hand is not None
-            and hand.status is not Status.ESCAPED
-        ):
+        price = self.escape_cost(person)  # the price quoted is the price paid
+        if price is not None:
             if person == self.state.banker:
-                return self._banker_escapes()
-            return self._player_escapes(hand)
+                return self._banker_escapes(price)
+            hand = self.hand_of(person)
+            assert hand is not None
+            return self._player_escapes(hand, price)
         events = leave_freely(self.state, person)
         if phase is Phase.BANKER and person in self.state.participants:
             events += self._leave_banker_choice(person)
@@ -353,9 +351,8 @@ class MuxiTable(Table):
             paid += self.core.release(contributor, HOUSE, held - to_banker, PayReason.ESCAPE_SHARE)
         return paid
 
-    def _player_escapes(self, hand: Hand) -> list[Event]:
+    def _player_escapes(self, hand: Hand, penalty: int) -> list[Event]:
         person = hand.person
-        penalty = min(PLAYER_ESCAPE * self.state.base, self._balance(person))
         events: list[Event] = list(self.core.pay(person, ESCROW, penalty, PayReason.ESCAPE_PENALTY))
         hand.status = Status.ESCAPED
         self.core.remove_seat(person)
@@ -368,9 +365,8 @@ class MuxiTable(Table):
             events += self._to_banker()
         return events
 
-    def _banker_escapes(self) -> list[Event]:
+    def _banker_escapes(self, payment: int) -> list[Event]:
         base, banker = self.state.base, self._banker_hand().person
-        payment = min(BANKER_ESCAPE * base, self._balance(banker))
         players = self._players()
         shares = pro_rata(payment, [PLAYER_SHARE_OF_BANKER_ESCAPE * base] * len(players))
         events: list[Event] = []

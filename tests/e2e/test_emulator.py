@@ -6,8 +6,9 @@ import time
 import httpx
 import pytest
 
-from bench.crowd import LANGUAGE, Crowd, TableSpec, is_refusal, name_of, seat_people
+from bench.crowd import LANGUAGE, Crowd, is_refusal, name_of, seat_people
 from bench.figures import Spread
+from bench.people import TableSpec
 from bench.stage import WatchedWorld
 from bot.i18n import t
 from faketg.limits import Limits
