@@ -277,6 +277,7 @@ class Paiju:
         self._extended[live.table_id] = (timer, seconds)
         live.view.deadline += extra
         self.arm(live)
+        self.watchers.changed(live)  # the open Mini Apps count down to the new deadline
 
     async def abandon(self, live: LiveTable) -> None:
         """End a table the bot can no longer show (removed from its group): the escrow goes back."""

@@ -20,6 +20,7 @@ from bot.views.showhand import ACTION_CODES, option_label
 from games import muxi, showhand
 from games.cards import Card
 from games.muxi.state import Hand
+from games.showhand.betting import LAST_CARD
 
 HIDDEN = "?"
 JSON = dict[str, Any]
@@ -43,6 +44,7 @@ PAGE_STRINGS = (
     "miniapp.pot",
     "miniapp.total",
     "miniapp.unauthorized",
+    "miniapp.hole",
 )
 MUXI_CODES = {
     muxi.Move.JOIN: "join",
@@ -107,6 +109,7 @@ def _seat(live: LiveTable, person: int, viewer: int) -> JSON:
         "cards": [],
         "hand": "",
         "status": "",
+        "hole": False,
     }
 
 
@@ -200,6 +203,7 @@ def _showhand(live: LiveTable, engine: showhand.ShowhandTable, viewer: int, lang
             seat["folded"] = player.folded or player.escaped
             hole = [player.hole.token if player.person == viewer and player.hole else HIDDEN]
             seat["cards"] = ([] if player.hole is None else hole) + tokens(player.face_up)
+            seat["hole"] = player.hole is not None  # the first card is the face-down one
             if player.folded:
                 timed_out = live.view.acted.get(player.person, "").startswith("timeout_fold")
                 seat["status"] = t(language, "showhand.timed_out" if timed_out else "showhand.folded")
@@ -208,7 +212,27 @@ def _showhand(live: LiveTable, engine: showhand.ShowhandTable, viewer: int, lang
     else:
         part |= {"pot": None, "seats": _lobby_seats(live, viewer, language)}
     part["actions"] = _showhand_actions(live, engine, viewer, language)
+    part["amount"] = _amount_range(engine, viewer, language)
     return part
+
+
+def _amount_range(engine: showhand.ShowhandTable, viewer: int, language: str) -> JSON | None:
+    """A bet or raise of any whole multiple of B between the least and the round's cap (RULES.md
+    2.4: the buttons offer B, 2B and the cap), for a slider: None when the buttons already offer
+    every amount. A total of M is left to the all-in button, which does the same."""
+    options = engine.legal_actions(viewer)
+    amounts = [o for o in options if o.move in (showhand.Move.BET, showhand.Move.RAISE)]
+    if not amounts or engine.cap is None:
+        return None
+    step, floor, top = engine.base, min(o.amount for o in amounts), engine.cap
+    if any(o.move is showhand.Move.ALL_IN and o.amount == top for o in options):
+        top -= step
+    if (top - floor) // step + 1 <= len(amounts):
+        return None
+    move, own = amounts[0].move, amounts[0].amount - amounts[0].pay
+    template = t(language, f"showhand.button.{move}", pay="{pay}", total="{total}")
+    code = ACTION_CODES[move]
+    return {"action": code, "min": floor, "max": top, "step": step, "own": own, "label": template}
 
 
 def _showhand_actions(
@@ -265,6 +289,7 @@ def _result_line(live: LiveTable, line: ResultLine, language: str) -> JSON:
         elif line.hand:
             hand = hand_name(showhand.evaluate(list(line.cards)), language)
         cards = tokens(line.cards)  # the engine gives the face-down card only when it was shown
+    hole = live.game == "showhand" and len(cards) == LAST_CARD
     return {
         "person": line.person,
         "name": live.name(line.person),
@@ -275,6 +300,7 @@ def _result_line(live: LiveTable, line: ResultLine, language: str) -> JSON:
         "banker": line.is_banker,
         "won": line.won,
         "balance": line.balance,
+        "hole": hole,  # the first card was the face-down one, shown
     }
 
 

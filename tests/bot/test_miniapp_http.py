@@ -9,10 +9,15 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.miniapp.auth import signed_for
+from bot.miniapp.hub import Hub, Subscriber
 from bot.miniapp.routes import HEADER
+from bot.outbox import Limits
 from bot.views.common import MINI_APP
 from bot.web import build_web_app
+from tests.bot.decks import stack
 from tests.bot.harness import GROUP, PEOPLE, make_world, start_bot, stop_bot
+from tests.bot.test_delivery import empty_the_table_budget, handle
+from tests.bot.test_muxi_rounds import open_and_start
 
 TOKEN = "123456:TEST-TOKEN"
 URL = "https://paiju.example/miniapp/"
@@ -193,3 +198,46 @@ async def test_showhand_bets_with_their_amounts_from_the_mini_app(served):
     view = await state(client, other, table)
     refused = await post(client, other, table, "check", view["round"])  # not their turn: refused
     assert refused.status == 409 and (await refused.json())["text"]
+
+
+async def test_a_bet_of_an_amount_the_buttons_do_not_offer_from_the_slider(served):
+    bot, client = served
+    await bot.driver.send(1, GROUP, "/newgame showhand")
+    await bot.driver.press(2, GROUP, "加入")
+    for person in (1, 2):
+        await bot.driver.press(person, GROUP, "开始")
+    live = bot.paiju.tables.get(GROUP)
+    table, turn = live.table_id, live.engine.turn
+    view = await state(client, turn, table)
+    chosen = view["amount"]["min"] + 6 * view["amount"]["step"]
+    assert chosen < view["amount"]["max"]
+    assert chosen not in [action["arg"] for action in view["actions"]]
+    response = await post(client, turn, table, "bet", view["round"], chosen)
+    assert response.status == 200, await response.text()
+    assert live.engine.player(turn).total == chosen
+    assert f"已下 {chosen:,}" in bot.driver.message_with(GROUP, label="跟注").text  # the table shows it
+    other = next(person for person in (1, 2) if person != turn)
+    odd = chosen + view["amount"]["step"] // 2  # not a whole multiple of B: the engine's refusal
+    refused = await post(client, other, table, "raise", view["round"], odd)
+    assert refused.status == 409 and live.engine.player(other).total < chosen
+
+
+async def test_a_turn_given_its_time_back_is_pushed_to_open_pages(world, database):
+    """A prompt shown late gives its turn the delay back (tests/bot/test_delivery.py): an open
+    page's countdown runs to the new deadline, not the old one."""
+    bot = await start_bot(world, database, limits=Limits.of_settings(60))
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    live = bot.paiju.tables.get(GROUP)
+    hub = Hub(time.time)
+    bot.paiju.watchers = hub
+    page = Subscriber(live.table_id, 2, "zh-hans")
+    hub.subscribe(page)
+    empty_the_table_budget(bot)
+    await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
+    told = json.loads(await page.next(1.0))
+    await bot.paiju.presenter.sender.drain()  # the table shows the draw about 1.6 s late
+    assert live.view.deadline - told["deadline"] > 1.0
+    pushed = json.loads(await page.next(1.0))
+    assert pushed["deadline"] == live.view.deadline
+    await stop_bot(bot)

@@ -113,3 +113,35 @@ async def test_showhand_views_hide_each_hole_card(bot):
     await d.press(live.engine.turn, GROUP, "弃牌")
     if live.engine.phase is showhand.Phase.BETTING:
         assert_no_leak(bot)
+
+
+async def test_a_bet_of_any_step_up_to_the_cap_is_offered_as_a_range(bot):
+    """RULES.md 2.4: bet and raise amounts are any whole multiple of B up to the round's cap; the
+    buttons offer B, 2B and the cap, the Mini App a slider over all of them (for the one to bet)."""
+    d = bot.driver
+    await d.send(1, GROUP, "/newgame showhand")
+    await d.press(2, GROUP, "加入")
+    for person in (1, 2):
+        await d.press(person, GROUP, "开始")
+    live = bot.paiju.tables.get(GROUP)
+    engine, turn = live.engine, live.engine.turn
+    own = engine.player(turn).total
+    view = table_view(live, turn, "en", 0.0)
+    assert view["amount"] == {
+        "action": "bet",
+        "min": own + engine.base,
+        "max": engine.cap,
+        "step": engine.base,
+        "own": own,
+        "label": "Bet {pay}",
+    }
+    assert all(seat["hole"] for seat in view["seats"]), "each first card is the face-down one"
+    other = next(person for person in (1, 2) if person != turn)
+    assert table_view(live, other, "en", 0.0)["amount"] is None  # not their turn
+    assert table_view(live, SPECTATOR, "en", 0.0)["amount"] is None
+    middle = own + 7 * engine.base  # not one of the buttons
+    assert middle not in [option.amount for option in engine.legal_actions(turn)]
+    await d.press(turn, GROUP, "下注")  # the group's bet button (B), so the other may raise
+    raised = table_view(live, other, "zh-hans", 0.0)["amount"]
+    assert raised["action"] == "raise" and raised["label"] == "加注 +{pay}"
+    assert raised["min"] == engine.player(turn).total + engine.base and raised["max"] == engine.cap

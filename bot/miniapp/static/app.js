@@ -43,9 +43,12 @@ function el(tag, className, text) {
   if (text !== undefined) node.textContent = text;
   return node;
 }
-function cardsRow(tokens) {
+// ``hole``: the first card is the face-down one (marked where it is shown: your own, a show-down's)
+function cardsRow(tokens, hole) {
   const row = el("div", "cards");
-  row.innerHTML = (tokens || []).map((token) => window.cardSVG(token)).join("");
+  const marked = hole && tokens.length && tokens[0] !== "?";
+  if (marked) row.classList.add("hole");
+  row.innerHTML = (tokens || []).map((token, i) => window.cardSVG(token, marked && i === 0 ? `${say("hole")} ${token}` : token)).join("");
   return row;
 }
 
@@ -60,7 +63,7 @@ function seatBox(seat) {
   if (seat.lead) who.append(el("span", "tag lead", say("lead")));
   if (seat.me) who.append(el("span", "tag me", say("you")));
   who.append(el("span", "name", seat.name));
-  box.append(who, cardsRow(seat.cards));
+  box.append(who, cardsRow(seat.cards, seat.hole));
   const info = el("div", "info");
   info.append(el("span", "status", [seat.hand, seat.status].filter(Boolean).join(" · ")));
   const money = seat.total !== undefined ? say("total", { amount: coins(seat.total) })
@@ -111,7 +114,7 @@ function renderResults() {
     who.append((line.won ? "🏆 " : "") + line.name);
     const net = el("div", `net ${line.net > 0 ? "up" : line.net < 0 ? "down" : ""}`, line.net_text);
     row.append(who, net);
-    if (line.cards.length) row.append(cardsRow(line.cards));
+    if (line.cards.length) row.append(cardsRow(line.cards, line.hole));
     if (line.hand) row.append(el("div", "hand", line.hand));
     box.append(row);
   }
@@ -119,7 +122,9 @@ function renderResults() {
 
 function renderActions() {
   const bar = $("actions");
+  const chosen = $("amount") ? Number($("amount").value) : null; // a push keeps what the slider was set to
   bar.replaceChildren();
+  if (view.amount) bar.append(amountPicker(view.amount, chosen));
   for (const action of view.actions) {
     const button = el("button", action.style || "primary", action.label);
     button.dataset.action = action.action;
@@ -127,6 +132,27 @@ function renderActions() {
     button.onclick = () => act(action, button);
     bar.append(button);
   }
+}
+
+// A bet or raise of any step between the least and the round's cap: a slider and the button it sets.
+function amountPicker(range, chosen) {
+  const row = el("div", "amount");
+  const slider = el("input");
+  Object.assign(slider, { type: "range", min: range.min, max: range.max, step: range.step, value: range.min });
+  if (chosen !== null && chosen >= range.min && chosen <= range.max) slider.value = chosen;
+  slider.id = "amount";
+  const action = { action: range.action, arg: range.min };
+  const button = el("button", "primary");
+  button.dataset.action = `${range.action}-amount`;
+  const label = () => {
+    action.arg = Number(slider.value);
+    button.textContent = range.label.replace("{pay}", coins(action.arg - range.own)).replace("{total}", coins(action.arg));
+  };
+  slider.oninput = label;
+  label();
+  button.onclick = () => act(action, button);
+  row.append(slider, button);
+  return row;
 }
 
 // -- the countdown: the deadline the server set, by its clock -------------------------------------

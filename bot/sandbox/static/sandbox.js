@@ -67,6 +67,7 @@ $("theme").onclick = () => {
   address.searchParams.delete("theme");  // the choice just made wins from now on
   history.replaceState(null, "", address);
   showTheme(theme);
+  if (state.miniapp) openMiniApp(state.miniapp);  // Telegram re-themes an open Mini App too
 };
 
 function showWords() {
