@@ -34,7 +34,7 @@ def hand_label(kind: str | None, points: int, language: str) -> str:
     if kind in (Kind.DOUBLE_TIANGONG, Kind.TIANGONG):
         return t(language, "muxi.natural_points", kind=label, points=points)
     if kind in (Kind.FLUSH, Kind.DOUBLE, Kind.NORMAL):
-        return t(language, "muxi.points", points=points, kind=label)
+        return t(language, "muxi.one_point" if points == 1 else "muxi.points", points=points, kind=label)
     return label
 
 

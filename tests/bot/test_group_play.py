@@ -10,6 +10,7 @@ import time
 from types import SimpleNamespace
 
 from bot.views.common import duration, signed
+from bot.views.muxi import hand_label
 from bot.views.rules import rules_text
 from faketg.driver import Driver
 from faketg.world import ApiError
@@ -264,6 +265,12 @@ def test_no_result_reads_plus_or_minus_zero():
     assert signed(0) == "0" and signed(400) == "+400" and signed(-400) == "−400"
     assert duration(30, "zh-hans") == "30 秒" and duration(120, "zh-hant") == "2 分鐘"
     assert duration(90, "en") == "90 s" and duration(300, "en") == "5 min"
+
+
+def test_one_point_is_not_plural():
+    assert hand_label("normal", 1, "en") == "1 pt Normal" and hand_label("normal", 5, "en") == "5 pts Normal"
+    assert hand_label("normal", 1, "zh-hans") == "1点 普通"
+    assert hand_label("normal", 1, "zh-hant") == "1點 普通"
 
 
 async def test_the_first_round_goes_on_in_its_lobbys_message(bot):
