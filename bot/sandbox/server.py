@@ -54,10 +54,11 @@ class PortUnavailable(Exception):
         )
 
 
-def make_world() -> World:
+def make_world(language: str = "zh-hans") -> World:
+    """The group and its first people, whose Telegram apps speak the sandbox's language."""
     world = World()
     for number, person_name in enumerate(FIRST_PEOPLE, 1):
-        world.add_person(1000 + number, person_name)
+        world.add_person(1000 + number, person_name, language=language)
     world.add_group(GROUP_ID, "牌局沙盒", list(world.people), admins=[1001])
     return world
 
@@ -97,7 +98,11 @@ class Sandbox:
         table = request.query.get("table", "")
         if not (table.isascii() and table.isdigit()):
             raise web.HTTPBadRequest(text="which table?")
-        init_data = signed_for(person, self._name(person), TOKEN, time.time(), start_param=f"t{table}")
+        extra = {"start_param": f"t{table}"}
+        code = self.world.people[person].language_code
+        if code:  # Telegram tells the Mini App the language of the person's app
+            extra["language_code"] = code
+        init_data = signed_for(person, self._name(person), TOKEN, time.time(), **extra)
         return web.json_response({"init_data": init_data, "app_name": MINI_APP_NAME})
 
     async def index(self, _request: web.Request) -> web.FileResponse:
@@ -207,7 +212,8 @@ class Sandbox:
         if not person_name:
             raise web.HTTPBadRequest(text="a name, please")
         person = next(self._ids)
-        self.world.add_person(person, person_name, started=bool(body.get("started", True)))
+        started = bool(body.get("started", True))
+        self.world.add_person(person, person_name, language=self.language, started=started)
         self.world.chats[GROUP_ID].members.add(person)
         return web.json_response({"id": person, "name": person_name})
 
@@ -232,7 +238,7 @@ async def run(port: int, database: str, language: str, seed: int | None = None) 
     for ending in (signal.SIGTERM, signal.SIGHUP):  # stopped like Ctrl-C: the cleanup below runs
         asyncio.get_running_loop().add_signal_handler(ending, stopped.set)
     hold_database(database).release()  # refused before taking the port; prepare() holds it
-    world = make_world()
+    world = make_world(language)
     emulator = Emulator(world)
     sandbox = Sandbox(world, emulator, language)
     try:

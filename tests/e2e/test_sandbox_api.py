@@ -4,10 +4,13 @@ never opened a DM with the bot."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
-from bot.sandbox.server import GROUP_ID, Sandbox, make_world
+from bot.miniapp.auth import validate
+from bot.sandbox.server import GROUP_ID, TOKEN, Sandbox, make_world
 from faketg.server import Emulator
 from faketg.world import ApiError
 
@@ -16,7 +19,7 @@ AMING, XIAOHONG = 1001, 1002
 
 @pytest.fixture
 async def page():
-    world = make_world()
+    world = make_world("en")
     emulator = Emulator(world)
     url = await emulator.start(more=Sandbox(world, emulator, "en").routes)
     async with httpx.AsyncClient(base_url=url, timeout=10) as client:
@@ -77,3 +80,14 @@ async def test_a_person_added_without_a_dm_cannot_be_written_to_until_they_start
     assert refused.value.code == 403
     await client.post("/api/send", json={"as": added["id"], "where": "dm", "text": "/start"})
     assert next(p for p in (await looks(client, 1001))["people"] if p["id"] == added["id"])["started"]
+
+
+async def test_the_people_of_an_english_sandbox_speak_english(page):
+    """``--language en``: the group's people, and those added, have English Telegram apps, which the
+    Mini App is told of in its signed initData (else their DMs and Mini App would be Chinese)."""
+    world, client = page
+    added = (await client.post("/api/people", json={"name": "Lee"})).json()
+    assert {world.people[person].language_code for person in (AMING, XIAOHONG, added["id"])} == {"en"}
+    launch = (await client.get("/api/miniapp", params={"as": XIAOHONG, "table": "1"})).json()
+    person = validate(launch["init_data"], TOKEN, time.time())
+    assert person.id == XIAOHONG and person.language_code == "en" and person.start_param == "t1"
