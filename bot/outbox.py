@@ -11,8 +11,10 @@ So each chat has its own budget and its own queue (a lane): a group's 20 a minut
 what the bot keeps up (the table message) and replies to commands, so a flood of commands never
 holds the table back and the sum never passes 20 in any 60 s; a private chat gets one a second
 after a burst of 3. New messages (not edits) also take a token of the bot's budget across all
-chats, 30 a second, halved by a 429 that is clearly not about one chat and won back slowly. A 429
-blocks only its own chat, for its ``retry_after``. Within a lane the most urgent job goes first
+chats, 30 a second, halved by a 429 that is clearly not about one chat and won back slowly; a new
+prompt (or a new round's table message) that would wait longer than ``PROMPT_WAIT`` for that
+budget goes as an edit of the message before it instead (seen, though not notified). A 429 blocks
+only its own chat, for its ``retry_after``. Within a lane the most urgent job goes first
 (``Priority``), then the longest waiting; a job for something kept up is coalesced: one job per
 message, whatever changed meanwhile, and it sends the latest state when its turn comes.
 """
@@ -29,6 +31,9 @@ ANSWER_WITHIN = 10.0  # Telegram takes no answer to a press much older than this
 REPLY_STALE = 30.0  # a reply still waiting after this long is dropped: nobody waits for it any more
 NEW_FLOOR = 3.0  # the least the new-messages budget backs off to
 NEW_RECOVERY = 1.0  # per second regained for every 10 s without a global 429
+# A new message that may be an edit instead (a prompt, a new round's table message) goes as one when
+# its new-message token would wait longer than this: seen at once, though an edit notifies nobody.
+PROMPT_WAIT = 1.0
 
 
 @dataclass(frozen=True)
@@ -99,10 +104,10 @@ class Bucket:
             self.tokens = min(self.burst, self.tokens + (now - self.at) * self.per_second)
             self.at = now
 
-    def wait(self, now: float) -> float:
-        """Seconds until a token is there (0: now)."""
+    def wait(self, now: float, ahead: int = 0) -> float:
+        """Seconds until a token is there for the one after ``ahead`` others (0: now)."""
         self._refill(now)
-        missing = 1 - self.tokens
+        missing = ahead + 1 - self.tokens
         # a token short by a rounding error is there: such a wait would not move the clock on
         return 0.0 if missing <= 1e-9 else missing / self.per_second
 
@@ -128,6 +133,7 @@ class Job:
     since: float  # when it was first wanted (its place among equals)
     share: Share = Share.KEPT
     new_message: bool = False  # a sendMessage: takes a token of the new-messages budget too
+    may_edit: bool = False  # a new message that may go as an edit instead, when the budget is busy
 
     def order(self) -> tuple[int, float]:
         return self.priority, self.since
@@ -153,6 +159,7 @@ class Lane:
         known.priority = min(known.priority, job.priority)
         known.since = min(known.since, job.since)
         known.new_message = known.new_message or job.new_message  # (a 429's job is older)
+        known.may_edit = known.may_edit or job.may_edit
         return False
 
     def drop_stale(self, now: float) -> list[Job]:
@@ -211,9 +218,10 @@ class NewMessages:
     def per_second(self) -> float:
         return self.bucket.per_second
 
-    def wait(self, now: float) -> float:
+    def wait(self, now: float, ahead: int = 0) -> float:
+        """Seconds until a token is there for the one after ``ahead`` waiting before it."""
         self._recover(now)
-        return self.bucket.wait(now)
+        return self.bucket.wait(now, ahead)
 
     def take(self, now: float) -> None:
         self.bucket.take(now)

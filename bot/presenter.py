@@ -77,6 +77,9 @@ class Wanted:
     markup: Markup | None
     digest: str
     timer: int  # the table's deadline when this was wanted (a late prompt gives its turn time back)
+    # What the message shown now keeps if this is posted anew (a DM: a new prompt; the table: a new
+    # round's message, the last one keeping its results).
+    record: str | None = None
 
     @property
     def chat_id(self) -> int:
@@ -123,6 +126,19 @@ def _buttons(shown: str | None) -> str | None:
     return shown.split(":")[1] if shown else None
 
 
+def _new_prompt(shown: str | None, wanted: str) -> bool:
+    """Is ``wanted`` a prompt (``<text>:<buttons>:<timer>.<reminded>``) that ``shown`` is not: a new
+    turn, or its reminder?"""
+    prompt = wanted.split(":")[2:]
+    return bool(prompt) and (shown or "").split(":")[2:] != prompt
+
+
+def _anew(wanted: Wanted, shown: str | None) -> bool:
+    """Is ``wanted`` to be a new message though its message exists: a new prompt in a DM, a new
+    round's table (the last round's message then keeps its results)?"""
+    return wanted.record is not None if wanted.person is None else _new_prompt(shown, wanted.digest)
+
+
 NO_BUTTONS = _hash(None)
 
 
@@ -146,6 +162,7 @@ class Presenter:
         self._calls: dict[Hashable, tuple[int, int]] = {}  # each turn's call sent: (chat, message)
         self._repeats: dict[Hashable, float] = {}  # when each deduplicated reply was last queued
         self._ids = itertools.count()
+        self._retired: dict[int, tuple[int, str]] = {}  # table -> its last round's message, results
 
     # -- what the bot wants shown -----------------------------------------------------------------
     def want_table(self, live: LiveTable, screen: Screen, *, anew: bool = False) -> None:
@@ -153,6 +170,7 @@ class Presenter:
         of the chat, the old one deleted)."""
         if anew and live.message_id is not None:
             old, live.message_id = live.message_id, None
+            self._retired.pop(live.table_id, None)
             self._delete(live.chat_id, old)
         kind = KINDS[live.game]
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
@@ -163,8 +181,9 @@ class Presenter:
         final state once the round is over); with nothing left to show them, its buttons go.
 
         A DM with buttons asks them to act: each new turn, and its reminder, is a new message (an
-        edit notifies nobody), the one before deleted; once they have acted it is edited to what
-        they did, so no DM keeps a stale prompt."""
+        edit notifies nobody) while the bot's new-message budget has room, else an edit of their DM
+        (decided as it goes out: ``_send_kept``); once they have acted it is edited to what they
+        did, so no DM keeps a stale prompt."""
         drawn = KINDS[live.game].dm(live, person, screen, chat_title)
         if drawn is not None:
             text, markup = drawn
@@ -172,36 +191,29 @@ class Presenter:
             # new turn or its reminder is a new message, though the same buttons may be pressed;
             # buttons that change within a turn (an all-in after a bonus) are an edit of it.
             prompt = f"{live.engine.core.timer}.{int(live.reminded)}" if markup is not None else None
-            wanted = f"{digest(text, markup)}:{prompt}" if prompt else None
-            old, shown = live.dm_ids.get(person), live.shown.get(str(person)) or ""
-            if old is not None and prompt and shown.split(":")[2:] != [prompt]:
-                del live.dm_ids[person]
-                live.shown.pop(str(person), None)
-                self._leave_behind(live, person, old, shown)
-            self._want(live, person, text, markup, wanted)
+            self._want(live, person, text, markup, f"{digest(text, markup)}:{prompt}" if prompt else None)
             return
         shown = live.shown.get(str(person))
         if person in live.dm_ids and shown is not None and _buttons(shown) != NO_BUTTONS:
             self._want(live, person, None, None, f"{shown.split(':', 1)[0]}:{NO_BUTTONS}")
 
-    def _leave_behind(self, live: LiveTable, person: int, message_id: int, shown: str) -> None:
-        """A new prompt takes the place of ``person``'s DM: the one before stays as the record of
-        what they did (no request), gets that state if it is still to be sent, or is deleted when it
-        is a live prompt (the reminder repeats it)."""
-        last = self._kept.get(("d", live.table_id, person))
-        if last is not None and last.text is not None:
-            self._bring(Once(person, message_id, last.text))
+    def _leave_behind(self, person: int, message_id: int, shown: str | None, record: str | None) -> None:
+        """A new prompt has taken the place of ``person``'s DM: the one before stays as the record
+        of what they did (no request), gets that state if it was still to be sent, or is deleted
+        when it is a live prompt (the new one repeats it)."""
+        if record is not None:
+            self._bring(Once(person, message_id, record))
         elif _buttons(shown) != NO_BUTTONS:
             self._delete(person, message_id)
 
     def retire_table(self, live: LiveTable, screen: Screen) -> None:
-        """A new round gets its own table message: the last one keeps that round's results only
-        (no lobby, no buttons). The first round goes on in its lobby's message."""
+        """A new round gets its own table message (as a prompt does: a new message while the bot's
+        new-message budget has room, else an edit of the last one): the last one keeps that round's
+        results only (no lobby, no buttons). The first round goes on in its lobby's message."""
         if live.message_id is None or not live.view.results or live.view.results_round != live.round_no - 1:
             return
-        old, live.message_id = live.message_id, None
         live.shown.pop(TABLE, None)
-        self._bring(Once(live.chat_id, old, KINDS[live.game].results_text(live, screen)))
+        self._retired[live.table_id] = (live.message_id, KINDS[live.game].results_text(live, screen))
 
     def _delete(self, chat_id: int, message_id: int) -> None:
         self._bring(Once(chat_id, message_id, delete=True))
@@ -219,25 +231,31 @@ class Presenter:
         markup: Markup | None,
         wanted_digest: str | None = None,
     ) -> None:
-        wanted = Wanted(
-            live, person, text, markup, wanted_digest or digest(text, markup), live.engine.core.timer
-        )
         key = ("t", live.table_id) if person is None else ("d", live.table_id, person)
         message_id = live.message_id if person is None else live.dm_ids.get(person)
+        if person is None:
+            retired = self._retired.get(live.table_id)
+            record = retired[1] if retired is not None and retired[0] == message_id else None
+        else:  # what the DM shown now was still to show, if anything
+            queued = self._kept.get(key)
+            record = None if queued is None else queued.record if queued.markup is not None else queued.text
+        wanted = Wanted(
+            live, person, text, markup, wanted_digest or digest(text, markup), live.engine.core.timer, record
+        )
         shown = live.shown.get(wanted.shown_key)
         if message_id is not None and shown == wanted.digest:
             self._kept.pop(key, None)
             self.sender.forget(wanted.chat_id, key)
             return
-        new_buttons = message_id is None or _buttons(shown) != _buttons(wanted.digest)
+        anew = message_id is not None and _anew(wanted, shown)
+        new_buttons = message_id is None or anew or _buttons(shown) != _buttons(wanted.digest)
         if person is None:
             priority = Priority.PHASE if new_buttons else Priority.COSMETIC
         else:
             priority = Priority.ACT if new_buttons and markup else Priority.INFO
         self._kept[key] = wanted
-        self.sender.want(
-            Job(wanted.chat_id, key, priority, self.clock(), Share.KEPT, new_message=message_id is None)
-        )
+        new = message_id is None or anew
+        self.sender.want(Job(wanted.chat_id, key, priority, self.clock(), Share.KEPT, new, may_edit=anew))
 
     def reply(
         self,
@@ -367,8 +385,19 @@ class Presenter:
             self._calls[note.call] = (note.chat_id, int(sent["message_id"]))
 
     async def _send_kept(self, job: Job, wanted: Wanted) -> None:
+        """Show ``wanted``. A new prompt (or round's table) goes as a new message when the job has
+        its new-message token (the message before is left behind once it is sent), else as an edit
+        of it (the sender found the budget too busy); a message gone since it was wanted is sent
+        anew."""
         live, person = wanted.live, wanted.person
         message_id = live.message_id if person is None else live.dm_ids.get(person)
+        shown = live.shown.get(wanted.shown_key)
+        earlier = None
+        if message_id is not None and job.new_message and _anew(wanted, shown):
+            earlier, message_id = message_id, None
+        elif message_id is None and not job.new_message and wanted.text is not None:
+            self._again_anew(job, wanted)  # no token was taken for it
+            return
         try:
             message_id = await self._send(wanted, message_id)
         except ChatMigrated as moved:
@@ -384,8 +413,7 @@ class Presenter:
             text = error.message.lower()
             if "not found" in text and "message" in text:  # somebody deleted it: send it anew
                 self._forget_message(live, person)
-                self._kept.setdefault(job.key, wanted)
-                self.sender.want(Job(job.chat_id, job.key, job.priority, job.since, Share.KEPT, True))
+                self._again_anew(job, wanted)
                 return
             if "chat not found" in text and person is not None:
                 await self.reactions.dm_blocked(live, person)
@@ -396,6 +424,12 @@ class Presenter:
             self._kept.setdefault(job.key, wanted)  # (unless a newer state is wanted by then)
             raise
         await self._shown(live, wanted, message_id)
+        if person is None and wanted.record is not None:
+            self._retired.pop(live.table_id, None)  # the new round shows, anew or in the last message
+        if earlier is not None and person is None:  # the last round's message keeps its results
+            self._bring(Once(live.chat_id, earlier, wanted.record))
+        elif earlier is not None and person is not None:
+            self._leave_behind(person, earlier, shown, wanted.record)
         turn_prompt = wanted.timer and wanted.timer == live.engine.core.timer and not live.reminded
         if job.priority <= Priority.PHASE and turn_prompt:  # (a reminder comes late by design)
             late = self.clock() - job.since
@@ -451,6 +485,11 @@ class Presenter:
             await self.store.update_messages(live.table_id, **changes)  # type: ignore[arg-type]
         except Exception:  # what is shown is kept in memory; the next change saves it again
             log.exception("table %s: what its messages show could not be saved", live.table_id)
+
+    def _again_anew(self, job: Job, wanted: Wanted) -> None:
+        """Queue ``wanted`` again as a new message (unless a newer state is wanted by then)."""
+        self._kept.setdefault(job.key, wanted)
+        self.sender.want(Job(job.chat_id, job.key, job.priority, job.since, Share.KEPT, True))
 
     def _forget_message(self, live: LiveTable, person: int | None) -> None:
         if person is None:

@@ -4,8 +4,11 @@
 (the presenter: it renders nothing, it sends what it holds for that job's key) when the chat's
 budget allows, the most urgent first. ``deliver`` returns a 429's ``retry_after`` (the job is queued
 again and only this chat waits) or None. New messages also wait for a token of the bot's budget
-across chats, granted in priority order. A 429 in two chats within a second is taken for one about
-the bot, not a chat: the new-messages budget halves.
+across chats, granted in priority order; one that may go as an edit instead (a prompt to someone
+who has a DM, a new round's table message) does so when, with the jobs already waiting ahead of
+it, its token would be more than ``PROMPT_WAIT`` away: decided as it goes out, whenever it was
+wanted. A 429 in two chats within a second is taken for one about the bot, not a chat: the
+new-messages budget halves.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from dataclasses import replace
 
-from bot.outbox import SENDS_AT_ONCE, Job, Lane, Limits, NewMessages
+from bot.outbox import PROMPT_WAIT, SENDS_AT_ONCE, Job, Lane, Limits, NewMessages
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[Job], Awaitable[float | None]]
@@ -103,13 +107,16 @@ class Sender:
                 continue
             retry_after: float | None = None
             try:
-                if job.new_message:
+                sent = job
+                if job.may_edit and self._token_wait(job) > PROMPT_WAIT:  # busy: the deliverer edits
+                    sent = replace(job, new_message=False)
+                if sent.new_message:
                     await self._new_token(job)
                     lane.late(job, self.clock())
                 async with self._in_flight:
-                    sending = SENDING.set(job)
+                    sending = SENDING.set(sent)
                     try:
-                        retry_after = await self.deliver(job)
+                        retry_after = await self.deliver(sent)
                     finally:
                         SENDING.reset(sending)
                 if retry_after is None and self.on_sent is not None:
@@ -140,14 +147,24 @@ class Sender:
         self._last_429 = (now, chat_id)
 
     # -- the new-messages budget, granted in priority order ----------------------------------------
+    @staticmethod
+    def _rank(job: Job) -> float:
+        """The most urgent first, aged: a job waits at most AGING s a priority step behind newer
+        more urgent ones (no chat's new messages starve under a steady stream of prompts)."""
+        return job.since + job.priority * AGING
+
+    def _token_wait(self, job: Job) -> float:
+        """Seconds until ``job`` would have its new-message token, after those waiting ahead of it."""
+        rank = self._rank(job)
+        ahead = sum(1 for waiting, _, granted in self._waiting if waiting <= rank and not granted.done())
+        return self.new.wait(self.clock(), ahead)
+
     async def _new_token(self, job: Job) -> None:
         if not self._waiting and self.new.wait(self.clock()) == 0:
             self.new.take(self.clock())
             return
         granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        # The most urgent first, aged: a job waits at most AGING s a priority step behind newer
-        # more urgent ones (no chat's new messages starve under a steady stream of prompts).
-        heapq.heappush(self._waiting, (job.since + job.priority * AGING, next(self._order), granted))
+        heapq.heappush(self._waiting, (self._rank(job), next(self._order), granted))
         if self._granter is None:
             self._granter = asyncio.create_task(self._grant())
         await granted

@@ -1,0 +1,274 @@
+"""A turn's prompt under load: a new DM (it notifies) while the bot's new-message budget has room; an
+edit of the person's DM for the table (seen, not notified) when a token would wait longer than
+``PROMPT_WAIT``, counting the new messages already waiting ahead of it, decided as it goes out.
+Either way the bookkeeping stays right: no DM keeps live buttons it should not, and a restart
+neither posts nor reminds again. A new round's table message the same way: new while there is
+room (the last one keeps its results), else the round goes on in the last one."""
+
+import asyncio
+import time
+
+from telegram import Update
+
+from bot.live import REMINDED
+from bot.outbox import PROMPT_WAIT, Job, Limits, Priority, Share
+from faketg.world import ApiError
+from tests.bot.decks import stack
+from tests.bot.harness import GROUP, start_bot, stop_bot
+from tests.bot.test_group_play import labels, newest, remind
+from tests.bot.test_muxi_rounds import open_and_start
+from tests.bot.test_sender import Telegram, kept, now, simulate
+
+
+# -- the sender on a virtual clock --------------------------------------------------------------------
+def prompt(chat_id: int, since: float) -> Job:
+    return Job(chat_id, "prompt", Priority.ACT, since, Share.KEPT, new_message=True, may_edit=True)
+
+
+def sent_prompt(telegram: Telegram) -> tuple[float, Job]:
+    [(moment, job)] = [(moment, job) for moment, job in telegram.sent if job.key == "prompt"]
+    return moment, job
+
+
+def test_a_prompt_goes_as_a_new_message_while_the_budget_has_room():
+    async def scenario():
+        telegram = Telegram(Limits())
+        telegram.sender.want(prompt(7, now()))
+        await telegram.sender.drain()
+        return telegram
+
+    moment, job = sent_prompt(simulate(scenario))
+    assert job.new_message and moment == 0.0
+
+
+def test_a_prompt_behind_a_second_of_waiting_new_messages_goes_as_an_edit_at_once():
+    """100 urgent new messages are wanted just before the prompt: when it was wanted nothing waited
+    yet, and when it goes out the bucket lacks only one token (1/30 s), but the 70 waiting ahead of
+    it would keep it 2.3 s: it goes as an edit, now."""
+
+    async def scenario():
+        telegram = Telegram(Limits())
+        for n in range(100):
+            telegram.sender.want(kept(1_000 + n, "cards", Priority.ACT, new=True, since=n * 1e-6))
+        telegram.sender.want(prompt(7, 1e-3))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    moment, job = sent_prompt(telegram)
+    assert not job.new_message, "an edit: it takes no token"
+    assert moment == 0.0
+    others = sorted(moment for moment, job in telegram.sent if job.key == "cards")
+    assert len(others) == 100 and others[-1] > 2 * PROMPT_WAIT, "they did wait"
+
+
+def test_less_urgent_new_messages_waiting_do_not_hold_a_prompt_back():
+    async def scenario():
+        telegram = Telegram(Limits())
+        for n in range(100):
+            telegram.sender.want(kept(1_000 + n, "cosmetic", Priority.COSMETIC, new=True, since=n * 1e-6))
+        telegram.sender.want(prompt(7, 1e-3))
+        await telegram.sender.drain()
+        return telegram
+
+    moment, job = sent_prompt(simulate(scenario))
+    assert job.new_message, "granted before the 70 cosmetic ones waiting"
+    assert moment < PROMPT_WAIT
+
+
+# -- through the fake Telegram -----------------------------------------------------------------------
+async def handle(bot, update):
+    """The bot handles ``update``; what it queued goes out in the background."""
+    await bot.application.process_update(Update.de_json(update, bot.application.bot))
+
+
+async def until(condition, within=5.0):
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, "it never happened"
+        await asyncio.sleep(0.01)
+
+
+def spend_new_messages(bot, seconds=30.0):
+    """The bot's new-message budget is spent: the next token is ``seconds`` away."""
+    budget = bot.paiju.presenter.sender.new.bucket
+    budget.tokens, budget.at = 1 - seconds * budget.per_second, time.monotonic()
+
+
+def refill_new_messages(bot):
+    budget = bot.paiju.presenter.sender.new.bucket
+    budget.tokens, budget.at = budget.burst, time.monotonic()
+
+
+def dm_bookkeeping(bot, person):
+    """The DM the table keeps for ``person``, and the prompt its saved state names (or None)."""
+    live = bot.paiju.tables.get(GROUP)
+    shown = live.shown[str(person)].split(":")
+    return live.dm_ids[person], shown[2] if len(shown) > 2 else None
+
+
+def live_buttons(world, person):
+    return [m.message_id for m in world.bot_messages(person) if m.buttons and not m.deleted]
+
+
+async def banker_asked_then_player_stood(bot):
+    """Two at the table: 阿明 (1) is asked to bank in a DM and accepts there; 小红 (2) is prompted
+    to draw. The banker's DM now shows their cards and no buttons."""
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    asked = newest(bot, 1)
+    await bot.driver.press(1, 1, "当庄")
+    return asked
+
+
+async def test_with_the_budget_spent_a_new_turn_is_an_edit_of_their_dm(world, database):
+    bot = await start_bot(world, database)
+    asked = await banker_asked_then_player_stood(bot)
+    spend_new_messages(bot)
+    before = len(world.requests)
+    await bot.driver.press(2, 2, "不补")  # the banker's turn to draw
+    turn = world.messages[(1, asked.message_id)]
+    assert world.bot_messages(1) == [turn], "no new DM"
+    assert "🔔 轮到你了" in turn.text and labels(turn) == ["补牌", "不补"]
+    assert [r.method for r in world.requests[before:] if r.chat_id == 1] == ["editMessageText"]
+    live = bot.paiju.tables.get(GROUP)
+    timer = live.engine.core.timer
+    assert dm_bookkeeping(bot, 1) == (asked.message_id, f"{timer}.0"), "it shows this turn's prompt"
+    assert bot.paiju.presenter._once == {}, "nothing left behind: it is the same message"
+
+    await remind(bot)  # still busy: the reminder is an edit of it too
+    reminded = world.messages[(1, asked.message_id)]
+    assert world.bot_messages(1) == [reminded] and "⏰ 只剩 10 秒了！" in reminded.text
+    assert labels(reminded) == ["补牌", "不补"]
+    assert dm_bookkeeping(bot, 1) == (asked.message_id, f"{timer}.1")
+
+    requests = len(world.requests)
+    await stop_bot(bot)
+    bot = await start_bot(world, database)  # a restart: nothing to post, nobody to remind again
+    await bot.paiju.quiet()
+    assert [r.method for r in world.requests[requests:] if r.chat_id in (1, 2)] == []
+    live = bot.paiju.tables.get(GROUP)
+    assert live.shown[REMINDED] == str(timer) and live.table_id not in bot.paiju.reminders
+    await bot.driver.press(1, 1, "补牌")
+    done = world.messages[(1, asked.message_id)]
+    assert done.buttons == [] and "3♥️ 4♥️ 7♠︎" in done.text and "🏁 本局" in done.text
+    assert live_buttons(world, 1) == [] and live_buttons(world, 2) == []
+    await stop_bot(bot)
+
+
+async def test_with_room_a_new_turn_is_a_new_dm_and_the_one_before_stays(bot, world):
+    asked = await banker_asked_then_player_stood(bot)
+    await bot.driver.press(2, 2, "不补")
+    turn = newest(bot, 1)
+    assert turn.message_id != asked.message_id and 1 in turn.notified and labels(turn) == ["补牌", "不补"]
+    earlier = world.messages[(1, asked.message_id)]
+    assert not earlier.deleted and earlier.buttons == [] and "你是庄家" in earlier.text
+    timer = bot.paiju.tables.get(GROUP).engine.core.timer
+    assert dm_bookkeeping(bot, 1) == (turn.message_id, f"{timer}.0")
+    assert bot.paiju.presenter._once == {}
+    assert live_buttons(world, 1) == [turn.message_id]
+
+
+async def test_a_prompt_wanted_with_room_but_sent_when_busy_is_an_edit(bot, world, monkeypatch):
+    """The banker's prompt is tried as a new DM while the budget has room, and refused with a 429;
+    by the time their chat may be sent to again the budget is spent: it goes as an edit."""
+    asked = await banker_asked_then_player_stood(bot)
+    real, refused = world.call, []
+
+    def call(method, params):
+        if method == "sendMessage" and params.get("chat_id") == 1 and not refused:
+            refused.append(method)
+            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+        return real(method, params)
+
+    monkeypatch.setattr(world, "call", call)
+    message_id, data = bot.driver.button_data(2, "不补")
+    await handle(bot, world.press(2, 2, message_id, data))
+    await until(lambda: refused)
+    spend_new_messages(bot)
+    await bot.paiju.quiet()
+    turn = world.messages[(1, asked.message_id)]
+    assert world.bot_messages(1) == [turn] and "🔔 轮到你了" in turn.text and labels(turn) == ["补牌", "不补"]
+    timer = bot.paiju.tables.get(GROUP).engine.core.timer
+    assert dm_bookkeeping(bot, 1) == (asked.message_id, f"{timer}.0")
+    assert bot.paiju.presenter._once == {}
+    refill_new_messages(bot)
+
+
+async def test_a_new_dm_leaves_the_one_before_with_what_they_did_when_that_was_still_to_be_sent(
+    bot, world, monkeypatch
+):
+    """The edit of the banker's DM to "you are the banker" is refused with a 429 and waits; their
+    turn comes meanwhile, a new DM: the one before still gets what they did, without buttons."""
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    asked = newest(bot, 1)
+    real, refused = world.call, []
+
+    def call(method, params):
+        if method == "editMessageText" and params.get("chat_id") == 1 and not refused:
+            refused.append(method)
+            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+        return real(method, params)
+
+    monkeypatch.setattr(world, "call", call)
+    await handle(bot, world.press(1, 1, *bot.driver.button_data(1, "当庄")))
+    await until(lambda: refused and world.bot_messages(2) and labels(newest(bot, 2)) == ["补牌", "不补"])
+    await handle(bot, world.press(2, 2, *bot.driver.button_data(2, "不补")))
+    await bot.paiju.quiet()
+    turn = newest(bot, 1)
+    assert turn.message_id != asked.message_id and labels(turn) == ["补牌", "不补"] and 1 in turn.notified
+    earlier = world.messages[(1, asked.message_id)]
+    assert not earlier.deleted and earlier.buttons == [] and "你是庄家" in earlier.text
+    assert "轮到你了" not in earlier.text
+    timer = bot.paiju.tables.get(GROUP).engine.core.timer
+    assert dm_bookkeeping(bot, 1) == (turn.message_id, f"{timer}.0")
+    assert bot.paiju.presenter._once == {} and live_buttons(world, 1) == [turn.message_id]
+
+
+# -- a new round's table message, the same way ----------------------------------------------------------
+async def play_a_round(bot):
+    d = bot.driver
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "当庄")
+    await d.press(2, GROUP, "不补")
+    await d.press(1, GROUP, "不补")
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+    return bot.paiju.tables.get(GROUP).message_id
+
+
+def table_messages(world):
+    return [m for m in world.bot_messages(GROUP) if m.reply_to is None]
+
+
+async def test_with_room_a_new_round_gets_a_new_table_message(bot, world):
+    first = await play_a_round(bot)
+    for person in (1, 2):
+        await bot.driver.press(person, GROUP, "继续下一局")
+    live = bot.paiju.tables.get(GROUP)
+    assert [m.message_id for m in table_messages(world)] == [first, live.message_id]
+    old = world.messages[(GROUP, first)]
+    assert old.buttons == [] and "第 1 局 · 结算" in old.text and "第 2 局" in bot.driver.table(GROUP)
+    assert bot.paiju.presenter._retired == {} and bot.paiju.presenter._once == {}
+
+
+async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_message(bot, world):
+    """The banker question's new DM waits 1.5 s for its token (a DM of a new round has nothing to
+    edit); the table's new message would wait behind it: the last round's message shows round 2."""
+    first = await play_a_round(bot)
+    await bot.driver.press(2, GROUP, "继续下一局")
+    spend_new_messages(bot, seconds=1.5)
+    before = len(world.requests)
+    await bot.driver.press(1, GROUP, "继续下一局")
+    live = bot.paiju.tables.get(GROUP)
+    assert live.message_id == first and [m.message_id for m in table_messages(world)] == [first]
+    table = world.messages[(GROUP, first)]
+    assert "第 2 局" in table.text and "当庄" in labels(table), "round 2, with its buttons"
+    group = [r.method for r in world.requests[before:] if r.chat_id == GROUP]
+    assert "sendMessage" not in group and "editMessageText" in group
+    assert bot.paiju.presenter._retired == {} and bot.paiju.presenter._once == {}
+    banker = next(person for person in (1, 2) if "你要当庄吗" in newest(bot, person).text)
+    assert banker in newest(bot, banker).notified, "a new round's DM did wait for its token"
+    await bot.driver.press(banker, GROUP, "当庄")  # the round goes on in that message
+    assert [m.message_id for m in table_messages(world)] == [first] and "庄家" in bot.driver.table(GROUP)
