@@ -77,8 +77,7 @@ class Wanted:
     markup: Markup | None
     digest: str
     timer: int  # the table's deadline when this was wanted (a late prompt gives its turn time back)
-    # What the message shown now keeps if this is posted anew (a DM: a new prompt; the table: a new
-    # round's message, the last one keeping its results).
+    # What the DM shown now keeps if this prompt is posted anew (what they did, if still to be sent).
     record: str | None = None
 
     @property
@@ -133,12 +132,6 @@ def _new_prompt(shown: str | None, wanted: str) -> bool:
     return bool(prompt) and (shown or "").split(":")[2:] != prompt
 
 
-def _anew(wanted: Wanted, shown: str | None) -> bool:
-    """Is ``wanted`` to be a new message though its message exists: a new prompt in a DM, a new
-    round's table (the last round's message then keeps its results)?"""
-    return wanted.record is not None if wanted.person is None else _new_prompt(shown, wanted.digest)
-
-
 NO_BUTTONS = _hash(None)
 
 
@@ -169,9 +162,13 @@ class Presenter:
         """The table message should show the table now (``anew``: as a new message at the bottom
         of the chat, the old one deleted)."""
         if anew and live.message_id is not None:
+            results = self._results_kept(live)
             old, live.message_id = live.message_id, None
             self._retired.pop(live.table_id, None)
-            self._delete(live.chat_id, old)
+            if results is not None:  # the last round's message keeps its results
+                self._bring(Once(live.chat_id, old, results))
+            else:
+                self._delete(live.chat_id, old)
         kind = KINDS[live.game]
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
         self._want(live, None, text, markup)
@@ -215,6 +212,20 @@ class Presenter:
         live.shown.pop(TABLE, None)
         self._retired[live.table_id] = (live.message_id, KINDS[live.game].results_text(live, screen))
 
+    def _results_kept(self, live: LiveTable) -> str | None:
+        """The last round's results its table message is to keep once a new round's message is
+        posted (None: no new round is waiting for a message of its own)."""
+        retired = self._retired.get(live.table_id)
+        return retired[1] if retired is not None and retired[0] == live.message_id else None
+
+    def _anew(self, wanted: Wanted, shown: str | None) -> bool:
+        """Is ``wanted`` to be a new message though its message exists: a new prompt in a DM, a new
+        round's table (the last round's message then keeps its results)? Asked as it is wanted and
+        again as it goes out (a table message already posted anew meanwhile is only edited)."""
+        if wanted.person is None:
+            return self._results_kept(wanted.live) is not None
+        return _new_prompt(shown, wanted.digest)
+
     def _delete(self, chat_id: int, message_id: int) -> None:
         self._bring(Once(chat_id, message_id, delete=True))
 
@@ -233,10 +244,8 @@ class Presenter:
     ) -> None:
         key = ("t", live.table_id) if person is None else ("d", live.table_id, person)
         message_id = live.message_id if person is None else live.dm_ids.get(person)
-        if person is None:
-            retired = self._retired.get(live.table_id)
-            record = retired[1] if retired is not None and retired[0] == message_id else None
-        else:  # what the DM shown now was still to show, if anything
+        record = None
+        if person is not None:  # what the DM shown now was still to show, if anything
             queued = self._kept.get(key)
             record = None if queued is None else queued.record if queued.markup is not None else queued.text
         wanted = Wanted(
@@ -247,7 +256,7 @@ class Presenter:
             self._kept.pop(key, None)
             self.sender.forget(wanted.chat_id, key)
             return
-        anew = message_id is not None and _anew(wanted, shown)
+        anew = message_id is not None and self._anew(wanted, shown)
         new_buttons = message_id is None or anew or _buttons(shown) != _buttons(wanted.digest)
         if person is None:
             priority = Priority.PHASE if new_buttons else Priority.COSMETIC
@@ -392,8 +401,8 @@ class Presenter:
         live, person = wanted.live, wanted.person
         message_id = live.message_id if person is None else live.dm_ids.get(person)
         shown = live.shown.get(wanted.shown_key)
-        earlier = None
-        if message_id is not None and job.new_message and _anew(wanted, shown):
+        earlier, results = None, self._results_kept(live) if person is None else None
+        if message_id is not None and job.new_message and self._anew(wanted, shown):
             earlier, message_id = message_id, None
         elif message_id is None and not job.new_message and wanted.text is not None:
             self._again_anew(job, wanted)  # no token was taken for it
@@ -424,10 +433,10 @@ class Presenter:
             self._kept.setdefault(job.key, wanted)  # (unless a newer state is wanted by then)
             raise
         await self._shown(live, wanted, message_id)
-        if person is None and wanted.record is not None:
+        if results is not None:
             self._retired.pop(live.table_id, None)  # the new round shows, anew or in the last message
         if earlier is not None and person is None:  # the last round's message keeps its results
-            self._bring(Once(live.chat_id, earlier, wanted.record))
+            self._bring(Once(live.chat_id, earlier, results))
         elif earlier is not None and person is not None:
             self._leave_behind(person, earlier, shown, wanted.record)
         turn_prompt = wanted.timer and wanted.timer == live.engine.core.timer and not live.reminded

@@ -15,6 +15,7 @@ from bot.outbox import PROMPT_WAIT, Job, Limits, Priority, Share
 from faketg.world import ApiError
 from tests.bot.decks import stack
 from tests.bot.harness import GROUP, start_bot, stop_bot
+from tests.bot.test_delivery import empty_the_table_budget
 from tests.bot.test_group_play import labels, newest, remind
 from tests.bot.test_muxi_rounds import open_and_start
 from tests.bot.test_sender import Telegram, kept, now, simulate
@@ -272,3 +273,50 @@ async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_mess
     assert banker in newest(bot, banker).notified, "a new round's DM did wait for its token"
     await bot.driver.press(banker, GROUP, "当庄")  # the round goes on in that message
     assert [m.message_id for m in table_messages(world)] == [first] and "庄家" in bot.driver.table(GROUP)
+
+
+async def test_a_change_while_the_new_rounds_message_is_sent_edits_that_message(bot, world, monkeypatch):
+    """The new round's table message is on its way when the table changes again: that change is an
+    edit of the new message, not one more new message (with the new one edited to old results)."""
+    first = await play_a_round(bot)
+    live = bot.paiju.tables.get(GROUP)
+    screen = await bot.paiju.screen(GROUP)
+    real, changed = world.call, []
+
+    def call(method, params):
+        result = real(method, params)
+        if method == "sendMessage" and params.get("chat_id") == GROUP and not changed:
+            changed.append(result["message_id"])
+            bot.paiju.presenter.want_table(live, screen)  # e.g. someone's coins changed meanwhile
+        return result
+
+    monkeypatch.setattr(world, "call", call)
+    for person in (2, 1):
+        await bot.driver.press(person, GROUP, "继续下一局")
+    await bot.paiju.quiet()
+    assert [m.message_id for m in table_messages(world)] == [first, *changed] == [first, live.message_id]
+    assert "第 1 局 · 结算" in world.messages[(GROUP, first)].text
+    assert "第 2 局" in bot.driver.table(GROUP)
+
+
+async def test_table_before_the_new_rounds_message_is_sent_keeps_the_last_rounds_results(bot, world):
+    """/table posts the table anew at the bottom: the last round's message, whose new-round message
+    had not gone yet (the group's budget spent), keeps its results instead of being deleted."""
+    first = await play_a_round(bot)
+    for person in (2, 1):
+        await bot.driver.press(person, GROUP, "继续下一局")  # (sent at once: the budget had room)
+    await bot.paiju.quiet()
+    second = bot.paiju.tables.get(GROUP).message_id
+    await bot.driver.press(2, GROUP, "当庄")
+    await bot.driver.press(1, GROUP, "不补")
+    await bot.driver.press(2, GROUP, "不补")
+    empty_the_table_budget(bot, seconds=2.0)
+    for person in (2, 1):
+        await handle(bot, world.press(person, GROUP, *bot.driver.button_data(GROUP, "继续下一局")))
+    await bot.driver.send(1, GROUP, "/table")
+    await bot.paiju.quiet()
+    live = bot.paiju.tables.get(GROUP)
+    kept = [m for m in table_messages(world) if not m.deleted]
+    assert [m.message_id for m in kept] == [first, second, live.message_id]
+    assert "第 2 局 · 结算" in world.messages[(GROUP, second)].text, "round 2's results stay"
+    assert "第 3 局" in bot.driver.table(GROUP)

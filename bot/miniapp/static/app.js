@@ -46,7 +46,7 @@ function el(tag, className, text) {
 // ``hole``: the first card is the face-down one (marked where it is shown: your own, a show-down's)
 function cardsRow(tokens, hole) {
   const row = el("div", "cards");
-  const marked = hole && tokens.length && tokens[0] !== "?";
+  const marked = hole && tokens && tokens.length && tokens[0] !== "?";
   if (marked) row.classList.add("hole");
   row.innerHTML = (tokens || []).map((token, i) => window.cardSVG(token, marked && i === 0 ? `${say("hole")} ${token}` : token)).join("");
   return row;
@@ -122,7 +122,8 @@ function renderResults() {
 
 function renderActions() {
   const bar = $("actions");
-  const chosen = $("amount") ? Number($("amount").value) : null; // a push keeps what the slider was set to
+  // a push during the same choice keeps what the slider was set to (a new bet or raise starts at its least)
+  const chosen = $("amount") && view.amount && $("amount").dataset.range === rangeKey(view.amount) ? Number($("amount").value) : null;
   bar.replaceChildren();
   if (view.amount) bar.append(amountPicker(view.amount, chosen));
   for (const action of view.actions) {
@@ -135,12 +136,17 @@ function renderActions() {
 }
 
 // A bet or raise of any step between the least and the round's cap: a slider and the button it sets.
+function rangeKey(range) {
+  return `${range.action}:${range.min}:${range.max}`;
+}
+
 function amountPicker(range, chosen) {
   const row = el("div", "amount");
   const slider = el("input");
   Object.assign(slider, { type: "range", min: range.min, max: range.max, step: range.step, value: range.min });
-  if (chosen !== null && chosen >= range.min && chosen <= range.max) slider.value = chosen;
+  if (chosen !== null) slider.value = chosen;
   slider.id = "amount";
+  slider.dataset.range = rangeKey(range);
   const action = { action: range.action, arg: range.min };
   const button = el("button", "primary");
   button.dataset.action = `${range.action}-amount`;
