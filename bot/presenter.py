@@ -155,18 +155,19 @@ class Presenter:
         self._calls: dict[Hashable, tuple[int, int]] = {}  # each turn's call sent: (chat, message)
         self._repeats: dict[Hashable, float] = {}  # when each deduplicated reply was last queued
         self._ids = itertools.count()
-        self._retired: dict[int, tuple[int, str]] = {}  # table -> its last round's message, results
+        # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
+        # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
+        self._retired: dict[Hashable, tuple[int, str | None]] = {}
 
     # -- what the bot wants shown -----------------------------------------------------------------
     def want_table(self, live: LiveTable, screen: Screen, *, anew: bool = False) -> None:
         """The table message should show the table now (``anew``: as a new message at the bottom
         of the chat, the old one deleted)."""
         if anew and live.message_id is not None:
-            results = self._results_kept(live)
+            retired = self._retired.pop(("t", live.table_id), None)
             old, live.message_id = live.message_id, None
-            self._retired.pop(live.table_id, None)
-            if results is not None:  # the last round's message keeps its results
-                self._bring(Once(live.chat_id, old, results))
+            if retired is not None and retired[0] == old:  # the last round's message keeps its results
+                self._bring(Once(live.chat_id, old, retired[1]))
             else:
                 self._delete(live.chat_id, old)
         kind = KINDS[live.game]
@@ -210,24 +211,30 @@ class Presenter:
         if live.message_id is None or not live.view.results or live.view.results_round != live.round_no - 1:
             return
         live.shown.pop(TABLE, None)
-        self._retired[live.table_id] = (live.message_id, KINDS[live.game].results_text(live, screen))
+        self._retired[("t", live.table_id)] = (live.message_id, KINDS[live.game].results_text(live, screen))
 
-    def _results_kept(self, live: LiveTable) -> str | None:
-        """The last round's results its table message is to keep once a new round's message is
-        posted (None: no new round is waiting for a message of its own)."""
-        retired = self._retired.get(live.table_id)
-        return retired[1] if retired is not None and retired[0] == live.message_id else None
+    def _retired_of(self, key: Hashable, message_id: int | None) -> tuple[int, str | None] | None:
+        """The last round's message ``key`` shows now, if a new round is to leave it behind."""
+        retired = self._retired.get(key)
+        return retired if retired is not None and retired[0] == message_id else None
 
-    def _anew(self, wanted: Wanted, shown: str | None) -> bool:
-        """Is ``wanted`` to be a new message though its message exists: a new prompt in a DM, a new
-        round's table (the last round's message then keeps its results)? Asked as it is wanted and
-        again as it goes out (a table message already posted anew meanwhile is only edited)."""
-        if wanted.person is None:
-            return self._results_kept(wanted.live) is not None
-        return _new_prompt(shown, wanted.digest)
+    def _anew(self, key: Hashable, wanted: Wanted, message_id: int | None, shown: str | None) -> bool:
+        """Is ``wanted`` to be a new message though ``message_id`` exists: a new round's first (the
+        last round's then keeps its end), a new prompt in a DM? Asked as it is wanted and again as it
+        goes out (a message already posted anew meanwhile is only edited)."""
+        if wanted.text is None:  # buttons taken away: always from the message there
+            return False
+        if self._retired_of(key, message_id) is not None:
+            return True
+        return wanted.person is not None and _new_prompt(shown, wanted.digest)
 
     def _delete(self, chat_id: int, message_id: int) -> None:
         self._bring(Once(chat_id, message_id, delete=True))
+
+    def _drop_once(self, chat_id: int, message_id: int) -> None:
+        key = ("o", chat_id, message_id)
+        if self._once.pop(key, None) is not None:
+            self.sender.forget(chat_id, key)
 
     def _bring(self, once: Once) -> None:
         key = ("o", once.chat_id, once.message_id)
@@ -256,7 +263,7 @@ class Presenter:
             self._kept.pop(key, None)
             self.sender.forget(wanted.chat_id, key)
             return
-        anew = message_id is not None and self._anew(wanted, shown)
+        anew = message_id is not None and self._anew(key, wanted, message_id, shown)
         new_buttons = message_id is None or anew or _buttons(shown) != _buttons(wanted.digest)
         if person is None:
             priority = Priority.PHASE if new_buttons else Priority.COSMETIC
@@ -311,22 +318,17 @@ class Presenter:
         self._notes.pop(job.key, None)
 
     # -- new rounds ---------------------------------------------------------------------------------
-    async def forget_dms(self, live: LiveTable) -> None:
-        """A new round: its cards go to new DMs (saved at once: after a crash the new round's cards
-        must never be written into the last round's DMs)."""
+    def retire_dms(self, live: LiveTable) -> None:
+        """A new round: its cards go to new DMs while the bot's new-message budget has room, the last
+        round's DM keeping its end (still sent if it was still to be), else into the last round's DM
+        (decided as each goes out, as for a prompt: an edit notifies nobody, but it is seen at once)."""
         for person, message_id in live.dm_ids.items():
             key = ("d", live.table_id, person)
             last = self._kept.pop(key, None)
             self.sender.forget(person, key)
-            if last is not None:  # the last round's end not shown yet (a 429...): it still goes out
+            if last is not None and last.text is not None:  # the last round's end not shown yet (a 429)
                 self._bring(Once(person, message_id, last.text))
-        if live.dm_ids:
-            forgotten: dict[int, int | None] = dict.fromkeys(live.dm_ids)
-            shown: dict[str, str | None] = {str(person): None for person in live.dm_ids}
-            live.dm_ids = {}
-            for person in forgotten:
-                live.shown.pop(str(person), None)
-            await self.store.update_messages(live.table_id, dm_message_ids=forgotten, shown=shown)
+            self._retired[key] = (message_id, None)
 
     # -- sending ------------------------------------------------------------------------------------
     async def _deliver(self, job: Job) -> float | None:
@@ -401,12 +403,14 @@ class Presenter:
         live, person = wanted.live, wanted.person
         message_id = live.message_id if person is None else live.dm_ids.get(person)
         shown = live.shown.get(wanted.shown_key)
-        earlier, results = None, self._results_kept(live) if person is None else None
-        if message_id is not None and job.new_message and self._anew(wanted, shown):
+        earlier, retired = None, self._retired_of(job.key, message_id)
+        if message_id is not None and job.new_message and self._anew(job.key, wanted, message_id, shown):
             earlier, message_id = message_id, None
         elif message_id is None and not job.new_message and wanted.text is not None:
             self._again_anew(job, wanted)  # no token was taken for it
             return
+        elif retired is not None and wanted.text is not None:  # the new round goes on in the last one's
+            self._drop_once(wanted.chat_id, retired[0])  # message: its end is not to come after
         try:
             message_id = await self._send(wanted, message_id)
         except ChatMigrated as moved:
@@ -433,10 +437,11 @@ class Presenter:
             self._kept.setdefault(job.key, wanted)  # (unless a newer state is wanted by then)
             raise
         await self._shown(live, wanted, message_id)
-        if results is not None:
-            self._retired.pop(live.table_id, None)  # the new round shows, anew or in the last message
-        if earlier is not None and person is None:  # the last round's message keeps its results
-            self._bring(Once(live.chat_id, earlier, results))
+        if retired is not None and wanted.text is not None:
+            if self._retired.get(job.key) is retired:  # the new round shows, anew or in the last one
+                del self._retired[job.key]
+            if earlier is not None and retired[1] is not None:  # the last round's table: its results
+                self._bring(Once(wanted.chat_id, earlier, retired[1]))
         elif earlier is not None and person is not None:
             self._leave_behind(person, earlier, shown, wanted.record)
         turn_prompt = wanted.timer and wanted.timer == live.engine.core.timer and not live.reminded

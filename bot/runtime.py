@@ -149,7 +149,7 @@ class Paiju:
         self._credit_elsewhere(live, events)
         screen = await self.screen(live.chat_id)
         if any(isinstance(event, RoundStarted) for event in events):
-            await self.presenter.forget_dms(live)
+            self.presenter.retire_dms(live)
             self.presenter.retire_table(
                 live, screen
             )  # each round its own message; the last keeps its results

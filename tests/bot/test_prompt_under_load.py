@@ -12,6 +12,7 @@ from telegram import Update
 
 from bot.live import REMINDED
 from bot.outbox import PROMPT_WAIT, Job, Limits, Priority, Share
+from faketg.driver import Driver
 from faketg.world import ApiError
 from tests.bot.decks import stack
 from tests.bot.harness import GROUP, start_bot, stop_bot
@@ -251,7 +252,7 @@ async def test_with_room_a_new_round_gets_a_new_table_message(bot, world):
     assert [m.message_id for m in table_messages(world)] == [first, live.message_id]
     old = world.messages[(GROUP, first)]
     assert old.buttons == [] and "第 1 局 · 结算" in old.text and "第 2 局" in bot.driver.table(GROUP)
-    assert bot.paiju.presenter._retired == {} and bot.paiju.presenter._once == {}
+    assert ("t", live.table_id) not in bot.paiju.presenter._retired and bot.paiju.presenter._once == {}
 
 
 async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_message(bot, world):
@@ -268,7 +269,7 @@ async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_mess
     assert "第 2 局" in table.text and "当庄" in labels(table), "round 2, with its buttons"
     group = [r.method for r in world.requests[before:] if r.chat_id == GROUP]
     assert "sendMessage" not in group and "editMessageText" in group
-    assert bot.paiju.presenter._retired == {} and bot.paiju.presenter._once == {}
+    assert ("t", live.table_id) not in bot.paiju.presenter._retired and bot.paiju.presenter._once == {}
     banker = next(person for person in (1, 2) if "你要当庄吗" in newest(bot, person).text)
     assert banker in newest(bot, banker).notified, "a new round's DM did wait for its token"
     await bot.driver.press(banker, GROUP, "当庄")  # the round goes on in that message
@@ -320,3 +321,73 @@ async def test_table_before_the_new_rounds_message_is_sent_keeps_the_last_rounds
     assert [m.message_id for m in kept] == [first, second, live.message_id]
     assert "第 2 局 · 结算" in world.messages[(GROUP, second)].text, "round 2's results stay"
     assert "第 3 局" in bot.driver.table(GROUP)
+
+
+async def round_one_over_and_round_two_asked(bot, budget_spent):
+    """Round 1 played; round 2 starts (its banker question goes to a DM) with the bot's new-message
+    budget spent (a token 30 s away) or not. Who is asked, and their DMs before round 2."""
+    await play_a_round(bot)
+    await bot.paiju.quiet()
+    before = {person: [m.message_id for m in bot.world.bot_messages(person)] for person in (1, 2)}
+    await bot.driver.press(2, GROUP, "继续下一局")
+    if budget_spent:
+        spend_new_messages(bot)
+    await bot.driver.press(1, GROUP, "继续下一局")
+    live = bot.paiju.tables.get(GROUP)
+    asked = live.engine.asked_person()
+    return asked, before[asked]
+
+
+async def test_with_the_budget_spent_a_new_rounds_dm_goes_on_in_the_last_rounds_dm(bot, world):
+    asked, before = await round_one_over_and_round_two_asked(bot, budget_spent=True)
+    after = [m.message_id for m in world.bot_messages(asked)]
+    assert after == before, "no new DM: the last round's took the new round"
+    dm = world.messages[(asked, before[-1])]
+    assert "第 2 局" in dm.text and "当庄" in labels(dm)
+    live = bot.paiju.tables.get(GROUP)
+    assert (
+        live.dm_ids[asked] == before[-1] and ("d", live.table_id, asked) not in bot.paiju.presenter._retired
+    )
+    await bot.driver.press(asked, asked, "当庄")  # the round goes on there
+    assert [m.message_id for m in world.bot_messages(asked)] == before
+
+
+async def test_with_room_a_new_rounds_dm_is_new_and_the_last_one_keeps_its_end(bot, world):
+    asked, before = await round_one_over_and_round_two_asked(bot, budget_spent=False)
+    after = [m.message_id for m in world.bot_messages(asked)]
+    assert after[:-1] == before and len(after) == len(before) + 1
+    assert "第 2 局" in newest(bot, asked).text and asked in newest(bot, asked).notified
+    last = world.messages[(asked, before[-1])]
+    assert "🏁 本局" in last.text and last.buttons == []
+
+
+async def test_a_last_rounds_end_still_queued_never_overwrites_the_new_round(bot, world, monkeypatch):
+    """The last round's end in each DM is refused with a 429; the new round starts at once, with the
+    budget spent, and goes on in the DM of the one it asks: that DM's end, still queued, is dropped
+    rather than sent over the new round; the other DM still gets its end."""
+    real, refused = world.call, set()
+
+    def call(method, params):
+        chat = params.get("chat_id")
+        if method == "editMessageText" and "🏁" in params.get("text", "") and chat not in refused:
+            refused.add(chat)
+            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+        return real(method, params)
+
+    monkeypatch.setattr(world, "call", call)
+
+    async def hurried():  # people press on without waiting for every send
+        await asyncio.sleep(0.05)
+
+    bot.driver = Driver.in_process(world, bot.application, hurried)
+    await play_a_round(bot)
+    await bot.driver.press(2, GROUP, "继续下一局")
+    spend_new_messages(bot)
+    await bot.driver.press(1, GROUP, "继续下一局")
+    live = bot.paiju.tables.get(GROUP)
+    assert live.round_no == 2 and refused == {1, 2}
+    await bot.paiju.quiet()
+    asked = live.engine.asked_person()
+    other = 3 - asked
+    assert "第 2 局" in world.messages[(asked, live.dm_ids[asked])].text
+    assert "🏁 本局" in world.messages[(other, live.dm_ids[other])].text
