@@ -87,6 +87,8 @@ class LiveTable:
     dm_ids: dict[int, int] = field(default_factory=dict)
     saved: dict[str, Plain] = field(kw_only=True)  # the state last saved: what a failed save returns to
     shown: dict[str, str] = field(default_factory=dict)  # what each kept message shows: "table" or a person
+    # The seats (person -> coins) as last saved (None: not known, the next save writes them).
+    saved_seats: dict[int, int] | None = field(default=None, kw_only=True)
 
     @property
     def round_no(self) -> int:

@@ -14,10 +14,11 @@ new-messages budget halves.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
-import heapq
 import itertools
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -49,7 +50,9 @@ class Sender:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self._wakes: dict[int, asyncio.Event] = {}
         self.new = NewMessages(clock(), limits.new_per_second)
-        self._waiting: list[tuple[float, int, asyncio.Future[None]]] = []  # for a new-message token
+        # Those waiting for a new-message token, by rank (kept sorted: ``_token_wait`` counts those ahead
+        # of a job by bisection, with thousands waiting under load).
+        self._waiting: list[tuple[float, int, asyncio.Future[None]]] = []
         self._granter: asyncio.Task[None] | None = None
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
@@ -155,8 +158,7 @@ class Sender:
 
     def _token_wait(self, job: Job) -> float:
         """Seconds until ``job`` would have its new-message token, after those waiting ahead of it."""
-        rank = self._rank(job)
-        ahead = sum(1 for waiting, _, granted in self._waiting if waiting <= rank and not granted.done())
+        ahead = bisect.bisect_right(self._waiting, (self._rank(job), math.inf))
         return self.new.wait(self.clock(), ahead)
 
     async def _new_token(self, job: Job) -> None:
@@ -164,7 +166,7 @@ class Sender:
             self.new.take(self.clock())
             return
         granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (self._rank(job), next(self._order), granted))
+        bisect.insort(self._waiting, (self._rank(job), next(self._order), granted))
         if self._granter is None:
             self._granter = asyncio.create_task(self._grant())
         await granted
@@ -176,7 +178,7 @@ class Sender:
                 if wait > 0:
                     await asyncio.sleep(wait)
                     continue
-                _, _, granted = heapq.heappop(self._waiting)
+                _, _, granted = self._waiting.pop(0)
                 if not granted.done():
                     self.new.take(self.clock())
                     granted.set_result(None)

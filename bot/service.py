@@ -89,6 +89,11 @@ class Tables:
         # Where people sit changes only under their locks: a seat is given with the coins read
         # under them, and every action (any may unseat someone) holds those of its table's seats.
         self.seating = PersonLocks()
+        # Where each person was last seen seated (a hint, checked on use: a person who left may
+        # still be listed). Every seated person is listed: the engine's seats change only in
+        # ``_apply`` and ``_restore``, which list them, and tables come in only through
+        # ``restore`` and ``open``. So ``table_of`` needs no walk over every table.
+        self._seated_at: dict[int, LiveTable] = {}
 
     def lock(self, chat_id: int) -> asyncio.Lock:
         return self._locks.setdefault(chat_id, asyncio.Lock())
@@ -101,7 +106,15 @@ class Tables:
 
     def table_of(self, person: int) -> LiveTable | None:
         """The table where ``person`` sits (a person sits at one table at a time, across chats)."""
-        return next((live for live in self.by_chat.values() if person in live.seated()), None)
+        live = self._seated_at.get(person)
+        if live is not None and self.by_chat.get(live.chat_id) is live and person in live.seated():
+            return live
+        self._seated_at.pop(person, None)  # got up since (or never sat): a closed table is let go
+        return None
+
+    def _list_seats(self, live: LiveTable) -> None:
+        for person in live.seated():
+            self._seated_at[person] = live
 
     def kind(self, live: LiveTable) -> GameKind:
         return KINDS[live.game]
@@ -111,6 +124,7 @@ class Tables:
         for saved in await self.store.open_tables():
             live = self._from_saved(saved)
             self.by_chat[live.chat_id] = live
+            self._list_seats(live)
         return list(self.by_chat.values())
 
     def _from_saved(self, saved: SavedTable) -> LiveTable:
@@ -164,9 +178,12 @@ class Tables:
         except BaseException:
             self._restore(live)
             raise
+        self._list_seats(live)
         try:
             record = self._note(live, events)
             state = live.state()
+            seats = {seat.person: seat.balance for seat in live.engine.core.seats}
+            joined = [event.person for event in events if isinstance(event, Joined)]
             booked = await self.store.commit_action(
                 live.table_id,
                 round_no=live.round_no,
@@ -177,8 +194,9 @@ class Tables:
                 escrow=live.engine.core.escrow_total,
                 closed=live.engine.closed,
                 round_record=record,
-                seats={seat.person: seat.balance for seat in live.engine.core.seats},
-                joined=[event.person for event in events if isinstance(event, Joined)],
+                # Most actions move no coins and seat nobody: the saved seats stand as they are.
+                seats=None if seats == live.saved_seats and not joined else seats,
+                joined=joined,
             )
             if not booked:
                 raise SavedBefore(f"table {live.table_id}: action {live.engine.version} was saved before")
@@ -189,13 +207,16 @@ class Tables:
             self._restore(live)
             raise
         live.saved = state
+        live.saved_seats = seats
         if live.engine.closed:
             self.by_chat.pop(live.chat_id, None)
         return events
 
     def _restore(self, live: LiveTable) -> None:
         live.engine = self.kind(live).load(live.saved["engine"])
+        live.saved_seats = None  # (after a failed save: not known what the database holds)
         live.view = view_from_plain(live.saved["view"])
+        self._list_seats(live)
 
     async def _reload(self, live: LiveTable) -> None:
         """The database is ahead of memory (a save went through but its answer was lost): memory

@@ -144,3 +144,23 @@ def test_without_a_token_it_exits_2_and_says_how_to_get_one(tmp_path):
     )
     assert result.returncode == 2
     assert "BotFather" in result.stderr and "TELEGRAM_BOT_TOKEN" in result.stderr and ".env" in result.stderr
+
+
+async def test_where_someone_sits_is_known_after_they_move_and_after_a_restart(world, database):
+    """A person sits at one table at a time: after leaving one they may sit at another, and a
+    restarted bot still knows where they sit."""
+    first = await start_bot(world, database)
+    d = first.driver
+    world.add_group(-200, "另一个群", [1, 2])
+    await d.send(1, GROUP, "/newgame muxi")
+    await d.send(2, -200, "/newgame muxi")
+    await d.press(1, GROUP, "离桌")  # free in the lobby: the table closes with nobody left
+    await d.press(1, -200, "加入")
+    assert first.paiju.tables.table_of(1) is first.paiju.tables.get(-200)
+    await stop_bot(first)
+    second = await start_bot(world, database)
+    await second.driver.send(3, GROUP, "/newgame muxi")
+    await second.driver.press(1, GROUP, "加入")
+    assert "你已在另一桌" in second.driver.popup(1)
+    assert second.paiju.tables.table_of(1) is second.paiju.tables.get(-200)
+    await stop_bot(second)
