@@ -235,7 +235,12 @@ async def run(port: int, database: str, language: str, seed: int | None = None) 
     """Serve the sandbox until interrupted or terminated (``DatabaseInUse`` if another one runs on
     ``database``, ``PortUnavailable`` if ``port`` is taken)."""
     stopped = asyncio.Event()
-    for ending in (signal.SIGTERM, signal.SIGHUP):  # stopped like Ctrl-C: the cleanup below runs
+    # Ctrl-C, SIGTERM and SIGHUP all stop it through the cleanup below. Ctrl-C is taken here too,
+    # not left to asyncio.run: a process started with SIGINT ignored (inherited from its parent)
+    # would never see it otherwise.
+    endings = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, endings)
+    for ending in endings:
         asyncio.get_running_loop().add_signal_handler(ending, stopped.set)
     hold_database(database).release()  # refused before taking the port; prepare() holds it
     world = make_world(language)

@@ -30,8 +30,18 @@ def leftovers(temp: Path) -> list[Path]:
     return list(temp.glob("paiju-sandbox-*"))
 
 
-@pytest.mark.parametrize("ending", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "terminate"])
-def test_a_fresh_sandbox_removes_its_folder_when_stopped(tmp_path, ending):
+def ignore_ctrl_c() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize(
+    ("ending", "before"),
+    [(signal.SIGINT, None), (signal.SIGTERM, None), (signal.SIGINT, ignore_ctrl_c)],
+    ids=["ctrl-c", "terminate", "ctrl-c-ignored-by-its-parent"],
+)
+def test_a_fresh_sandbox_removes_its_folder_when_stopped(tmp_path, ending, before):
+    """Stopped by Ctrl-C or SIGTERM, it cleans up and exits 0; also when started by a parent that
+    ignores Ctrl-C (a child inherits that: asyncio.run alone would then never see it)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "bot", "sandbox", "--port", str(free_port()), "--fresh"],
         cwd=tmp_path,
@@ -39,6 +49,7 @@ def test_a_fresh_sandbox_removes_its_folder_when_stopped(tmp_path, ending):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=before,
     )
     watchdog = threading.Timer(60, process.kill)  # a hung sandbox must not hang the suite
     watchdog.start()
