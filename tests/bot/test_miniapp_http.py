@@ -175,13 +175,18 @@ async def test_an_open_page_is_updated_within_200_ms_of_an_action(served):
     player.close()
 
 
-async def test_showhand_bets_with_their_amounts_from_the_mini_app(served):
-    bot, client = served
+async def showhand_for_two(bot):
+    """A showhand game of 1 and 2 under way, opened and started with the table's buttons."""
     await bot.driver.send(1, GROUP, "/newgame showhand")
     await bot.driver.press(2, GROUP, "加入")
     for person in (1, 2):
         await bot.driver.press(person, GROUP, "开始")
-    live = bot.paiju.tables.get(GROUP)
+    return bot.paiju.tables.get(GROUP)
+
+
+async def test_showhand_bets_with_their_amounts_from_the_mini_app(served):
+    bot, client = served
+    live = await showhand_for_two(bot)
     table = live.table_id
     for _ in range(3):
         turn = live.engine.turn
@@ -202,11 +207,7 @@ async def test_showhand_bets_with_their_amounts_from_the_mini_app(served):
 
 async def test_a_bet_of_an_amount_the_buttons_do_not_offer_from_the_slider(served):
     bot, client = served
-    await bot.driver.send(1, GROUP, "/newgame showhand")
-    await bot.driver.press(2, GROUP, "加入")
-    for person in (1, 2):
-        await bot.driver.press(person, GROUP, "开始")
-    live = bot.paiju.tables.get(GROUP)
+    live = await showhand_for_two(bot)
     table, turn = live.table_id, live.engine.turn
     view = await state(client, turn, table)
     chosen = view["amount"]["min"] + 6 * view["amount"]["step"]
