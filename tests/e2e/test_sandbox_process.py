@@ -62,6 +62,9 @@ def test_a_fresh_sandbox_removes_its_folder_when_stopped(tmp_path, ending, befor
         output, _ = process.communicate(timeout=30)
     finally:
         watchdog.cancel()
+        if process.poll() is None:  # failed: no sandbox is left running after the test
+            process.kill()
+            process.wait()
     assert process.returncode == 0, output
     assert "Traceback" not in output
     assert leftovers(tmp_path) == []
