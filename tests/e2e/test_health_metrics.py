@@ -118,7 +118,12 @@ async def test_metrics_parse_and_move_when_a_round_is_played(served):
     assert moved("paiju_updates_total", kind="message") >= 1
     assert moved("paiju_press_answer_seconds_count") >= len(PEOPLE) + 2
     assert moved("paiju_bot_api_requests_total", method="answerCallbackQuery", priority="direct") >= 1
-    assert moved("paiju_bot_api_requests_total", method="sendMessage", priority="act") >= len(PEOPLE)
+    # each player's prompt, at the prompts' priority: a new DM, or an edit of their DM (as timing has it)
+    prompts = [
+        moved("paiju_bot_api_requests_total", method=method, priority="act")
+        for method in ("sendMessage", "editMessageText")
+    ]
+    assert sum(prompts) >= len(PEOPLE), prompts
     assert moved("paiju_delivery_seconds_count", priority="act") >= len(PEOPLE)
     assert moved("paiju_rounds_finished_total", game="muxi") == 1
     assert moved("paiju_database_write_seconds_count") >= len(PEOPLE)
