@@ -220,16 +220,14 @@ def _amount_range(engine: showhand.ShowhandTable, viewer: int, language: str) ->
     """A bet or raise of any whole multiple of B between the least and the round's cap (RULES.md
     2.4: the buttons offer B, 2B and the cap), for a slider: None when the buttons already offer
     every amount. A total of M is left to the all-in button, which does the same."""
-    options = engine.legal_actions(viewer)
-    amounts = [o for o in options if o.move in (showhand.Move.BET, showhand.Move.RAISE)]
-    if not amounts or engine.cap is None:
+    amounts = engine.bet_amounts(viewer)
+    if amounts is None:
         return None
-    step, floor, top = engine.base, min(o.amount for o in amounts), engine.cap
-    if any(o.move is showhand.Move.ALL_IN and o.amount == top for o in options):
-        top -= step
-    if (top - floor) // step + 1 <= len(amounts):
+    (move, floor, top), step = amounts, engine.base
+    buttons = [o for o in engine.legal_actions(viewer) if o.move is move]
+    if (top - floor) // step + 1 <= len(buttons):
         return None
-    move, own = amounts[0].move, amounts[0].amount - amounts[0].pay
+    own = engine.player(viewer).total
     template = t(language, f"showhand.button.{move}", pay="{pay}", total="{total}")
     code = ACTION_CODES[move]
     return {"action": code, "min": floor, "max": top, "step": step, "own": own, "label": template}

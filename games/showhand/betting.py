@@ -150,6 +150,13 @@ class Spot:
     def all_in_open(self) -> bool:
         return self.card_no >= FIRST_CARD_FOR_ALL_IN and self.largest < self.stake
 
+    def amounts(self) -> tuple[Move, int, int] | None:
+        """A bet or raise of any step: its move, and the least and the most total it may reach, in
+        steps of B (RULES.md 2.4; a total of M is left to the all-in button); None when none may."""
+        move, above = (Move.BET, self.opening) if self.nobody_bet else (Move.RAISE, self.largest)
+        top = self.cap - self.base if self.all_in_open and self.cap == self.stake else self.cap
+        return (move, above + self.base, top) if above + self.base <= top else None
+
     def options(self) -> tuple[Option, ...]:
         """The buttons, in display order, each legal and none twice (RULES.md 2.4).
 

@@ -152,6 +152,12 @@ class ShowhandTable(Table):
             options += self.game.spot(self.game.require_player(person)).options()
         return (*options, Option(Move.LEAVE))
 
+    def bet_amounts(self, person: int) -> tuple[Move, int, int] | None:
+        """When it is ``person``'s turn to bet: a bet or raise of any step (``Spot.amounts``)."""
+        if self.state.phase is not Phase.BETTING or self.state.turn != person:
+            return None
+        return self.game.spot(self.game.require_player(person)).amounts()
+
     # -- applying actions -------------------------------------------------------------------------
     def _start(self, shuffle: Shuffle) -> list[Event]:
         return self.game.start(shuffle)

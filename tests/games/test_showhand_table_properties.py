@@ -266,3 +266,24 @@ def test_every_game_ends_when_nobody_answers(seed, wallets):
     assert table.phase is Phase.LOBBY and table.pot == 0
     table.apply(Timeout(table.timer))
     assert table.closed
+
+
+@FAST
+@given(spot=spots())
+def test_a_spots_amounts_are_every_bet_or_raise_it_accepts_below_the_all_in(spot):
+    """``Spot.amounts`` (the Mini App's slider) spans exactly the bets or raises the spot accepts,
+    in steps of B, a total of M left to the all-in button; its ends are buttons the spot offers."""
+    amounts = spot.amounts()
+    move = Move.BET if spot.nobody_bet else Move.RAISE
+    kind = Bet if move is Move.BET else Raise
+    accepted = [
+        total
+        for total in range(spot.own, spot.stake + 1, spot.base)
+        if spot.accepts(kind(1, total)) and not (spot.all_in_open and total == spot.stake)
+    ]
+    if amounts is None:
+        assert accepted == []
+        return
+    assert amounts[0] is move and accepted == list(range(amounts[1], amounts[2] + 1, spot.base))
+    offered = [option.amount for option in spot.options() if option.move is move]
+    assert amounts[1] == min(offered)
