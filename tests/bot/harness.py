@@ -13,7 +13,7 @@ from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
 from faketg.driver import Driver
 from faketg.request import FakeRequest
-from faketg.world import World
+from faketg.world import ApiError, World
 
 GROUP = -100_123
 PEOPLE = {1: "阿明", 2: "小红", 3: "阿强", 4: "老王", 5: "阿珍", 6: "路人"}
@@ -78,3 +78,19 @@ async def escape(driver: Driver, person: int, chat_id: int = GROUP) -> None:
     popup = driver.world.popups[person][-1]
     assert "再按一次确认" in popup.text and popup.show_alert, popup
     await driver.press(person, chat_id, "逃跑")
+
+
+def refuse_once_per_chat(monkeypatch, world, matches) -> set[int]:
+    """Telegram answers the first request in each chat that ``matches(method, params)`` with a 429
+    (retry after 1 s); the chats refused so far."""
+    real, refused = world.call, set()
+
+    def call(method, params):
+        chat = params.get("chat_id")
+        if matches(method, params) and chat not in refused:
+            refused.add(chat)
+            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+        return real(method, params)
+
+    monkeypatch.setattr(world, "call", call)
+    return refused

@@ -13,9 +13,8 @@ from bot.views.common import duration, signed
 from bot.views.muxi import hand_label
 from bot.views.rules import rules_text
 from faketg.driver import Driver
-from faketg.world import ApiError
 from tests.bot.decks import stack, stack_showhand
-from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
+from tests.bot.harness import ADMIN, GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.test_muxi_rounds import open_and_start
 from tests.bot.test_showhand_games import TWO, act
 from tests.bot.test_showhand_games import open_and_start as open_showhand
@@ -304,15 +303,11 @@ async def test_a_last_rounds_dm_still_gets_its_end_when_the_next_round_starts_fi
     await bot.driver.press(1, GROUP, "当庄")
     await bot.driver.press(2, GROUP, "不补")
     prompt = newest(bot, 1)
-    real, refused = world.call, []
-
-    def call(method, params):
-        if method.startswith("editMessage") and params.get("chat_id") == 1 and not refused:
-            refused.append(method)
-            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
-        return real(method, params)
-
-    monkeypatch.setattr(world, "call", call)
+    refused = refuse_once_per_chat(
+        monkeypatch,
+        world,
+        lambda method, params: method.startswith("editMessage") and params.get("chat_id") == 1,
+    )
 
     async def hurried():  # people press on without waiting for every send
         await asyncio.sleep(0.05)

@@ -13,9 +13,8 @@ from telegram import Update
 from bot.live import REMINDED
 from bot.outbox import PROMPT_WAIT, Job, Limits, Priority, Share
 from faketg.driver import Driver
-from faketg.world import ApiError
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP, start_bot, stop_bot
+from tests.bot.harness import GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.test_delivery import empty_the_table_budget
 from tests.bot.test_group_play import labels, newest, remind
 from tests.bot.test_muxi_rounds import open_and_start
@@ -175,15 +174,9 @@ async def test_a_prompt_wanted_with_room_but_sent_when_busy_is_an_edit(bot, worl
     """The banker's prompt is tried as a new DM while the budget has room, and refused with a 429;
     by the time their chat may be sent to again the budget is spent: it goes as an edit."""
     asked = await banker_asked_then_player_stood(bot)
-    real, refused = world.call, []
-
-    def call(method, params):
-        if method == "sendMessage" and params.get("chat_id") == 1 and not refused:
-            refused.append(method)
-            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
-        return real(method, params)
-
-    monkeypatch.setattr(world, "call", call)
+    refused = refuse_once_per_chat(
+        monkeypatch, world, lambda method, params: method == "sendMessage" and params.get("chat_id") == 1
+    )
     message_id, data = bot.driver.button_data(2, "不补")
     await handle(bot, world.press(2, 2, message_id, data))
     await until(lambda: refused)
@@ -205,15 +198,9 @@ async def test_a_new_dm_leaves_the_one_before_with_what_they_did_when_that_was_s
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await open_and_start(bot, [1, 2])
     asked = newest(bot, 1)
-    real, refused = world.call, []
-
-    def call(method, params):
-        if method == "editMessageText" and params.get("chat_id") == 1 and not refused:
-            refused.append(method)
-            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
-        return real(method, params)
-
-    monkeypatch.setattr(world, "call", call)
+    refused = refuse_once_per_chat(
+        monkeypatch, world, lambda method, params: method == "editMessageText" and params.get("chat_id") == 1
+    )
     await handle(bot, world.press(1, 1, *bot.driver.button_data(1, "当庄")))
     await until(lambda: refused and world.bot_messages(2) and labels(newest(bot, 2)) == ["补牌", "不补"])
     await handle(bot, world.press(2, 2, *bot.driver.button_data(2, "不补")))
@@ -365,16 +352,11 @@ async def test_a_last_rounds_end_still_queued_never_overwrites_the_new_round(bot
     """The last round's end in each DM is refused with a 429; the new round starts at once, with the
     budget spent, and goes on in the DM of the one it asks: that DM's end, still queued, is dropped
     rather than sent over the new round; the other DM still gets its end."""
-    real, refused = world.call, set()
-
-    def call(method, params):
-        chat = params.get("chat_id")
-        if method == "editMessageText" and "🏁" in params.get("text", "") and chat not in refused:
-            refused.add(chat)
-            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
-        return real(method, params)
-
-    monkeypatch.setattr(world, "call", call)
+    refused = refuse_once_per_chat(
+        monkeypatch,
+        world,
+        lambda method, params: method == "editMessageText" and "🏁" in params.get("text", ""),
+    )
 
     async def hurried():  # people press on without waiting for every send
         await asyncio.sleep(0.05)
