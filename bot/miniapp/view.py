@@ -18,7 +18,6 @@ from bot.views.muxi import hand_label, judged_label, shown_down
 from bot.views.showdown import hand_name
 from bot.views.showhand import ACTION_CODES, option_label
 from games import muxi, showhand
-from games.cards import Card
 from games.muxi.state import Hand
 from games.showhand.betting import LAST_CARD
 
@@ -300,7 +299,3 @@ def _result_line(live: LiveTable, line: ResultLine, language: str) -> JSON:
         "balance": line.balance,
         "hole": hole,  # the first card was the face-down one, shown
     }
-
-
-def card_label(card: Card) -> str:
-    return card.token
