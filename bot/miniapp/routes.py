@@ -37,6 +37,7 @@ from bot.miniapp.auth import InvalidInitData, WebAppUser, validate
 from bot.miniapp.hub import Hub, Subscriber, encode
 from bot.miniapp.view import table_view
 from bot.runtime import RUNTIME, Paiju
+from bot.settings import DEFAULT_LANGUAGE
 from games.errors import RuleError
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,13 @@ class MiniApp:
             for page in pages:
                 page.ready.set()
 
+    def _started(self) -> bool:
+        try:
+            self.application()
+        except web.HTTPException:  # the sandbox adds the routes before it builds the bot
+            return False
+        return True
+
     # -- who asks, and what they may see --------------------------------------------------------
     def paiju(self) -> Paiju:
         paiju: Paiju | None = self.application().bot_data.get(RUNTIME)
@@ -145,6 +153,12 @@ class MiniApp:
     async def page(self, _request: web.Request) -> web.Response:
         text = (STATIC / "index.html").read_text(encoding="utf-8")
         text = text.replace("<!--telegram-web-app-->", TELEGRAM_JS if self.telegram_js else "")
+        # What to say when opened without Telegram's initData: before any person is known, in the
+        # bot's language and English.
+        paiju: Paiju | None = self.application().bot_data.get(RUNTIME) if self._started() else None
+        language = paiju.settings.language if paiju is not None else DEFAULT_LANGUAGE
+        said = " · ".join(t(code, "miniapp.unauthorized") for code in dict.fromkeys([language, "en"]))
+        text = text.replace("<body>", f'<body data-unauthorized="{html.escape(said)}">')
         return web.Response(text=text, content_type="text/html", headers={"Cache-Control": "no-cache"})
 
     async def state(self, request: web.Request) -> web.Response:

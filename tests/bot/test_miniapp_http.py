@@ -58,7 +58,9 @@ async def post(client, person, table, action, round_no, arg=None, headers=None):
 async def test_the_page_is_served_and_the_table_has_the_button(served):
     bot, client = served
     response = await client.get("/miniapp/")
-    assert response.status == 200 and "app.js" in await response.text()
+    page = await response.text()
+    assert response.status == 200 and "app.js" in page
+    assert 'data-unauthorized="无法确认你是谁：请从群里牌桌消息的按钮打开 · Cannot tell who you are' in page
     await bot.driver.send(1, GROUP, "/newgame muxi")
     table = bot.paiju.tables.get(GROUP).table_id
     message = bot.driver.message_with(GROUP, label="🀄 打开牌桌")

@@ -265,7 +265,7 @@ document.addEventListener("visibilitychange", () => {
 
 if (!initData || !tableId) {
   $("banner").hidden = false;
-  $("banner").textContent = "无法确认你是谁：请从群里牌桌消息的按钮打开 · Open this from the table message's button";
+  $("banner").textContent = document.body.dataset.unauthorized || "";
   document.body.dataset.refused = "1";
 } else {
   connect();
