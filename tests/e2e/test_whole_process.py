@@ -27,14 +27,17 @@ def dm_buttons(stage, person):
 
 
 async def finish_muxi_round(stage, people):
-    """Everyone who must choose stands (or draws, when that is all they may do), by DM buttons."""
+    """Everyone who must choose stands (or draws, when that is all they may do), by DM buttons;
+    return how many were asked (a hand that stands by itself, a tiangong, is never asked)."""
+    asked = set()
     for _ in range(2 * len(people)):
         if "结算" in table_of(stage).text:
-            return
+            return len(asked)
         for person in people:
             buttons = dm_buttons(stage, person)
             if buttons:
                 await stage.driver.press(person, person, "不补" if "不补" in buttons else "补牌")
+                asked.add(person)
     raise AssertionError(f"the round did not end: {table_of(stage).text}")
 
 
