@@ -5,9 +5,10 @@ a series. Counted as it happens: the updates by kind; every answer of the Bot AP
 the outbox priority its request was sent at (``direct``: outside the outbox, such as the answers to
 presses, a handler's own calls, ``getUpdates``); the 429s by scope (the group, the private chat, or
 none); each press's time until its answer; each queued message's time from wanted to sent, by
-priority (``act``: the prompts someone must act on); each write batch of the database. Read when
-scraped (``refresh``): the open tables by game and phase, the coins they hold in escrow, the
-messages queued, and the rounds settled (from the database: the count goes on across restarts).
+priority (``act``: the prompts someone must act on); the new messages that went as edits, the
+budget being busy; each write batch of the database. Read when scraped (``refresh``): the open
+tables by game and phase, the coins they hold in escrow, the messages queued, the new-message
+budget, and the rounds settled (from the database: the count goes on across restarts).
 """
 
 from __future__ import annotations
@@ -66,6 +67,20 @@ class Metrics:
             ["scope"],
             registry=registry,
         )
+        self.as_edit = Counter(
+            "paiju_sent_as_edit",
+            "New messages sent as an edit of the last one (seen, not notified): the new-message budget"
+            " was busy; by message (dm: a prompt, table: a new round's table message)",
+            ["message"],
+            registry=registry,
+        )
+        for message in ("dm", "table"):  # (a series from the start: at 0 it says "never yet")
+            self.as_edit.labels(message)
+        self.new_budget = Gauge(
+            "paiju_new_messages_per_second",
+            "The bot's budget for new messages across chats (below 30: backed off after 429s about the bot)",
+            registry=registry,
+        )
         self.queued = Gauge("paiju_send_queue_depth", "Messages waiting to be sent", registry=registry)
         self.tables = Gauge(
             "paiju_open_tables", "Open tables, by game and phase", ["game", "phase"], registry=registry
@@ -109,8 +124,11 @@ class Metrics:
             self.rate_limited.labels(_scope(sent)).inc()
 
     def sent(self, job: Job, seconds: float) -> None:
-        """The outbox sent ``job``, ``seconds`` after it was first wanted (``Sender.on_sent``)."""
+        """The outbox sent ``job`` (as it went: a new message or not), ``seconds`` after it was first
+        wanted (``Sender.on_sent``)."""
         self.delivery.labels(job.priority.name.lower()).observe(seconds)
+        if job.may_edit and not job.new_message:
+            self.as_edit.labels("table" if job.chat_id < 0 else "dm").inc()
 
     def written(self, seconds: float, committed: bool) -> None:
         """A write batch ended (``Store.on_batch``)."""
@@ -140,7 +158,9 @@ class Metrics:
             self.tables.labels(live.game, str(live.engine.phase)).inc()
             escrow += live.engine.core.escrow_total
         self.escrow.set(escrow)
-        self.queued.set(sum(len(lane.jobs) for lane in paiju.presenter.sender.lanes.values()))
+        sender = paiju.presenter.sender
+        self.queued.set(sum(len(lane.jobs) for lane in sender.lanes.values()))
+        self.new_budget.set(sender.new.per_second)
         self._rounds_read, settled = await paiju.store.finished_rounds(self._rounds_read)
         for game, count in settled.items():
             self.rounds.labels(game).inc(count)

@@ -57,7 +57,7 @@ class Sender:
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
         self.received_429 = 0
-        self.on_sent: Callable[[Job, float], None] | None = None  # a job sent, seconds since wanted
+        self.on_sent: Callable[[Job, float], None] | None = None  # a job as sent, seconds since wanted
         # Requests in flight at once, all chats together: the connection pool keeps room for the
         # answers to presses, which never wait behind a send.
         self._in_flight = asyncio.Semaphore(SENDS_AT_ONCE)
@@ -123,7 +123,7 @@ class Sender:
                     finally:
                         SENDING.reset(sending)
                 if retry_after is None and self.on_sent is not None:
-                    self.on_sent(job, self.clock() - job.since)
+                    self.on_sent(sent, self.clock() - job.since)
             except Exception:
                 log.exception("sending to chat %s failed", lane.chat_id)
             finally:

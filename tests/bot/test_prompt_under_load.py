@@ -11,6 +11,7 @@ import time
 from telegram import Update
 
 from bot.live import REMINDED
+from bot.metrics import METRICS
 from bot.outbox import PROMPT_WAIT, Job, Limits, Priority, Share
 from faketg.driver import Driver
 from tests.bot.decks import stack
@@ -101,6 +102,12 @@ def refill_new_messages(bot):
     budget.tokens, budget.at = budget.burst, time.monotonic()
 
 
+def sent_as_edit(bot, message):
+    """How many new messages (``dm``: prompts, ``table``: new rounds' table messages) the metrics
+    counted as sent as an edit."""
+    return bot.application.bot_data[METRICS].as_edit.labels(message)._value.get()
+
+
 def dm_bookkeeping(bot, person):
     """The DM the table keeps for ``person``, and the prompt its saved state names (or None)."""
     live = bot.paiju.tables.get(GROUP)
@@ -136,6 +143,7 @@ async def test_with_the_budget_spent_a_new_turn_is_an_edit_of_their_dm(world, da
     timer = live.engine.core.timer
     assert dm_bookkeeping(bot, 1) == (asked.message_id, f"{timer}.0"), "it shows this turn's prompt"
     assert bot.paiju.presenter._once == {}, "nothing left behind: it is the same message"
+    assert sent_as_edit(bot, "dm") == 1 and sent_as_edit(bot, "table") == 0, "the metrics count it"
 
     await remind(bot)  # still busy: the reminder is an edit of it too
     reminded = world.messages[(1, asked.message_id)]
@@ -168,6 +176,7 @@ async def test_with_room_a_new_turn_is_a_new_dm_and_the_one_before_stays(bot, wo
     assert dm_bookkeeping(bot, 1) == (turn.message_id, f"{timer}.0")
     assert bot.paiju.presenter._once == {}
     assert live_buttons(world, 1) == [turn.message_id]
+    assert sent_as_edit(bot, "dm") == 0
 
 
 async def test_a_prompt_wanted_with_room_but_sent_when_busy_is_an_edit(bot, world, monkeypatch):
@@ -240,6 +249,7 @@ async def test_with_room_a_new_round_gets_a_new_table_message(bot, world):
     old = world.messages[(GROUP, first)]
     assert old.buttons == [] and "第 1 局 · 结算" in old.text and "第 2 局" in bot.driver.table(GROUP)
     assert ("t", live.table_id) not in bot.paiju.presenter._retired and bot.paiju.presenter._once == {}
+    assert sent_as_edit(bot, "table") == 0
 
 
 async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_message(bot, world):
@@ -256,6 +266,7 @@ async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_mess
     assert "第 2 局" in table.text and "当庄" in labels(table), "round 2, with its buttons"
     group = [r.method for r in world.requests[before:] if r.chat_id == GROUP]
     assert "sendMessage" not in group and "editMessageText" in group
+    assert sent_as_edit(bot, "table") == 1
     assert ("t", live.table_id) not in bot.paiju.presenter._retired and bot.paiju.presenter._once == {}
     banker = next(person for person in (1, 2) if "你要当庄吗" in newest(bot, person).text)
     assert banker in newest(bot, banker).notified, "a new round's DM did wait for its token"

@@ -130,4 +130,6 @@ async def test_metrics_parse_and_move_when_a_round_is_played(served):
     assert moved("paiju_database_write_seconds_count") >= len(PEOPLE)
     assert value(after, "paiju_bot_api_rate_limited_total", scope="group") == 0
     assert value(after, "paiju_escrow_coins") == 0
+    assert value(after, "paiju_new_messages_per_second") == 30, "Telegram's budget, not backed off"
+    assert "paiju_sent_as_edit_total" in {name for name, _ in after}
     assert "paiju_send_queue_depth" in {name for name, _ in after}
