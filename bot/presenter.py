@@ -195,6 +195,15 @@ class Presenter:
         if person in live.dm_ids and shown is not None and _buttons(shown) != NO_BUTTONS:
             self._want(live, person, None, None, f"{shown.split(':', 1)[0]}:{NO_BUTTONS}")
 
+    def prompt_waits(self, live: LiveTable) -> bool:
+        """A DM with the running turn's buttons still waits to be sent: its person cannot act yet."""
+        timer = live.engine.core.timer
+        for person in live.seated():
+            wanted = self._kept.get(("d", live.table_id, person))
+            if wanted is not None and wanted.timer == timer and wanted.markup is not None:
+                return True
+        return False
+
     def _leave_behind(self, person: int, message_id: int, shown: str | None, record: str | None) -> None:
         """A new prompt has taken the place of ``person``'s DM: the one before stays as the record
         of what they did (no request), gets that state if it was still to be sent, or is deleted

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 RUNTIME = "paiju"
 RETRY_TIMEOUT = 5.0  # seconds before a deadline whose action failed is tried again
 LATE_REMINDER = 1.0  # seconds past its moment a reminder may still go (a turn re-armed just then)
+PROMPT_AWAITED = 1.0  # seconds between looks at a turn's deadline held for its prompt still queued
 
 
 class Watchers:
@@ -72,6 +73,7 @@ class Paiju:
         limits = limits or Limits.of_settings(settings.table_requests_per_minute)
         self.presenter = Presenter(bot, store, limits, self)
         self._extended: dict[int, tuple[int, float]] = {}  # the time each table's turn got back: (timer, s)
+        self._held: dict[int, int] = {}  # tables whose deadline waits for its turn's prompt: table -> timer
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
         self._time_shown: tuple[float, str] = (float("nan"), "")
@@ -275,6 +277,7 @@ class Paiju:
         if extra <= 0 or live.view.deadline is None or live.engine.closed:
             return
         self._extended[live.table_id] = (timer, seconds)
+        self._held.pop(live.table_id, None)  # (a deadline held for its prompt: this is its time)
         live.view.deadline += extra
         self.arm(live)
         self.watchers.changed(live)  # the open Mini Apps count down to the new deadline
@@ -370,9 +373,14 @@ class Paiju:
             self.disarm(table_id)
 
     async def timeout(self, chat_id: int, table_id: int, timer: int) -> None:
+        """A deadline: the table's timer runs out, unless the turn's prompt has not even been sent
+        (the bot's queue is long): then it waits for it, up to one more turn's length, and the
+        prompt, once sent, gives the turn the time it lost (``delivered_late``)."""
         async with self.tables.lock(chat_id):
             live = self.tables.get(chat_id)
             if live is None or live.table_id != table_id:
+                return
+            if await self._held_for_prompt(live, timer):
                 return
             try:
                 events = await self.tables.apply(live, Timeout(timer))
@@ -388,6 +396,26 @@ class Paiju:
                 self.arm(live, delay=RETRY_TIMEOUT)
                 return
             await self.present(live, events)  # saved: the next deadline is armed while showing it
+
+    async def _held_for_prompt(self, live: LiveTable, timer: int) -> bool:
+        """The deadline of turn ``timer`` is held while its prompt waits to be sent (looked at again
+        every ``PROMPT_AWAITED`` s); once it has gone (and gave no time back itself: a reminded
+        prompt does not), the turn starts over from then, shown with its new deadline."""
+        deadline, core = live.view.deadline, live.engine.core
+        if deadline is None or core.timer != timer:
+            return False
+        waits = self.presenter.prompt_waits(live)
+        if waits and self.clock() <= deadline + core.turn_seconds:
+            self._held[live.table_id] = timer
+            self.arm(live, delay=PROMPT_AWAITED)
+            return True
+        if self._held.pop(live.table_id, None) != timer or waits:
+            return False
+        live.view.deadline = self.clock() + core.turn_seconds
+        self.arm(live)
+        self.watchers.changed(live)
+        await self.present(live, [])
+        return True
 
     async def restore(self) -> list[LiveTable]:
         """At start-up: load every open table and re-arm its timer."""

@@ -3,13 +3,16 @@ answered before anything is sent, a late prompt gives its turn the time back, th
 result rides on the answer, and a restarted bot sends nothing that has not changed."""
 
 import time
+from types import SimpleNamespace
 
+import pytest
 from telegram import Update
 
 from bot.outbox import Limits, Share
 from faketg.world import ApiError
 from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
+from tests.bot.test_group_play import labels, newest
 from tests.bot.test_muxi_rounds import open_and_start
 
 
@@ -106,3 +109,77 @@ async def test_a_handlers_own_call_refused_with_a_429_is_waited_out(bot, world, 
     await bot.driver.send(1, GROUP, "/newgame muxi")
     await bot.driver.send(ADMIN, GROUP, "/cancel")
     assert refused and bot.paiju.tables.get(GROUP) is None, "the lookup was tried again and the table ended"
+
+
+@pytest.fixture
+def refusing(monkeypatch, world):
+    """The chats Telegram answers every request to with a 429 (retry after 1 s)."""
+    real, chats = world.call, set()
+
+    def call(method, params):
+        if params.get("chat_id") in chats:
+            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+        return real(method, params)
+
+    monkeypatch.setattr(world, "call", call)
+    return chats
+
+
+@pytest.fixture
+async def paced_bot(world, database, refusing):
+    """A bot with Telegram's limits (a table's share of 60 a minute), stopped after the test
+    whatever happened (no chat refused any more by then)."""
+    running = await start_bot(world, database, limits=Limits.of_settings(60))
+    yield running
+    refusing.clear()
+    await stop_bot(running)
+
+
+async def a_draw_whose_prompt_to_2_waits(bot, world, refusing):
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    refusing.add(2)
+    await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
+    live = bot.paiju.tables.get(GROUP)
+    assert bot.paiju.presenter.prompt_waits(live)
+    return live
+
+
+async def test_a_deadline_waits_for_its_prompt_and_the_turn_starts_when_sent(paced_bot, world, refusing):
+    """The turn's prompt to 2 is still queued when its deadline comes (and when its reminder went,
+    so the prompt gives no time back itself): the deadline waits; once the prompt is sent, 2 has a
+    whole turn from then, and their DM says so."""
+    bot = paced_bot
+    live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
+    timer, turn = live.engine.core.timer, live.engine.core.turn_seconds
+    reminder = bot.paiju.reminders.pop(live.table_id)
+    reminder.schedule_removal()
+    await bot.paiju._remind(SimpleNamespace(job=reminder))
+    assert live.reminded
+
+    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    assert live.engine.core.timer == timer, "nobody timed out: 2 has not been asked yet"
+    assert live.table_id in bot.paiju.deadlines, "looked at again soon"
+    bot.paiju.disarm(live.table_id)  # (the test looks again itself)
+
+    refusing.clear()
+    await bot.paiju.presenter.sender.drain()  # the prompt reaches 2
+    prompt = newest(bot, 2)
+    assert labels(prompt) == ["补牌", "不补"] and not bot.paiju.presenter.prompt_waits(live)
+    shown = prompt.text
+    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    assert live.engine.core.timer == timer, "still 2's turn"
+    assert live.view.deadline == pytest.approx(bot.paiju.clock() + turn, abs=1.0), "a whole turn from now"
+    await bot.paiju.quiet()
+    assert world.messages[(2, prompt.message_id)].text != shown, "the DM shows the new deadline"
+    await bot.driver.press(2, 2, "不补")
+    assert "小红  ✋ 不补" in bot.driver.table(GROUP)
+
+
+async def test_a_deadline_waits_for_its_prompt_one_turn_at_most(paced_bot, world, refusing):
+    bot = paced_bot
+    live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
+    timer = live.engine.core.timer
+    live.view.deadline = bot.paiju.clock() - live.engine.core.turn_seconds - 0.1  # a turn past it
+    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    assert live.engine.core.timer != timer, "the table does not hang: the turn timed out"
