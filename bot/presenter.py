@@ -132,6 +132,12 @@ def _new_prompt(shown: str | None, wanted: str) -> bool:
     return bool(prompt) and (shown or "").split(":")[2:] != prompt
 
 
+def _turn(shown: str | None) -> str | None:
+    """The turn (its timer) whose prompt ``shown`` is, if it is one."""
+    prompt = (shown or "").split(":")[2:]
+    return prompt[0].split(".")[0] if prompt else None
+
+
 NO_BUTTONS = _hash(None)
 
 
@@ -196,11 +202,14 @@ class Presenter:
             self._want(live, person, None, None, f"{shown.split(':', 1)[0]}:{NO_BUTTONS}")
 
     def prompt_waits(self, live: LiveTable) -> bool:
-        """A DM with the running turn's buttons still waits to be sent: its person cannot act yet."""
+        """Someone's prompt for the running turn still waits to be sent and their DM shows none of
+        this turn (its reminder waiting does not count): they cannot act yet."""
         timer = live.engine.core.timer
         for person in live.seated():
             wanted = self._kept.get(("d", live.table_id, person))
-            if wanted is not None and wanted.timer == timer and wanted.markup is not None:
+            if wanted is None or wanted.timer != timer or wanted.markup is None:
+                continue
+            if _turn(live.shown.get(str(person))) != str(timer):
                 return True
         return False
 

@@ -183,3 +183,23 @@ async def test_a_deadline_waits_for_its_prompt_one_turn_at_most(paced_bot, world
     live.view.deadline = bot.paiju.clock() - live.engine.core.turn_seconds - 0.1  # a turn past it
     await bot.paiju.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer != timer, "the table does not hang: the turn timed out"
+
+
+async def test_a_reminder_still_queued_does_not_hold_the_deadline(paced_bot, world, refusing):
+    """2 has this turn's prompt; only its reminder waits (a new message, under load): 2 could act, so
+    the deadline is not held."""
+    bot = paced_bot
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    await bot.driver.press(1, GROUP, "当庄")
+    live = bot.paiju.tables.get(GROUP)
+    timer = live.engine.core.timer
+    assert labels(newest(bot, 2)) == ["补牌", "不补"]
+    refusing.add(2)
+    reminder = bot.paiju.reminders.pop(live.table_id)
+    reminder.schedule_removal()
+    await bot.paiju._remind(SimpleNamespace(job=reminder))
+    assert ("d", live.table_id, 2) in bot.paiju.presenter._kept, "the reminder waits"
+    assert not bot.paiju.presenter.prompt_waits(live)
+    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    assert live.engine.core.timer != timer, "2 timed out (stood)"
