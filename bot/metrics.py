@@ -160,7 +160,7 @@ class Metrics:
         self.escrow.set(escrow)
         sender = paiju.presenter.sender
         self.queued.set(sum(len(lane.jobs) for lane in sender.lanes.values()))
-        self.new_budget.set(sender.new.per_second)
+        self.new_budget.set(sender.new.rate(sender.clock()))
         self._rounds_read, settled = await paiju.store.finished_rounds(self._rounds_read)
         for game, count in settled.items():
             self.rounds.labels(game).inc(count)

@@ -218,6 +218,11 @@ class NewMessages:
     def per_second(self) -> float:
         return self.bucket.per_second
 
+    def rate(self, now: float) -> float:
+        """Its rate now (what a calm spell since the last 429 gave back counted)."""
+        self._recover(now)
+        return self.bucket.per_second
+
     def wait(self, now: float, ahead: int = 0) -> float:
         """Seconds until a token is there for the one after ``ahead`` waiting before it."""
         self._recover(now)

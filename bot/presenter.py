@@ -164,6 +164,7 @@ class Presenter:
         # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
         # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
         self._retired: dict[Hashable, tuple[int, str | None]] = {}
+        self._sending: dict[Hashable, Wanted] = {}  # kept messages whose request is in flight
 
     # -- what the bot wants shown -----------------------------------------------------------------
     def want_table(self, live: LiveTable, screen: Screen, *, anew: bool = False) -> None:
@@ -202,11 +203,12 @@ class Presenter:
             self._want(live, person, None, None, f"{shown.split(':', 1)[0]}:{NO_BUTTONS}")
 
     def prompt_waits(self, live: LiveTable) -> bool:
-        """Someone's prompt for the running turn still waits to be sent and their DM shows none of
-        this turn (its reminder waiting does not count): they cannot act yet."""
+        """Someone's prompt for the running turn still waits to be sent (or is being sent) and their
+        DM shows none of this turn (its reminder waiting does not count): they cannot act yet."""
         timer = live.engine.core.timer
         for person in live.seated():
-            wanted = self._kept.get(("d", live.table_id, person))
+            key = ("d", live.table_id, person)
+            wanted = self._kept.get(key) or self._sending.get(key)
             if wanted is None or wanted.timer != timer or wanted.markup is None:
                 continue
             if _turn(live.shown.get(str(person))) != str(timer):
@@ -362,7 +364,11 @@ class Presenter:
             else:
                 wanted = self._kept.pop(job.key, None)
                 if wanted is not None:
-                    await self._send_kept(job, wanted)
+                    self._sending[job.key] = wanted
+                    try:
+                        await self._send_kept(job, wanted)
+                    finally:
+                        del self._sending[job.key]
         except RetryAfter as error:
             self.sender.rate_limited(job.chat_id)
             return retry_seconds(error)
@@ -462,8 +468,11 @@ class Presenter:
                 self._bring(Once(wanted.chat_id, earlier, retired[1]))
         elif earlier is not None and person is not None:
             self._leave_behind(person, earlier, shown, wanted.record)
-        turn_prompt = wanted.timer and wanted.timer == live.engine.core.timer and not live.reminded
-        if job.priority <= Priority.PHASE and turn_prompt:  # (a reminder comes late by design)
+        # A turn's first prompt to reach them (a reminder to someone who had the prompt comes late
+        # by design), or the table's change of turn.
+        first = not live.reminded or (person is not None and _turn(shown) != str(wanted.timer))
+        turn_prompt = wanted.timer and wanted.timer == live.engine.core.timer and first
+        if job.priority <= Priority.PHASE and turn_prompt:
             late = self.clock() - job.since
             if late > LATE:
                 self.reactions.delivered_late(live, late)

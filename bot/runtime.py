@@ -272,12 +272,13 @@ class Paiju:
         """A turn's prompt reached people ``seconds`` after the turn began: the turn gets that time
         back (once per turn, the longest delay), so nobody times out because of a queue."""
         timer, seconds = live.engine.core.timer, min(seconds, live.engine.core.turn_seconds)
+        if self._held.get(live.table_id) == timer:  # its deadline came first: a whole turn follows
+            return
         given = self._extended.get(live.table_id, (0, 0.0))
         extra = seconds - given[1] if given[0] == timer else seconds
         if extra <= 0 or live.view.deadline is None or live.engine.closed:
             return
         self._extended[live.table_id] = (timer, seconds)
-        self._held.pop(live.table_id, None)  # (a deadline held for its prompt: this is its time)
         live.view.deadline += extra
         self.arm(live)
         self.watchers.changed(live)  # the open Mini Apps count down to the new deadline
@@ -398,9 +399,9 @@ class Paiju:
             await self.present(live, events)  # saved: the next deadline is armed while showing it
 
     async def _held_for_prompt(self, live: LiveTable, timer: int) -> bool:
-        """The deadline of turn ``timer`` is held while its prompt waits to be sent (looked at again
-        every ``PROMPT_AWAITED`` s); once it has gone (and gave no time back itself: a reminded
-        prompt does not), the turn starts over from then, shown with its new deadline."""
+        """The deadline of turn ``timer`` is held while someone's prompt waits to be sent (looked at
+        again every ``PROMPT_AWAITED`` s, one more turn at most); once it has gone, the turn starts
+        over from then, shown with its new deadline (``delivered_late`` leaves a held turn alone)."""
         deadline, core = live.view.deadline, live.engine.core
         if deadline is None or core.timer != timer:
             return False
@@ -412,9 +413,7 @@ class Paiju:
         if self._held.pop(live.table_id, None) != timer or waits:
             return False
         live.view.deadline = self.clock() + core.turn_seconds
-        self.arm(live)
-        self.watchers.changed(live)
-        await self.present(live, [])
+        await self.present(live, [])  # (armed, and the open Mini Apps told, while showing it)
         return True
 
     async def restore(self) -> list[LiveTable]:

@@ -2,6 +2,7 @@
 answered before anything is sent, a late prompt gives its turn the time back, the presser's own
 result rides on the answer, and a restarted bot sends nothing that has not changed."""
 
+import asyncio
 import time
 from types import SimpleNamespace
 
@@ -113,12 +114,12 @@ async def test_a_handlers_own_call_refused_with_a_429_is_waited_out(bot, world, 
 
 @pytest.fixture
 def refusing(monkeypatch, world):
-    """The chats Telegram answers every request to with a 429 (retry after 1 s)."""
+    """The chats Telegram answers every request to with a 429 (retry after 2 s)."""
     real, chats = world.call, set()
 
     def call(method, params):
         if params.get("chat_id") in chats:
-            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+            raise ApiError(429, "Too Many Requests: retry after 2", {"retry_after": 2})
         return real(method, params)
 
     monkeypatch.setattr(world, "call", call)
@@ -203,3 +204,62 @@ async def test_a_reminder_still_queued_does_not_hold_the_deadline(paced_bot, wor
     assert not bot.paiju.presenter.prompt_waits(live)
     await bot.paiju.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer != timer, "2 timed out (stood)"
+
+
+async def test_a_held_turn_whose_prompt_comes_late_gets_a_whole_turn_not_only_its_delay(
+    paced_bot, world, refusing
+):
+    """After a restart the prompt is queued anew (its delay counts from then) and the deadline has
+    passed: the time back alone would leave it in the past; a held turn starts over instead."""
+    bot = paced_bot
+    live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
+    timer, turn = live.engine.core.timer, live.engine.core.turn_seconds
+    live.view.deadline = bot.paiju.clock() - turn / 2
+    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    assert live.engine.core.timer == timer
+    bot.paiju.disarm(live.table_id)
+    refusing.clear()
+    await bot.paiju.presenter.sender.drain()  # 2 s late
+    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    assert live.engine.core.timer == timer, "2 has their turn"
+    assert live.view.deadline == pytest.approx(bot.paiju.clock() + turn, abs=1.0)
+
+
+async def test_a_first_prompt_sent_after_the_reminder_gives_its_delay_back(paced_bot, world, refusing):
+    """The prompt waited so long that the reminder came first (merged into it): when it reaches 2
+    the turn gets its delay back, as any late prompt's."""
+    bot = paced_bot
+    live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
+    deadline = live.view.deadline
+    reminder = bot.paiju.reminders.pop(live.table_id)
+    reminder.schedule_removal()
+    await bot.paiju._remind(SimpleNamespace(job=reminder))
+    refusing.clear()
+    await bot.paiju.presenter.sender.drain()  # 2 s late
+    assert "只剩" in newest(bot, 2).text and labels(newest(bot, 2)) == ["补牌", "不补"]
+    assert live.view.deadline - deadline > 1.5, "the turn got its delay back"
+
+
+async def test_a_prompt_being_sent_still_holds_the_deadline(paced_bot, world, monkeypatch):
+    bot = paced_bot
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    presenter, release = bot.paiju.presenter, asyncio.Event()
+    real = presenter._send
+
+    async def slow(wanted, message_id):
+        if wanted.person == 2:
+            await release.wait()
+        return await real(wanted, message_id)
+
+    monkeypatch.setattr(presenter, "_send", slow)
+    await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
+    live = bot.paiju.tables.get(GROUP)
+    for _ in range(500):  # until its request is on its way
+        if ("d", live.table_id, 2) not in presenter._kept:
+            break
+        await asyncio.sleep(0.01)
+    assert presenter.prompt_waits(live), "in flight: 2 has not got it yet"
+    release.set()
+    await presenter.sender.drain()
+    assert not presenter.prompt_waits(live)

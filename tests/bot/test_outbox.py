@@ -351,6 +351,7 @@ def test_new_messages_recover_one_a_second_per_10_calm_seconds():
     new = NewMessages(0.0, 30.0)
     new.throttled(100.0)
     assert new.per_second == 15
+    assert new.rate(109.9) == 15, "what the metrics read: the rate now"
     new.wait(109.9)
     assert new.per_second == 15
     new.wait(110.0)
