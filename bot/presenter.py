@@ -125,17 +125,22 @@ def _buttons(shown: str | None) -> str | None:
     return shown.split(":")[1] if shown else None
 
 
+def _prompt(shown: str | None) -> str | None:
+    """Which prompt a DM's digest (``<text>:<buttons>:<timer>.<reminded>``) shows, if it is one."""
+    parts = (shown or "").split(":")
+    return parts[2] if len(parts) > 2 else None
+
+
 def _new_prompt(shown: str | None, wanted: str) -> bool:
-    """Is ``wanted`` a prompt (``<text>:<buttons>:<timer>.<reminded>``) that ``shown`` is not: a new
-    turn, or its reminder?"""
-    prompt = wanted.split(":")[2:]
-    return bool(prompt) and (shown or "").split(":")[2:] != prompt
+    """Is ``wanted`` a prompt that ``shown`` is not: a new turn, or its reminder?"""
+    prompt = _prompt(wanted)
+    return prompt is not None and _prompt(shown) != prompt
 
 
 def _turn(shown: str | None) -> str | None:
     """The turn (its timer) whose prompt ``shown`` is, if it is one."""
-    prompt = (shown or "").split(":")[2:]
-    return prompt[0].split(".")[0] if prompt else None
+    prompt = _prompt(shown)
+    return None if prompt is None else prompt.split(".")[0]
 
 
 NO_BUTTONS = _hash(None)
