@@ -93,13 +93,6 @@ class MiniApp:
             for page in pages:
                 page.ready.set()
 
-    def _started(self) -> bool:
-        try:
-            self.application()
-        except web.HTTPException:  # the sandbox adds the routes before it builds the bot
-            return False
-        return True
-
     # -- who asks, and what they may see --------------------------------------------------------
     def paiju(self) -> Paiju:
         paiju: Paiju | None = self.application().bot_data.get(RUNTIME)
@@ -155,8 +148,10 @@ class MiniApp:
         text = text.replace("<!--telegram-web-app-->", TELEGRAM_JS if self.telegram_js else "")
         # What to say when opened without Telegram's initData: before any person is known, in the
         # bot's language and English.
-        paiju: Paiju | None = self.application().bot_data.get(RUNTIME) if self._started() else None
-        language = paiju.settings.language if paiju is not None else DEFAULT_LANGUAGE
+        try:
+            language = self.paiju().settings.language
+        except web.HTTPException:  # not started yet (the sandbox adds the routes before the bot)
+            language = DEFAULT_LANGUAGE
         said = " · ".join(t(code, "miniapp.unauthorized") for code in dict.fromkeys([language, "en"]))
         text = text.replace("<body>", f'<body data-unauthorized="{html.escape(said)}">')
         return web.Response(text=text, content_type="text/html", headers={"Cache-Control": "no-cache"})
