@@ -80,6 +80,11 @@ async def escape(driver: Driver, person: int, chat_id: int = GROUP) -> None:
     await driver.press(person, chat_id, "逃跑")
 
 
+def too_many(seconds: int = 1) -> ApiError:
+    """Telegram's 429, to retry after ``seconds``."""
+    return ApiError(429, f"Too Many Requests: retry after {seconds}", {"retry_after": seconds})
+
+
 def refuse_once_per_chat(monkeypatch, world, matches) -> set[int]:
     """Telegram answers the first request in each chat that ``matches(method, params)`` with a 429
     (retry after 1 s); the chats refused so far."""
@@ -89,7 +94,7 @@ def refuse_once_per_chat(monkeypatch, world, matches) -> set[int]:
         chat = params.get("chat_id")
         if matches(method, params) and chat not in refused:
             refused.add(chat)
-            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+            raise too_many()
         return real(method, params)
 
     monkeypatch.setattr(world, "call", call)

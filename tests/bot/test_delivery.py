@@ -10,9 +10,8 @@ import pytest
 from telegram import Update
 
 from bot.outbox import Limits, Share
-from faketg.world import ApiError
 from tests.bot.decks import stack
-from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
+from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot, too_many
 from tests.bot.test_group_play import labels, newest
 from tests.bot.test_muxi_rounds import open_and_start
 
@@ -103,7 +102,7 @@ async def test_a_handlers_own_call_refused_with_a_429_is_waited_out(bot, world, 
     def call(method, params):
         if method == "getChatMember" and not refused:
             refused.append(method)
-            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+            raise too_many()
         return real(method, params)
 
     monkeypatch.setattr(world, "call", call)
@@ -119,7 +118,7 @@ def refusing(monkeypatch, world):
 
     def call(method, params):
         if params.get("chat_id") in chats:
-            raise ApiError(429, "Too Many Requests: retry after 2", {"retry_after": 2})
+            raise too_many(2)
         return real(method, params)
 
     monkeypatch.setattr(world, "call", call)
