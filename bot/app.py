@@ -8,9 +8,10 @@ from random import Random
 
 from telegram import BotCommand, BotCommandScopeDefault, Update
 from telegram.constants import UpdateType
-from telegram.ext import Application, ApplicationBuilder, TypeHandler
+from telegram.ext import Application, ApplicationBuilder, ApplicationHandlerStop, TypeHandler
 from telegram.request import BaseRequest
 
+from bot.deliveries import Deliveries
 from bot.handlers import account, chat_settings, gate, records, table
 from bot.handlers.common import Context
 from bot.health import HEALTH, Health
@@ -43,6 +44,8 @@ MENU_LANGUAGES = {"": None, "zh": "zh-hans", "en": "en"}  # Telegram language co
 # The kinds of update the handlers take (Telegram sends no other: setWebhook's and getUpdates'
 # allowed_updates); edits and channel posts would only be stopped by the gate.
 HANDLED_UPDATES = (UpdateType.MESSAGE, UpdateType.CALLBACK_QUERY, UpdateType.MY_CHAT_MEMBER)
+DELIVERIES = "deliveries"  # the Deliveries in application.bot_data: which updates were taken
+ONCE = -3  # the handler group that drops an update delivered again (before anything counts it)
 OBSERVED = -2  # the handler group that counts each update and names it in the log (before the gate)
 
 
@@ -80,6 +83,7 @@ def build_application(
     application.bot_data["limits"] = None if rate_limit else Limits.unlimited()
     application.bot_data[METRICS] = metrics
     application.bot_data[HEALTH] = Health(metrics)
+    application.add_handler(TypeHandler(Update, _once), group=ONCE)
     application.add_handler(TypeHandler(Update, _observe), group=OBSERVED)
     application.add_handler(gate.HANDLER, group=gate.GROUP)  # edits and borrowed identities stop here
     for handler in (*account.HANDLERS, *records.HANDLERS, *chat_settings.HANDLERS, *table.HANDLERS):
@@ -108,6 +112,8 @@ async def prepare(application: Application) -> Paiju:
         jobs=application.job_queue,
     )
     application.bot_data[RUNTIME] = paiju
+    deliveries = application.bot_data[DELIVERIES] = Deliveries(store)
+    await deliveries.load()
     metrics: Metrics = application.bot_data[METRICS]
     store.on_batch, paiju.presenter.sender.on_sent = metrics.written, metrics.sent
     restored = await paiju.restore()
@@ -160,11 +166,23 @@ async def close(application: Application) -> None:
         if paiju is not None:
             await paiju.settle()
             await halt(application)  # done already when polling stopped; not when run in process
+            deliveries: Deliveries | None = application.bot_data.get(DELIVERIES)
+            if deliveries is not None:
+                await deliveries.flush()
             await paiju.store.close()
     finally:
         lock = application.bot_data.pop(DATABASE_LOCK, None)
         if lock is not None:
             lock.release()  # the store is closed: another bot may have the file now
+
+
+async def _once(update: Update, context: Context) -> None:
+    """Stop an update Telegram delivered again (see ``bot/deliveries.py``)."""
+    deliveries: Deliveries | None = context.application.bot_data.get(DELIVERIES)
+    if deliveries is not None and not await deliveries.first_time(update.update_id):
+        context.application.bot_data[METRICS].redelivered.inc()
+        log.info("update %d was delivered again: handled once already", update.update_id)
+        raise ApplicationHandlerStop
 
 
 async def _observe(update: Update, context: Context) -> None:

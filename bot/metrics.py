@@ -93,6 +93,9 @@ class Metrics:
             buckets=WRITES,
             registry=registry,
         )
+        self.redelivered = Counter(
+            "paiju_updates_redelivered", "Updates Telegram delivered again, dropped", registry=registry
+        )
         self.write_errors = Counter(
             "paiju_database_write_errors", "Write batches that failed", registry=registry
         )

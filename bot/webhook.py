@@ -20,6 +20,8 @@ from aiohttp import web
 from telegram import Bot, Update
 from telegram.ext import Application
 
+from bot.refusals import RefusalLog
+
 log = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
@@ -30,22 +32,30 @@ def new_secret() -> str:
 
 
 def add_route(app: web.Application, application: Application, path: str, secret: str) -> None:
-    """Take the updates Telegram posts to ``path``."""
+    """Take the updates Telegram posts to ``path``. Refusals are logged at a bounded rate: anyone
+    may post here, as often as they like."""
     expected = secret.encode()
+    refusals = RefusalLog(log)
 
     async def receive(request: web.Request) -> web.Response:
-        if not hmac.compare_digest(request.headers.get(SECRET_HEADER, "").encode(), expected):
-            log.warning("refused a post to the webhook without its secret token (from %s)", request.remote)
+        if not hmac.compare_digest(_header_bytes(request, SECRET_HEADER), expected):
+            refusals.refused("posts to the webhook without its secret token")
             return web.Response(status=403)
         try:
             update = Update.de_json(await request.json(), application.bot)
         except Exception:  # Telegram sends JSON updates: whatever else it is, it is not one
-            log.warning("refused a post to the webhook that is not an update")
+            refusals.refused("posts to the webhook that are not an update")
             return web.Response(status=400)
         await application.update_queue.put(update)
         return web.Response()
 
     app.router.add_post(path, receive)
+
+
+def _header_bytes(request: web.Request, name: str) -> bytes:
+    """A header's value as the bytes that came (aiohttp keeps bytes that are not UTF-8 as
+    surrogates: any value compares, none raises)."""
+    return request.headers.get(name, "").encode("utf-8", "surrogateescape")
 
 
 async def register(bot: Bot, url: str, secret: str, kinds: Sequence[str]) -> None:

@@ -193,7 +193,9 @@ class World:
         self.requests: list[Request] = []
         self.commands: dict[str, list[JSON]] = {}
         self.updates: list[JSON] = []
-        self._update_ids = itertools.count(1)
+        # Telegram's update ids go on growing: a new world (the sandbox started again on its database,
+        # a test's second emulator) must not reuse one a bot has already taken and remembers.
+        self._update_ids = itertools.count(time.time_ns() // 1000)
         self._message_ids: dict[int, itertools.count[int]] = {}
         self._query_ids = itertools.count(1)
         self.bot = {

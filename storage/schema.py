@@ -151,6 +151,16 @@ V6_CHOSEN_SECONDS: tuple[str, ...] = (
     "DROP TABLE temp.chats_v5",
 )
 
+# The updates taken from Telegram, so one delivered twice (a lost acknowledgement, a restart) is
+# handled once (``storage/updates.py``).
+V7_UPDATES_TAKEN: tuple[str, ...] = (
+    """CREATE TABLE updates_taken (
+        update_id INTEGER PRIMARY KEY,           -- Telegram's update_id
+        taken_at  TEXT    NOT NULL
+    )""",
+    "CREATE INDEX updates_taken_at ON updates_taken (taken_at)",
+)
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V1_BASE,
     V2_ALLOWED_GAMES,
@@ -158,6 +168,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     V4_SEATS,
     V5_SHOWN,
     V6_CHOSEN_SECONDS,
+    V7_UPDATES_TAKEN,
 )
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 

@@ -32,7 +32,7 @@ from zoneinfo import ZoneInfo
 import aiosqlite
 
 from games.events import Paid
-from storage import monitoring, people, queries, tables, wallet
+from storage import monitoring, people, queries, tables, updates, wallet
 from storage.backup import backup_before_migrating
 from storage.check import CheckReport, check_database
 from storage.errors import StorageError, UnknownPerson
@@ -351,6 +351,22 @@ class Store:
     async def probe_write(self) -> None:
         """A write that changes nothing, committed like any other (raises where any write would)."""
         await self._write(monitoring.touch)
+
+    # -- updates taken from Telegram ----------------------------------------------------------
+
+    async def remember_updates(self, update_ids: Collection[int]) -> None:
+        """These updates were taken from Telegram (see ``storage/updates.py``)."""
+        await self._write(updates.remember, update_ids, self._now_text())
+
+    async def forget_old_updates(self) -> int:
+        """Forget the updates taken longer ago than Telegram may send one again; how many."""
+        return await self._write(updates.forget_before, to_db(self._now() - updates.KEEP))
+
+    async def update_taken(self, update_id: int) -> bool:
+        return await self._read(updates.taken, update_id)
+
+    async def newest_update(self) -> int | None:
+        return await self._read(updates.newest)
 
     async def finished_rounds(self, after: int = 0) -> tuple[int, dict[str, int]]:
         """Rounds settled since round id ``after``, per game, and the last id read (for metrics)."""

@@ -56,7 +56,7 @@ def dump(path: Path, table: str) -> list[tuple]:
 
 async def test_a_new_database_is_at_the_latest_version_with_wal_and_foreign_keys(db_path):
     async with await open_store(db_path) as store:
-        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 6
+        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 7
         assert await on_thread(store._writer, pragma, "journal_mode") == "wal"
         assert await on_thread(store._writer, pragma, "synchronous") == 2  # FULL
         for db in (store._writer, store._reader):
@@ -144,7 +144,7 @@ async def test_v6_leaves_the_seconds_no_chat_chose_to_the_operator(db_path):
     before = dump(db_path, "chats")
 
     async with await open_store(db_path) as store:
-        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 6
+        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 7
         assert await on_thread(store._writer, pragma, "foreign_keys") == 1
         assert (
             await on_thread(store._writer, lambda db: db.execute("PRAGMA foreign_key_check").fetchall()) == []

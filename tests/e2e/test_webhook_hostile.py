@@ -1,0 +1,71 @@
+"""The webhook under hostile posts, the whole process (issue 24, finding 5): a secret header that
+is not UTF-8 is refused (403), never a 500 with a traceback; a flood of posts without the secret,
+or with bodies that are not updates, logs a line per cause per minute, not a line per post."""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
+
+import aiohttp
+import pytest
+
+from faketg.webhook import SECRET_HEADER
+from tests.bot.harness import GROUP, make_world
+from tests.e2e.process import WEBHOOK_PATH, make_stage
+
+FLOOD = 1000
+
+
+@pytest.fixture
+async def by_webhook(tmp_path):
+    staged = await make_stage(make_world(), tmp_path)
+    staged.bot.webhook = True
+    await staged.bot.start()
+    yield staged
+    await staged.bot.stop()
+    await staged.emulator.stop()
+
+
+async def raw_post(url: str, header: bytes) -> bytes:
+    """A post whose secret header carries ``header`` as raw bytes (no client library would send them)."""
+    parts = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    body = b'{"update_id": 1}'
+    writer.write(
+        b"POST " + parts.path.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        + SECRET_HEADER.encode() + b": " + header + b"\r\nContent-Type: application/json\r\n"
+        + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer.split(b"\r\n", 1)[0]
+
+
+async def test_bytes_that_are_not_text_in_the_secret_are_refused_not_a_crash(by_webhook):
+    url = by_webhook.bot.http_url + WEBHOOK_PATH
+    for header in (b"\xff\xfe\xfd", "秘密".encode() + b"\xe4", b"a" * 300):
+        assert await raw_post(url, header) == b"HTTP/1.1 403 Forbidden"
+    log = by_webhook.bot.log.read_text()
+    assert "Traceback" not in log and "Error handling request" not in log
+
+
+async def test_a_flood_of_refused_posts_logs_a_few_lines(by_webhook):
+    stage = by_webhook
+    url = stage.bot.http_url + WEBHOOK_PATH
+    registered = next(r.params for r in reversed(stage.world.requests) if r.method == "setWebhook")
+    secret = registered["secret_token"]
+    before = len(stage.bot.log.read_text().splitlines())
+    statuses: dict[int, int] = {}
+    async with aiohttp.ClientSession() as http:
+        for index in range(FLOOD):
+            headers = {SECRET_HEADER: "wrong"} if index % 2 else {SECRET_HEADER: secret}
+            async with http.post(url, data=b"not json", headers=headers) as answer:
+                statuses[answer.status] = statuses.get(answer.status, 0) + 1
+    assert statuses == {403: FLOOD // 2, 400: FLOOD // 2}
+    await stage.driver.send(1, GROUP, "/newgame muxi")  # the bot still plays
+    assert any("木虱" in m.text for m in stage.world.bot_messages(GROUP))
+    lines = stage.bot.log.read_text().splitlines()[before:]
+    refused = [line for line in lines if "refused" in line]
+    assert 1 <= len(refused) <= 4, refused

@@ -1,0 +1,60 @@
+"""Which updates were taken (``storage/updates.py``) and ``bot.deliveries.Deliveries`` on a real
+store: each update handled once, across a restart and past what memory keeps; forgotten once
+Telegram can no longer send it again."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.deliveries import Deliveries
+from storage import open_store
+
+
+async def test_an_update_is_taken_once_and_still_known_after_a_restart(db_path, clock):
+    store = await open_store(db_path, now=clock)
+    deliveries = Deliveries(store)
+    await deliveries.load()
+    assert [await deliveries.first_time(i) for i in (5, 6, 5, 7, 6)] == [True, True, False, True, False]
+    await deliveries.flush()
+    await store.close()
+
+    store = await open_store(db_path, now=clock)
+    try:
+        again = Deliveries(store)
+        await again.load()
+        assert again.floor == 7
+        assert [await again.first_time(i) for i in (6, 8, 5, 8, 4)] == [False, True, False, False, True]
+    finally:
+        await store.close()
+
+
+async def test_an_id_memory_let_go_is_looked_up_in_the_database(store):
+    deliveries = Deliveries(store, memory=3)
+    await deliveries.load()
+    for update_id in range(1, 10):
+        assert await deliveries.first_time(update_id)
+    await deliveries.flush()
+    assert 1 not in deliveries.recent and deliveries.floor == 6
+    assert not await deliveries.first_time(1)
+    assert await deliveries.first_time(10)
+
+
+async def test_two_deliveries_of_one_update_at_once_pass_once(store):
+    deliveries = Deliveries(store)
+    await deliveries.load()
+    await deliveries.first_time(50)
+    await deliveries.flush()
+    restarted = Deliveries(store)
+    await restarted.load()  # 41 is below the floor: its check waits for the database
+    passed = await asyncio.gather(*(restarted.first_time(41) for _ in range(5)))
+    assert sorted(passed) == [False, False, False, False, True]
+
+
+async def test_updates_older_than_telegram_keeps_them_are_forgotten(store, clock):
+    deliveries = Deliveries(store)
+    await deliveries.load()
+    await deliveries.first_time(1)
+    await deliveries.flush()
+    clock.advance(hours=49)
+    assert await store.forget_old_updates() == 1
+    assert not await store.update_taken(1)
