@@ -20,10 +20,10 @@ from typing import Any
 from telegram.ext import Application, CallbackContext
 
 from bot import webhook
-from bot.app import HANDLED_UPDATES
+from bot.app import HANDLED_UPDATES, stop_menu
 from bot.health import HEALTH, Health
 from bot.settings import Settings
-from bot.web import WebServer, build_web_app
+from bot.web import WebServer, build_ops_app, build_web_app
 from storage import BackupFailed, backup_if_due, prune
 
 log = logging.getLogger(__name__)
@@ -39,21 +39,26 @@ async def serve(application: Application, settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stopping.set)
-    server: WebServer | None = None
+    servers: list[WebServer] = []
     try:
         await application.initialize()
         if application.post_init is not None:
             await application.post_init(application)
         if settings.serves_http:
-            server = WebServer(build_web_app(application, settings))
-            await server.start(settings.http_host, settings.port)
+            servers.append(WebServer(build_web_app(application, settings)))
+            await servers[-1].start(settings.http_host, settings.port)
             log.info("serving HTTP on %s:%d", settings.http_host, settings.port)
+        if settings.metrics_listen is not None:
+            host, port = settings.metrics_listen
+            servers.append(WebServer(build_ops_app(application, settings)))
+            await servers[-1].start(host, port)
+            log.info("serving /healthz and /metrics on %s:%d", host, port)
         await _take_updates(application, settings)
         await application.start()
         _schedule(application, settings)
         await stopping.wait()
     finally:
-        await _stop(application, server)
+        await _stop(application, servers)
 
 
 async def _take_updates(application: Application, settings: Settings) -> None:
@@ -72,20 +77,21 @@ async def _take_updates(application: Application, settings: Settings) -> None:
     )
 
 
-async def _stop(application: Application, server: WebServer | None) -> None:
+async def _stop(application: Application, servers: list[WebServer]) -> None:
     try:
         if application.updater is not None and application.updater.running:
             await application.updater.stop()
-        if server is not None:
+        for server in servers:
             await server.stop()
         if application.running:
             await application.stop()
             if application.post_stop is not None:
                 await application.post_stop(application)
     finally:
+        await stop_menu(application)  # (post_stop's, unless start-up failed) before its session closes
         await application.shutdown()
         if application.post_shutdown is not None:
-            await application.post_shutdown(application)
+            await application.post_shutdown(application)  # closes the sessions PTB's shutdown left
 
 
 def _schedule(application: Application, settings: Settings) -> None:

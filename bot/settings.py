@@ -38,6 +38,7 @@ class Settings:
     http_host: str = "127.0.0.1"
     http_port: int | None = None  # None: DEFAULT_HTTP_PORT when the server is needed, else no server
     metrics: str = "off"
+    metrics_listen: tuple[str, int] | None = None  # /healthz and /metrics on a server of their own
     log_format: str = "text"
     backup_dir: str | None = None  # the daily automatic backup's folder (None: no automatic backup)
     backup_keep_days: int = 7
@@ -46,10 +47,11 @@ class Settings:
 
     @property
     def serves_http(self) -> bool:
-        """Does the bot run its HTTP server (the webhook, /healthz, /metrics, the Mini App)?"""
+        """Does the bot run its HTTP server (the webhook, the Mini App; /healthz and /metrics unless
+        they have a server of their own)?"""
         return (
             self.webhook_url is not None
-            or self.metrics != "off"
+            or (self.metrics != "off" and self.metrics_listen is None)
             or self.http_port is not None
             or self.webapp_url is not None
         )
@@ -94,6 +96,7 @@ class Settings:
             http_host=get("PAIJU_HTTP_HOST", "127.0.0.1"),
             http_port=_integer("PAIJU_HTTP_PORT", port, 1, 65_535) if port else None,
             metrics=_choice("PAIJU_METRICS", get("PAIJU_METRICS", "off"), METRICS),
+            metrics_listen=_address("PAIJU_METRICS_LISTEN", get("PAIJU_METRICS_LISTEN", "")),
             log_format=_choice("PAIJU_LOG_FORMAT", get("PAIJU_LOG_FORMAT", "text"), LOG_FORMATS),
             backup_dir=get("PAIJU_BACKUP_DIR", "") or None,
             backup_keep_days=_integer("PAIJU_BACKUP_KEEP_DAYS", get("PAIJU_BACKUP_KEEP_DAYS", "7"), 1, 3650),
@@ -120,6 +123,17 @@ def _choice(name: str, text: str, choices: tuple[str, ...]) -> str:
     if text.lower() not in choices:
         raise SettingsError(f"{name} must be one of {', '.join(choices)}, not {text!r}")
     return text.lower()
+
+
+def _address(name: str, text: str) -> tuple[str, int] | None:
+    """``host:port``, ``[v6]:port`` or a port alone (on 127.0.0.1)."""
+    if not text:
+        return None
+    host, colon, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]") if colon else ""
+    if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65_535:
+        raise SettingsError(f"{name} must be HOST:PORT or a port (1-65535), not {text!r}")
+    return host or "127.0.0.1", int(port)
 
 
 def _webhook_url(text: str) -> str | None:

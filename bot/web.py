@@ -1,9 +1,11 @@
-"""The bot's one HTTP server (aiohttp): the webhook, ``GET /healthz``, ``GET /metrics``, the Mini App.
+"""The bot's HTTP servers (aiohttp): the webhook and the Mini App; ``GET /healthz`` and ``GET /metrics``.
 
 ``build_web_app`` returns the ``web.Application`` with these routes; whatever else the bot serves
 is added to it before ``WebServer.start``. It listens on ``PAIJU_HTTP_HOST`` (localhost unless told
-otherwise); ``/metrics`` (``PAIJU_METRICS``) is off by default, and with ``local`` answers only
-requests made from this machine.
+otherwise). ``/healthz`` and ``/metrics`` (``PAIJU_METRICS``, off by default; ``local`` answers only
+requests made from this machine and not passed on by a proxy) are on it too, unless
+``PAIJU_METRICS_LISTEN`` gives them a server of their own (``build_ops_app``): then a reverse proxy
+that forwards everything to the public server can never reach them.
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ APPLICATION = web.AppKey("application", Application)
 SETTINGS = web.AppKey("settings", Settings)
 
 
+# Headers a reverse proxy adds: a request that has one came from elsewhere, whatever its address.
+FORWARDED = ("Forwarded", "X-Forwarded-For", "X-Real-IP")
+
+
 def build_web_app(application: Application, settings: Settings) -> web.Application:
     app = web.Application()
     app[APPLICATION], app[SETTINGS] = application, settings
-    app.router.add_get("/healthz", healthz)
-    if settings.metrics != "off":
-        app.router.add_get("/metrics", metrics)
+    if settings.metrics_listen is None:
+        _add_ops_routes(app, settings)
     if settings.webhook_url is not None:
         assert settings.webhook_secret, "the secret is chosen before the server is built"
         webhook.add_route(app, application, settings.webhook_path, settings.webhook_secret)
@@ -42,6 +47,20 @@ def build_web_app(application: Application, settings: Settings) -> web.Applicati
         MiniApp(lambda: application, settings.token, prefix).add_routes(app)
         MINI_APP.set(application.bot.username, settings.webapp_name)
     return app
+
+
+def build_ops_app(application: Application, settings: Settings) -> web.Application:
+    """``/healthz`` and ``/metrics`` alone, for ``PAIJU_METRICS_LISTEN``."""
+    app = web.Application()
+    app[APPLICATION], app[SETTINGS] = application, settings
+    _add_ops_routes(app, settings)
+    return app
+
+
+def _add_ops_routes(app: web.Application, settings: Settings) -> None:
+    app.router.add_get("/healthz", healthz)
+    if settings.metrics != "off":
+        app.router.add_get("/metrics", metrics)
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -65,6 +84,8 @@ async def metrics(request: web.Request) -> web.Response:
 
 
 def _from_this_machine(request: web.Request) -> bool:
+    if any(name in request.headers for name in FORWARDED):
+        return False
     try:
         return request.remote is not None and ipaddress.ip_address(request.remote).is_loopback
     except ValueError:  # a Unix socket: only this machine reaches it

@@ -51,3 +51,19 @@ def test_a_bad_setting_is_named(tmp_path, name, value, says):
     with pytest.raises(SettingsError, match=name) as caught:
         Settings.from_env({name: value}, tmp_path / "none")
     assert says in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "address"),
+    [("", None), ("9100", ("127.0.0.1", 9100)), ("0.0.0.0:9100", ("0.0.0.0", 9100)), ("[::1]:9", ("::1", 9))],
+)
+def test_the_metrics_listen_address(tmp_path, value, address):
+    settings = Settings.from_env({"PAIJU_METRICS_LISTEN": value, "PAIJU_METRICS": "local"}, tmp_path / "none")
+    assert settings.metrics_listen == address
+    assert settings.serves_http is (address is None), "metrics on their own server need no public one"
+
+
+@pytest.mark.parametrize("value", ["host:", "host:99999", ":port", "9100x", "１２"])
+def test_a_bad_metrics_listen_address_is_named(tmp_path, value):
+    with pytest.raises(SettingsError, match="PAIJU_METRICS_LISTEN"):
+        Settings.from_env({"PAIJU_METRICS_LISTEN": value}, tmp_path / "none")
