@@ -37,12 +37,20 @@ WEBHOOK_METHODS = frozenset({"setWebhook", "deleteWebhook", "getWebhookInfo"})
 LONG_POLL_LIMIT = 30.0
 
 
+# The faults ``Faults.always`` may give a method at every call, besides the shared ones:
+# ``internal_error``, 500 Internal Server Error; ``at_once``, a getUpdates answered without waiting
+# (a proxy or a local Bot API server that does not long-poll: nothing new is an empty list at once).
+ALWAYS = frozenset({"rate_limited", "server_error", "internal_error", "slow", "dropped", "at_once"})
+
+
 @dataclass
 class Faults:
-    """Shares (0 to 1) of Bot API requests answered badly, each switchable on its own."""
+    """Shares (0 to 1) of Bot API requests answered badly, each switchable on its own; and
+    ``always``: methods that get one fault at every call (``ALWAYS``), spared or not, until
+    switched off (a Telegram down for a while: ``{"setMyCommands": "internal_error"}``)."""
 
     rate_limited: float = 0.0  # 429 Too Many Requests with retry_after
-    server_error: float = 0.0  # 500 / 502
+    server_error: float = 0.0  # 502 Bad Gateway
     slow: float = 0.0  # answered after ``slow_seconds``
     dropped: float = 0.0  # the connection is closed with no answer
     retry_after: int = 1
@@ -50,12 +58,20 @@ class Faults:
     spare: frozenset[str] = frozenset({"getUpdates", "getMe", "setMyCommands", *WEBHOOK_METHODS})
     seed: int = 0
     injected: dict[str, int] = field(default_factory=dict)
+    always: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._random = random.Random(self.seed)
+        unknown = set(self.always.values()) - ALWAYS
+        if unknown:
+            raise ValueError(f"no such fault: {sorted(unknown)}")
 
     def draw(self, method: str) -> str | None:
         """The fault this request gets, if any (counted in ``injected``)."""
+        if method in self.always:
+            kind = self.always[method]
+            self.injected[kind] = self.injected.get(kind, 0) + 1
+            return kind
         if method in self.spare:
             return None
         roll = self._random.random()
@@ -153,7 +169,7 @@ class Emulator:
             return _error(ApiError(401, "Unauthorized"))
         params = await _params(request)
         fault = self.faults.draw(method)
-        if fault is not None:
+        if fault is not None and fault != "at_once":
             self.world.record(method, params, error=fault)
         if fault == "dropped":
             if request.transport is not None:
@@ -171,10 +187,12 @@ class Emulator:
             )
         if fault == "server_error":
             return _error(ApiError(502, "Bad Gateway"))
+        if fault == "internal_error":
+            return _error(ApiError(500, "Internal Server Error"))
         try:
             if method == "getUpdates":
                 self.webhook.refuse_polling()
-                return await self._get_updates(params)
+                return await self._get_updates(params, long_poll=fault != "at_once")
             if method in WEBHOOK_METHODS:
                 result = self.webhook.call(method, params)
                 await self.notify()  # a webhook set: what is pending goes to it now
@@ -184,10 +202,11 @@ class Emulator:
             return _error(error)
         return web.json_response({"ok": True, "result": result})
 
-    async def _get_updates(self, params: JSON) -> web.Response:
+    async def _get_updates(self, params: JSON, long_poll: bool = True) -> web.Response:
+        """With ``long_poll``, held until an update is pending or the timeout asked for is over."""
         offset = int(params.get("offset") or 0)
         self.taken_offset, self.polls = max(self.taken_offset, offset), self.polls + 1
-        wait = min(float(params.get("timeout") or 0), LONG_POLL_LIMIT)
+        wait = min(float(params.get("timeout") or 0), LONG_POLL_LIMIT) if long_poll else 0.0
         async with self._updates:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._updates.wait_for(lambda: self._waiting(offset)), wait)
