@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 from random import Random
 
 from telegram import BotCommand, BotCommandScopeDefault, Update
 from telegram.constants import UpdateType
+from telegram.error import BadRequest, NetworkError, RetryAfter
 from telegram.ext import Application, ApplicationBuilder, ApplicationHandlerStop, TypeHandler
 from telegram.request import BaseRequest
 
 from bot.deliveries import Deliveries
 from bot.handlers import account, chat_settings, gate, records, table
-from bot.handlers.common import Context
+from bot.handlers.common import Context, RightsUnknown, rights_unknown
 from bot.health import HEALTH, Health
 from bot.i18n import t
 from bot.logs import log_context
 from bot.metrics import METRICS, Metrics
 from bot.outbox import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
-from bot.request import AiohttpRequest, RetryingRequest, env_proxy
+from bot.presenter import retry_seconds
+from bot.request import PollingRequest, RetryingRequest, env_proxy
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
 from storage import hold_database, open_store
@@ -27,6 +30,9 @@ from storage import hold_database, open_store
 log = logging.getLogger(__name__)
 GC_SETTINGS = "gc_threshold"  # the collector's settings before start-up tuned them
 DATABASE_LOCK = "database_lock"  # this process's hold on the database file, released by close()
+SESSIONS = "sessions"  # the request objects build_application made, closed by close() whatever happened
+MENU = "menu"  # the task setting the command menu in the background (see set_menu)
+MENU_PAUSES = (2.0, 5.0, 15.0, 60.0, 300.0)  # seconds between tries of the menu; the last repeats
 COMMANDS = (
     "newgame",
     "join",
@@ -59,6 +65,7 @@ def build_application(
     """The bot's Application; call :func:`prepare` (its ``post_init``) before use. By webhook
     (``settings.webhook_url``) it has no Updater: the HTTP server (``bot.web``) queues the updates."""
     metrics = Metrics()
+    sessions: list[BaseRequest] = []
     builder = ApplicationBuilder().token(settings.token).concurrent_updates(True)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
@@ -66,12 +73,15 @@ def build_application(
         proxy = env_proxy(settings.base_url or "https://api.telegram.org")
         pool = SENDS_AT_ONCE + ANSWER_CONNECTIONS  # sends never take the answers' connections
         observe = metrics.answered
-        builder = builder.request(RetryingRequest(connection_pool_size=pool, proxy=proxy, observe=observe))
+        sending = RetryingRequest(connection_pool_size=pool, proxy=proxy, observe=observe)
+        builder = builder.request(sending)
+        sessions.append(sending)
         if settings.webhook_url is None:
             # getUpdates: one connection, no retries of its own (the polling loop retries); PTB adds
             # the long poll's timeout to this read timeout, so the poll is never cut short.
-            polling = AiohttpRequest(connection_pool_size=1, proxy=proxy, observe=observe)
+            polling = PollingRequest(connection_pool_size=1, proxy=proxy, observe=observe)
             builder = builder.get_updates_request(polling)
+            sessions.append(polling)
     if settings.webhook_url is not None:
         builder = builder.updater(None)
     if settings.base_url:
@@ -83,18 +93,19 @@ def build_application(
     application.bot_data["limits"] = None if rate_limit else Limits.unlimited()
     application.bot_data[METRICS] = metrics
     application.bot_data[HEALTH] = Health(metrics)
+    application.bot_data[SESSIONS] = sessions
     application.add_handler(TypeHandler(Update, _once), group=ONCE)
     application.add_handler(TypeHandler(Update, _observe), group=OBSERVED)
     application.add_handler(gate.HANDLER, group=gate.GROUP)  # edits and borrowed identities stop here
     for handler in (*account.HANDLERS, *records.HANDLERS, *chat_settings.HANDLERS, *table.HANDLERS):
         application.add_handler(handler)
-    application.add_error_handler(_log_error)
+    application.add_error_handler(_on_error)
     return application
 
 
 async def prepare(application: Application) -> Paiju:
     """Take the database (``DatabaseInUse`` if another bot runs on it), open it, reload every open
-    table with its timer, register the command menu."""
+    table with its timer; the command menu is set in the background (:func:`set_menu`)."""
     settings: Settings = application.bot_data["settings"]
     application.bot_data[DATABASE_LOCK] = hold_database(settings.database)  # close() releases it
     store = await open_store(
@@ -118,13 +129,55 @@ async def prepare(application: Application) -> Paiju:
     store.on_batch, paiju.presenter.sender.on_sent = metrics.written, metrics.sent
     restored = await paiju.restore()
     log.info("open tables restored: %d", len(restored))
-    for code, language in MENU_LANGUAGES.items():
-        menu = [BotCommand(name, t(language or settings.language, f"menu.{name}")) for name in COMMANDS]
-        await application.bot.set_my_commands(
-            menu, scope=BotCommandScopeDefault(), language_code=code or None
-        )
+    application.bot_data[MENU] = asyncio.create_task(set_menu(application), name="command menu")
     application.bot_data[GC_SETTINGS] = tune_collector()
     return paiju
+
+
+async def set_menu(application: Application) -> None:
+    """Set the command menu, in every language, trying again after ``MENU_PAUSES`` until Telegram
+    takes it. Cosmetic: the commands work without it, so a Telegram failing at start-up (a 5xx, a
+    timeout, a 429) never holds the tables back; said once in the log, and again when it is set."""
+    settings: Settings = application.bot_data["settings"]
+    failed = 0
+    while True:
+        try:
+            for code, language in MENU_LANGUAGES.items():
+                menu = [
+                    BotCommand(name, t(language or settings.language, f"menu.{name}")) for name in COMMANDS
+                ]
+                await application.bot.set_my_commands(
+                    menu, scope=BotCommandScopeDefault(), language_code=code or None
+                )
+        except BadRequest as error:  # refused as it is: trying again would not help
+            log.error("the command menu was refused: %s", error)
+            return
+        except (NetworkError, RetryAfter) as error:  # a timeout, a 5xx, a dropped connection, a 429
+            pause = MENU_PAUSES[min(failed, len(MENU_PAUSES) - 1)]
+            if isinstance(error, RetryAfter):
+                pause = max(pause, retry_seconds(error))
+            if failed == 0:
+                log.warning(
+                    "the command menu could not be set (%s: %s): trying again in the background",
+                    type(error).__name__,
+                    error,
+                )
+            failed += 1
+            await asyncio.sleep(pause)
+            continue
+        log.info("the command menu is set (try %d)", failed + 1)
+        return
+
+
+async def stop_menu(application: Application) -> None:
+    """Stop setting the command menu (before the connection to Telegram closes)."""
+    task: asyncio.Task[None] | None = application.bot_data.pop(MENU, None)
+    if task is None:
+        return
+    task.cancel()
+    outcome = (await asyncio.gather(task, return_exceptions=True))[0]
+    if isinstance(outcome, Exception):  # not a failure of Telegram's: a bug
+        log.error("setting the command menu failed", exc_info=outcome)
 
 
 def tune_collector() -> tuple[int, int, int]:
@@ -152,6 +205,7 @@ def untune_collector(previous: tuple[int, int, int]) -> None:
 async def halt(application: Application) -> None:
     """Polling has stopped and the connection to Telegram is still open: no deadline fires any more
     (those firing finish), and the table edits still held back go out."""
+    await stop_menu(application)
     paiju: Paiju | None = application.bot_data.get(RUNTIME)
     if paiju is not None:
         paiju.stop_timers()
@@ -159,10 +213,14 @@ async def halt(application: Application) -> None:
 
 
 async def close(application: Application) -> None:
+    """The last step, whatever step start-up reached: the database saved and let go, the HTTP
+    sessions closed (PTB's ``shutdown`` closes them only after a whole ``initialize``: not when
+    getMe failed)."""
     if GC_SETTINGS in application.bot_data:
         untune_collector(application.bot_data.pop(GC_SETTINGS))
     paiju: Paiju | None = application.bot_data.get(RUNTIME)
     try:
+        await stop_menu(application)
         if paiju is not None:
             await paiju.settle()
             await halt(application)  # done already when polling stopped; not when run in process
@@ -174,6 +232,8 @@ async def close(application: Application) -> None:
         lock = application.bot_data.pop(DATABASE_LOCK, None)
         if lock is not None:
             lock.release()  # the store is closed: another bot may have the file now
+        for session in application.bot_data.get(SESSIONS, ()):
+            await session.shutdown()  # again after PTB's shutdown: does nothing
 
 
 async def _once(update: Update, context: Context) -> None:
@@ -200,5 +260,10 @@ async def _observe(update: Update, context: Context) -> None:
     )
 
 
-async def _log_error(update: object, context: object) -> None:
-    log.error("an update failed", exc_info=getattr(context, "error", None))
+async def _on_error(update: object, context: Context) -> None:
+    """What a handler raised: a membership check Telegram could not answer gets the person a
+    "try again" (one place for every command and button that checks rights); the rest is logged."""
+    if isinstance(context.error, RightsUnknown) and isinstance(update, Update):
+        await rights_unknown(update, context, context.error)
+        return
+    log.error("an update failed", exc_info=context.error)

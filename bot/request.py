@@ -7,12 +7,14 @@ the same bot otherwise: 5.8 to 6.2 s of its CPU per 1,000 updates on httpx, 1.7 
 ``RetryingRequest`` adds the retries: python-telegram-bot retries a 429 (through its rate
 limiter) but not a 5xx, a timeout or a dropped connection; a table message or a button answer lost
 that way would leave a person waiting. So those are tried again, a few times, after a short pause.
-(``getUpdates`` has its own plain ``AiohttpRequest``: the polling loop already retries.)
+(``getUpdates`` has its own ``PollingRequest``: the polling loop already retries; it only keeps a
+server that does not long-poll from being polled in a busy loop.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -26,6 +28,11 @@ from telegram.request import BaseRequest, RequestData
 
 log = logging.getLogger(__name__)
 PAUSES = (0.3, 1.0, 2.0)  # before the 2nd, 3rd and 4th try
+# getUpdates answered with nothing before its long poll was over: QUICK_POLLS in a row are taken as
+# they come (an answer cut short now and then is no busy loop), then one at most every POLL_EVERY s.
+QUICK_POLLS = 3
+POLL_EVERY = 1.0
+EMPTY_ANSWER_MAX = 64  # bytes: an answer with an update is longer (no need to parse the others)
 NOT_TWICE = frozenset({"sendMessage"})
 POOL_FULL = (
     "Pool timeout: all connections in the connection pool are busy. The request was not sent to "
@@ -191,13 +198,81 @@ class RetryingRequest(AiohttpRequest):
                 sent = isinstance(error, TimedOut) and not isinstance(error, NotSent)
                 if pause is None or (sent and api_method in NOT_TWICE):
                     raise  # a message that timed out may have been sent: never send it twice
-                log.warning("%s failed (%s): trying again", api_method, type(error).__name__)
+                log.debug("%s failed (%s): trying again", api_method, type(error).__name__)
             else:
                 if code < 500 or pause is None:
                     return code, payload
-                log.warning("%s answered %s: trying again", api_method, code)
+                log.debug("%s answered %s: trying again", api_method, code)
             await asyncio.sleep(pause)
         raise AssertionError("unreachable: the last try returns or raises")
+
+
+class PollingRequest(AiohttpRequest):
+    """``AiohttpRequest`` for ``getUpdates``, at a bounded rate when the server does not long-poll.
+
+    Telegram holds a poll until an update comes or the timeout asked for is over; a proxy or a local
+    Bot API server set up wrong may answer at once with nothing, and PTB's polling loop would ask
+    again at once: about 1,600 polls a second, most of a core. After ``QUICK_POLLS`` such answers in
+    a row, each is held until ``POLL_EVERY`` seconds after its poll was sent (said once in the log),
+    until a poll brings updates or waits its timeout out. An answer with updates, or an error (the
+    polling loop backs off on those), is never held. Stopping the bot cancels a held poll."""
+
+    _quick = 0  # empty answers in a row that came back before their long poll was over
+    _told = False  # the log said so already
+
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        write_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+    ) -> tuple[int, bytes]:
+        loop = asyncio.get_running_loop()
+        sent = loop.time()
+        code, payload = await super().do_request(
+            url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
+        )
+        hold = self.hold(code, payload, _long_poll(request_data), loop.time() - sent)
+        if hold > 0:
+            await asyncio.sleep(hold)
+        return code, payload
+
+    def hold(self, code: int, payload: bytes, asked: float, took: float) -> float:
+        """The seconds to hold an answer that took ``took`` s to a poll that asked to be held up
+        to ``asked`` s (0 for most)."""
+        if not (code == 200 and took < asked and _empty(payload)):
+            self._quick = 0
+            return 0.0
+        self._quick += 1
+        if self._quick <= QUICK_POLLS or took >= POLL_EVERY:
+            return 0.0
+        if not self._told:
+            self._told = True
+            log.warning(
+                "getUpdates answers at once with nothing: the server does not long-poll "
+                "(a proxy or a local Bot API server?); polling at most once every %.0f s",
+                POLL_EVERY,
+            )
+        return POLL_EVERY - took
+
+
+def _long_poll(request_data: RequestData | None) -> float:
+    """The seconds a getUpdates asked Telegram to hold it (0: answer at once)."""
+    timeout = request_data.parameters.get("timeout") if request_data is not None else None
+    return float(timeout) if isinstance(timeout, int | float) else 0.0
+
+
+def _empty(payload: bytes) -> bool:
+    """Whether a getUpdates answer holds no update (``{"ok":true,"result":[]}``)."""
+    if len(payload) > EMPTY_ANSWER_MAX:
+        return False
+    try:
+        return json.loads(payload).get("result") == []
+    except (ValueError, AttributeError):
+        return False
 
 
 def env_proxy(url: str) -> str | None:

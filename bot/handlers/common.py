@@ -9,10 +9,10 @@ from typing import TypeVar
 
 from telegram import CallbackQuery, Chat, Update, User
 from telegram.constants import ChatMemberStatus, ChatType
-from telegram.error import BadRequest, RetryAfter
+from telegram.error import BadRequest, NetworkError, RetryAfter
 from telegram.ext import ContextTypes
 
-from bot.i18n import language_of
+from bot.i18n import language_of, t
 from bot.outbox import ANSWER_WITHIN
 from bot.presenter import retry_seconds
 from bot.runtime import RUNTIME, Paiju
@@ -122,9 +122,36 @@ async def answer(query: CallbackQuery, text: str | None = None, alert: bool = Fa
         log.warning("an answer was refused (429, retry after %s s)", retry_seconds(error))
 
 
+class RightsUnknown(Exception):
+    """Telegram could not say whether someone may manage a chat (its getChatMember failed, after
+    the request layer's retries): they are asked to try again (:func:`rights_unknown`, called by
+    the application's error handler, so every command and button that checks rights answers)."""
+
+
 async def may_manage(context: Context, chat_id: int, user_id: int) -> bool:
-    """Chat admins and the bot's owners may cancel tables and change a chat's settings."""
+    """Chat admins and the bot's owners may cancel tables and change a chat's settings;
+    ``RightsUnknown`` when Telegram cannot tell now. Tried again by one layer each: a 5xx, a timeout
+    or a dropped connection by ``bot.request.RetryingRequest``, a short 429 by :func:`patiently`."""
     if user_id in runtime(context).settings.owners:
         return True
-    member = await patiently(lambda: context.bot.get_chat_member(chat_id, user_id))
+    try:
+        member = await patiently(lambda: context.bot.get_chat_member(chat_id, user_id))
+    except BadRequest:  # (a NetworkError to PTB) an answer, not a passing failure
+        raise
+    except (NetworkError, RetryAfter) as error:
+        raise RightsUnknown(f"getChatMember failed ({type(error).__name__}: {error})") from error
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
+async def rights_unknown(update: Update, context: Context, error: RightsUnknown) -> None:
+    """Tell the person their rights could not be checked just now (a popup for a press, a reply
+    to a command), and the log one line (no traceback: Telegram failed, not the bot)."""
+    log.warning("%s: asked to try again", error)
+    chat = update.effective_chat
+    if chat is None:
+        return
+    text = t(await language_for(context, update), "rights.unknown")
+    if update.callback_query is not None:
+        await answer(update.callback_query, text, alert=True)
+    else:
+        reply(context, update, text)

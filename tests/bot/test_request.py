@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 from collections.abc import Awaitable, Callable
 
@@ -19,7 +20,15 @@ from telegram.request._requestparameter import RequestParameter
 
 import bot.request
 from bot.app import build_application
-from bot.request import AiohttpRequest, NotSent, RetryingRequest, env_proxy
+from bot.request import (
+    POLL_EVERY,
+    QUICK_POLLS,
+    AiohttpRequest,
+    NotSent,
+    PollingRequest,
+    RetryingRequest,
+    env_proxy,
+)
 from bot.settings import Settings
 
 TOKEN = "123:SECRET"
@@ -265,11 +274,13 @@ async def test_retries_a_5xx_and_a_dropped_connection(server, request_, no_pause
     assert code == 200 and len(server.seen) == 4
 
 
-async def test_gives_up_after_four_tries(server, request_, no_pauses):
+async def test_gives_up_after_four_tries(server, request_, no_pauses, caplog):
     request = await request_(RetryingRequest)
     server.script += [status(502)] * 4
-    code, _ = await request.do_request(f"{server.url}/editMessageText", "POST")
+    with caplog.at_level(logging.INFO):
+        code, _ = await request.do_request(f"{server.url}/editMessageText", "POST")
     assert code == 502 and len(server.seen) == 4
+    assert caplog.records == [], "the caller says what failed, once (the tries are DEBUG lines)"
     server.script += [dropped] * 4
     with pytest.raises(NetworkError):
         await request.do_request(f"{server.url}/editMessageText", "POST")
@@ -300,6 +311,7 @@ async def test_a_message_that_never_left_is_tried_again(server, request_, no_pau
     server.script.append(server.slow)
     first = asyncio.create_task(request.do_request(f"{server.url}/editMessageText", "POST"))
     await asyncio.sleep(0.1)
+    caplog.set_level(logging.DEBUG, logger="bot.request")
     later = asyncio.create_task(request.do_request(f"{server.url}/sendMessage", "POST"))
     await asyncio.sleep(0.25)  # its 1st try (of 4, 0.1 s each) ran out of time waiting for the pool
     server.release.set()
@@ -325,4 +337,63 @@ def test_the_application_sends_through_aiohttp_and_polls_on_its_own_connection()
     application = build_application(Settings(token=TOKEN))
     sending, polling = application.bot.request, application.bot._request[0]
     assert isinstance(sending, RetryingRequest) and sending.connection_pool_size == 64
-    assert type(polling) is AiohttpRequest and polling.connection_pool_size == 1
+    assert type(polling) is PollingRequest and polling.connection_pool_size == 1
+
+
+EMPTY = b'{"ok":true,"result":[]}'
+UPDATE = (
+    b'{"ok":true,"result":[{"update_id":1,"message":{"message_id":1,"date":0,'
+    b'"chat":{"id":1,"type":"private"}}}]}'
+)
+
+
+def answer_with(body: bytes) -> Behaviour:
+    async def answer(_request: web.Request) -> web.StreamResponse:
+        return web.Response(body=body, content_type="application/json")
+
+    return answer
+
+
+def test_polls_answered_at_once_with_nothing_are_held_after_a_few(caplog):
+    polling = PollingRequest()
+    with caplog.at_level(logging.WARNING, logger="bot.request"):
+        held = [polling.hold(200, EMPTY, asked=10.0, took=0.001) for _ in range(QUICK_POLLS + 3)]
+    assert held[:QUICK_POLLS] == [0.0] * QUICK_POLLS
+    assert held[QUICK_POLLS:] == [POLL_EVERY - 0.001] * 3
+    [said] = caplog.records  # once
+    assert "does not long-poll" in said.getMessage()
+
+
+def test_polls_with_updates_waited_out_or_failed_are_never_held():
+    polling = PollingRequest()
+    for _ in range(QUICK_POLLS + 1):
+        polling.hold(200, EMPTY, asked=10.0, took=0.001)
+    assert polling.hold(200, EMPTY, asked=10.0, took=0.001) > 0
+    assert polling.hold(200, UPDATE, asked=10.0, took=0.001) == 0.0, "updates: taken at once"
+    assert [polling.hold(200, EMPTY, asked=10.0, took=0.001) for _ in range(QUICK_POLLS)] == [0.0] * 3
+    assert polling.hold(502, b"{}", asked=10.0, took=0.001) == 0.0, "errors: the polling loop backs off"
+    assert polling.hold(200, EMPTY, asked=10.0, took=10.0) == 0.0, "a long poll waited out"
+    assert [polling.hold(200, EMPTY, asked=0.0, took=0.001) for _ in range(9)] == [0.0] * 9, (
+        "a poll that asked to be answered at once (the last one before stopping)"
+    )
+    for _ in range(QUICK_POLLS):
+        polling.hold(200, EMPTY, asked=10.0, took=1.5)
+    assert polling.hold(200, EMPTY, asked=10.0, took=1.5) == 0.0, "a poll cut short after 1.5 s: no busy loop"
+
+
+async def test_a_poll_is_held_by_what_it_asked_and_its_answer_comes_back(server, request_, monkeypatch):
+    monkeypatch.setattr(bot.request, "POLL_EVERY", 0.01)
+    polling = await request_(PollingRequest)
+    holds, hold = [], polling.hold
+
+    def spy(code: int, payload: bytes, asked: float, took: float) -> float:
+        holds.append((asked, held := hold(code, payload, asked, took)))
+        return held
+
+    monkeypatch.setattr(polling, "hold", spy)
+    server.script += [answer_with(EMPTY)] * (QUICK_POLLS + 1)
+    for _ in range(QUICK_POLLS + 1):
+        code, payload = await polling.do_request(f"{server.url}/getUpdates", "POST", data(timeout=10))
+        assert (code, payload) == (200, EMPTY)
+    assert [asked for asked, _ in holds] == [10.0] * (QUICK_POLLS + 1)
+    assert holds[-1][1] > 0 and all(held == 0 for _, held in holds[:-1])
