@@ -358,9 +358,9 @@ class Store:
         """These updates were taken from Telegram (see ``storage/updates.py``)."""
         await self._write(updates.remember, update_ids, self._now_text())
 
-    async def forget_old_updates(self) -> int:
-        """Forget the updates taken longer ago than Telegram may send one again; how many."""
-        return await self._write(updates.forget_before, to_db(self._now() - updates.KEEP))
+    async def forget_old_updates(self, newest: int = updates.NEWEST) -> int:
+        """Forget the updates Telegram will not send again (see ``storage/updates.py``); how many."""
+        return await self._write(updates.forget, to_db(self._now() - updates.KEEP), newest)
 
     async def update_taken(self, update_id: int) -> bool:
         return await self._read(updates.taken, update_id)

@@ -2,9 +2,12 @@
 see its delivery acknowledged (a webhook post whose answer was lost, a crash between ``getUpdates``
 calls), and the bot must handle each one once (``bot/deliveries.py`` asks here).
 
-Kept for ``KEEP``: Telegram keeps an update it could not deliver for 24 hours, so no redelivery
-comes later than that. After a week without updates Telegram may start its ids anywhere; by then
-every id here is forgotten.
+An id is kept while it is among the newest ``NEWEST`` and younger than ``KEEP``. Telegram keeps an
+update it could not deliver for 24 hours, so no redelivery comes later than that; one comes when
+Telegram did not see the bot's answer (at once, or when a bot that crashed before answering is
+back, within the day): the ids to know are the last ones taken, however long ago the bot stopped.
+A busy bot's table stays small (the newest ``NEWEST``, a few MB). After a week without updates
+Telegram may start its ids anywhere; by then every id here is forgotten.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 KEEP = timedelta(hours=48)
+NEWEST = 100_000
 
 
 def remember(conn: sqlite3.Connection, update_ids: Iterable[int], now: str) -> None:
@@ -23,9 +27,14 @@ def remember(conn: sqlite3.Connection, update_ids: Iterable[int], now: str) -> N
     )
 
 
-def forget_before(conn: sqlite3.Connection, before: str) -> int:
-    """Forget the updates taken before ``before``; how many were forgotten."""
-    return conn.execute("DELETE FROM updates_taken WHERE taken_at < ?", (before,)).rowcount
+def forget(conn: sqlite3.Connection, before: str, newest: int = NEWEST) -> int:
+    """Forget the updates taken before ``before``, and all but the ``newest``; how many."""
+    forgotten = conn.execute("DELETE FROM updates_taken WHERE taken_at < ?", (before,)).rowcount
+    return forgotten + conn.execute(
+        "DELETE FROM updates_taken WHERE update_id <"
+        " (SELECT update_id FROM updates_taken ORDER BY update_id DESC LIMIT 1 OFFSET ?)",
+        (newest - 1,),
+    ).rowcount
 
 
 def taken(conn: sqlite3.Connection, update_id: int) -> bool:

@@ -58,3 +58,10 @@ async def test_updates_older_than_telegram_keeps_them_are_forgotten(store, clock
     clock.advance(hours=49)
     assert await store.forget_old_updates() == 1
     assert not await store.update_taken(1)
+
+
+async def test_only_the_newest_ids_are_kept_however_recent(store):
+    await store.remember_updates(range(1, 11))
+    assert await store.forget_old_updates(newest=4) == 6
+    assert [await store.update_taken(i) for i in (6, 7, 10)] == [False, True, True]
+    assert await store.forget_old_updates(newest=4) == 0
