@@ -20,7 +20,13 @@ def create_private(database: str) -> None:
     file for a new database); an existing file is left as it is."""
     if database in IN_MEMORY:
         return
-    os.close(os.open(database, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    os.close(open_private(database))
+
+
+def open_private(database: str) -> int:
+    """A read-only descriptor of ``database``, created empty with mode ``0600`` if it does not
+    exist; an existing file is left as it is."""
+    return os.open(database, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
 
 def make_private(database: str) -> None:

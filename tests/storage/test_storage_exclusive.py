@@ -1,5 +1,6 @@
 """One process at a time on a database file (issue 14): refused with the holder's PID, never blocked
-by a holder that was SIGKILLed."""
+by a holder that was SIGKILLed; by whatever name the file is reached, a hard link included (issue
+24: through one, two bots each kept their own -wal of one file, and an acknowledged /daily was lost)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from storage import DatabaseInUse, hold_database
+from storage import DatabaseInUse, hold_database, open_store
 from storage.exclusive import lock_path
+from storage.files import create_private
 from tests.storage.storage_helpers import python, subprocess_env
 
 HOLDER = """
@@ -116,3 +118,42 @@ def test_the_same_file_by_another_name_is_the_same_database(db_path, tmp_path, m
         for other in (link, "paiju.sqlite3", f"{tmp_path}/./paiju.sqlite3"):
             with pytest.raises(DatabaseInUse):
                 hold_database(other)
+
+
+def test_the_same_file_through_a_hard_link_is_refused_naming_its_holder(db_path, tmp_path):
+    create_private(str(db_path))
+    os.link(db_path, tmp_path / "linked.sqlite3")
+    with holder(db_path) as child:
+        with pytest.raises(DatabaseInUse) as refused:
+            hold_database(tmp_path / "linked.sqlite3")
+        assert refused.value.pid == child.pid
+        assert refused.value.path == str(tmp_path / "linked.sqlite3")
+    with holder(tmp_path / "linked.sqlite3") as child:  # and the other way round
+        with pytest.raises(DatabaseInUse) as refused:
+            hold_database(db_path)
+        assert refused.value.pid == child.pid
+    with hold_database(tmp_path / "linked.sqlite3"), pytest.raises(DatabaseInUse) as refused:
+        hold_database(db_path)  # in one process too
+    assert refused.value.pid == os.getpid()
+    with hold_database(db_path) as lock:  # let go, by either name
+        assert lock.held
+
+
+def test_a_hard_linked_holder_killed_with_sigkill_does_not_block_the_next_start(db_path, tmp_path):
+    create_private(str(db_path))
+    os.link(db_path, tmp_path / "linked.sqlite3")
+    with holder(tmp_path / "linked.sqlite3") as child:
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait(timeout=10) == -signal.SIGKILL
+        with hold_database(db_path) as lock:
+            assert lock.held
+
+
+async def test_the_held_file_is_a_new_database_for_sqlite_and_private(db_path):
+    with hold_database(db_path):  # before the database exists: the lock creates it, empty
+        assert db_path.stat().st_size == 0 and oct(db_path.stat().st_mode & 0o777) == "0o600"
+        async with await open_store(db_path) as store:  # SQLite's locks live beside ours
+            await store.ensure_person(1, "Ming")
+            assert (await store.check()).ok
+    async with await open_store(db_path) as store:
+        assert await store.get_person(1) is not None
