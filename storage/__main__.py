@@ -1,11 +1,17 @@
 """``python -m storage``: verify a database, back it up while the bot runs, put a backup back.
 
 - ``check [PATH]``: exit 0 when the books balance, else 1.
-- ``backup [PATH] [--to DEST]``: a consistent copy (DEST a file, or a folder: a file named after the
-  time in it; default: beside the database), verified; exit 1 (and no copy left) if it fails.
+- ``backup [PATH] [--to DEST] [--force]``: a consistent copy (DEST a file, or a folder: a file named
+  after the time in it; default: beside the database), verified; exit 1 (and no copy left) if it
+  fails. Exit 2, nothing done, if DEST is the database or a file beside it (``-wal``, ``-shm``,
+  ``-journal``, ``-lock``), by any name, or if a file is there (``--force``: unless it is a Paiju
+  backup, which the copy then replaces).
 - ``restore BACKUP [--to PATH]``: the backup in place of the database, once verified; exit 2 while a
-  bot runs on the database, 1 if the backup fails its verification. The database it replaces is
+  bot runs on the database, or if PATH is the backup itself, a name kept beside a database, or a
+  file that is not a database; 1 if the backup fails its verification. The database it replaces is
   kept beside it as ``<name>-replaced-<time>.sqlite3``.
+
+A refusal is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from pathlib import Path
 
 from storage.backup import BackupFailed, backup_database, restore_database
 from storage.check import check_database
-from storage.errors import DatabaseInUse
+from storage.errors import DatabaseInUse, DestinationRefused
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,13 +33,16 @@ def main(argv: list[str] | None = None) -> int:
         print(report.render())
         return 0 if report.ok else 1
     if args.command == "backup":
-        return backup(args.path, args.to or str(Path(args.path).parent))
+        return backup(args.path, args.to or str(Path(args.path).parent), force=args.force)
     return restore(args.backup, args.to)
 
 
-def backup(path: str, destination: str) -> int:
+def backup(path: str, destination: str, *, force: bool = False) -> int:
     try:
-        copy, report = backup_database(path, destination)
+        copy, report = backup_database(path, destination, force=force)
+    except DestinationRefused as refused:
+        print(f"Not backed up to {refused.path}: {refused.reason}.", file=sys.stderr)
+        return 2
     except BackupFailed as failed:
         print(f"FAILED: no backup made of {path}", file=sys.stderr)
         print("\n".join(f"- {problem}" for problem in failed.problems), file=sys.stderr)
@@ -51,9 +60,15 @@ def restore(backup: str, path: str) -> int:
             file=sys.stderr,
         )
         return 2
+    except DestinationRefused as refused:
+        print(f"Not restored to {refused.path}: {refused.reason}.", file=sys.stderr)
+        return 2
     except BackupFailed as failed:
         print(f"Not restored: the backup {backup} fails its check", file=sys.stderr)
         print("\n".join(f"- {problem}" for problem in failed.problems), file=sys.stderr)
+        return 1
+    except OSError as error:  # e.g. no such folder: nothing was replaced
+        print(f"Not restored to {path}: {error.strerror} ({error.filename}).", file=sys.stderr)
         return 1
     kept = f"; the database it replaced is kept at {aside}" if aside else ""
     print(f"restored {backup} to {path}{kept}")
@@ -71,7 +86,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     backup = commands.add_parser("backup", help="copy the database while the bot runs, and verify the copy")
     backup.add_argument("path", nargs="?", default=database, help="the SQLite file (default: $PAIJU_DB)")
     backup.add_argument(
-        "--to", help="the copy: a file, or a folder to put it in (default: the database's folder)"
+        "--to", help="the copy: a new file, or a folder to put it in (default: the database's folder)"
+    )
+    backup.add_argument(
+        "--force", action="store_true", help="replace the file at --to if it is a Paiju backup"
     )
     restore = commands.add_parser(
         "restore", help="put a verified backup in place of a stopped bot's database"

@@ -5,12 +5,16 @@ step, under one read transaction: the copy is the database as of one commit, wha
 writes meanwhile (in WAL mode a reader never holds a writer back). The copy is made in a hidden
 file beside its destination, turned into a single file (no ``-wal`` beside it), verified (SQLite's
 ``integrity_check``, then the books: ``check_database``) and only then given its name: a copy that
-fails is deleted, and the error lists why.
+fails is deleted, and the error lists why. A copy destroys nothing (``storage.destinations``): never
+written over the database or a file beside it, whatever the name, nor over any existing file but
+an older Paiju backup when asked to (``force``); the name is given without overwriting what may
+have appeared there meanwhile.
 
 ``restore_database`` puts a backup in place of the database, only while no bot holds it (and holds
 it itself meanwhile, so none starts halfway), and only a backup that passes the same verification.
 The database it replaces is moved aside with its ``-wal`` (SQLite would otherwise replay that log
-onto the restored file), never deleted.
+onto the restored file), never deleted; a restore onto the backup itself, onto a name SQLite keeps
+beside a database, or in place of a file that is not a database is refused.
 
 Automatic backups are named ``<stem>-<UTC time>.sqlite3`` in one folder (``backup_if_due``,
 ``prune``); the copy taken before a schema migration ``<stem>-v<version>-<UTC time>.sqlite3``
@@ -20,51 +24,54 @@ beside the database, never pruned.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import sqlite3
+import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from storage.check import SHOWN, CheckReport, check_database
-from storage.errors import StorageError
+from storage.destinations import JOURNAL, is_backup, refuse_existing, refuse_files_of, refuse_replacing
+from storage.errors import BackupFailed, DestinationRefused
 from storage.exclusive import hold_database
-from storage.files import IN_MEMORY, SIDE_FILES, create_private
+from storage.files import IN_MEMORY, SIDE_FILES
 from storage.schema import LATEST, schema_version
 
 STAMP = "%Y%m%dT%H%M%SZ"
 SUFFIX = ".sqlite3"
 DAY = timedelta(days=1)
-
-
-class BackupFailed(StorageError):
-    """A copy did not pass its verification (or could not be made); nothing was put in place."""
-
-    def __init__(self, path: str | os.PathLike[str], problems: tuple[str, ...]) -> None:
-        super().__init__(f"{path}: " + "; ".join(problems))
-        self.path = os.fspath(path)
-        self.problems = problems
+# A file system without hard links (vfat, some network shares) refuses os.link with one of these.
+NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP})
 
 
 def backup_database(
-    database: str | os.PathLike[str], destination: str | os.PathLike[str], now: datetime | None = None
+    database: str | os.PathLike[str],
+    destination: str | os.PathLike[str],
+    now: datetime | None = None,
+    *,
+    force: bool = False,
 ) -> tuple[Path, CheckReport]:
     """Copy ``database`` to ``destination`` (a folder: a file named after the time in it) while it
     may be in use, verify the copy, and return its path and the check's report; ``BackupFailed``
-    (no file left) if the copy fails its verification."""
+    (no file left) if the copy fails its verification, ``DestinationRefused`` (nothing done) if the
+    destination is the database or a file beside it, or a file is there (``force``: unless it is a
+    Paiju backup)."""
     source = Path(database)
     if not source.is_file():
         raise BackupFailed(source, ("no database there",))
     target = Path(destination)
     if target.is_dir():
         target = target / backup_name(source, now or datetime.now(UTC))
+    refuse_files_of(source, target, "the database")
+    refuse_existing(target, force=force)
     try:
-        reader = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+        reader = _reader(source)
     except sqlite3.Error as error:
         raise BackupFailed(source, (f"cannot open it: {error}",)) from None
     try:
-        reader.execute("PRAGMA busy_timeout = 5000")
-        return _copy_verified(reader, target, books=True)
+        return _copy_verified(reader, target, books=True, replace=force)
     finally:
         reader.close()
 
@@ -88,21 +95,41 @@ def restore_database(
     backup: str | os.PathLike[str], database: str | os.PathLike[str], now: datetime | None = None
 ) -> Path | None:
     """Put ``backup`` in place of ``database``: ``DatabaseInUse`` while a bot runs on it,
-    ``BackupFailed`` if the backup fails its verification. Returns where the database it replaced
-    was moved (None if there was none)."""
+    ``BackupFailed`` if the backup fails its verification, ``DestinationRefused`` (nothing done)
+    if ``database`` is the backup, a name kept beside a database, or a file that is not a
+    database. Returns where the database it replaced was moved (None if there was none)."""
     source, target = Path(backup), Path(database)
+    refuse_files_of(source, target, "the backup")  # before the hold, which would create the file
+    refuse_replacing(target)
+    existed = os.path.lexists(target)
     with hold_database(target):
-        report = verify(source)
-        if not report.ok:
-            raise BackupFailed(source, report.problems)
-        partial = target.with_name(f".{target.name}.restoring")
         try:
-            _copy_file(source, partial)
-            aside = _move_aside(target, now or datetime.now(UTC))
-            os.replace(partial, target)
-        finally:
-            partial.unlink(missing_ok=True)
-        _sync_folder(target.parent)
+            aside = _put_in_place(source, target, now or datetime.now(UTC))
+        except BaseException:
+            if not existed and _size(target) == 0:
+                target.unlink(missing_ok=True)  # the empty file the hold created: as it was
+            raise
+    return aside
+
+
+def _put_in_place(source: Path, target: Path, moment: datetime) -> Path | None:
+    report = verify(source)
+    if not report.ok:
+        raise BackupFailed(source, report.problems)
+    partial = _hidden_beside(target, ".restoring")
+    try:
+        # Read as SQLite reads it: a database kept aside by a restore has its last commits in its
+        # -wal, which a copy of the file's bytes would leave behind (and verify() had read).
+        try:
+            with contextlib.closing(_reader(source)) as reader:
+                _copy_pages(reader, partial)
+        except sqlite3.Error as error:
+            raise BackupFailed(source, (f"cannot copy it: {error}",)) from None
+        aside = _move_aside(target, moment)
+        os.replace(partial, target)
+    finally:
+        _remove_with_side_files(partial)
+    _sync_folder(target.parent)
     return aside
 
 
@@ -157,8 +184,9 @@ def backup_if_due(
 def prune(
     database: str | os.PathLike[str], folder: str | os.PathLike[str], keep_days: int, now: datetime
 ) -> list[Path]:
-    """Delete the automatic backups older than ``keep_days`` days, never the newest one."""
-    taken = automatic_backups(database, folder)
+    """Delete the automatic backups older than ``keep_days`` days, never the newest one (a file
+    named like one that is not a Paiju backup is not one: it stays)."""
+    taken = [path for path in automatic_backups(database, folder) if is_backup(path)]
     old = [path for path in taken[:-1] if now - taken_at(path) > timedelta(days=keep_days)]
     for path in old:
         path.unlink(missing_ok=True)
@@ -168,55 +196,101 @@ def prune(
 # -- the copying itself ---------------------------------------------------------------------------
 
 
-def _copy_verified(source: sqlite3.Connection, target: Path, *, books: bool) -> tuple[Path, CheckReport]:
-    partial = target.with_name(f".{target.name}.partial")
+def _copy_verified(
+    source: sqlite3.Connection, target: Path, *, books: bool, replace: bool = False
+) -> tuple[Path, CheckReport]:
+    """The copy made under a hidden name of its own beside ``target``, verified, then named
+    ``target`` (over a file there only if ``replace``); nothing of it left if it fails."""
+    partial: Path | None = None
     try:
-        _remove_with_side_files(partial)
-        create_private(str(partial))  # 0600 from the start, as the database: it holds the open decks
-        copy = sqlite3.connect(partial, isolation_level=None)
-        try:
-            source.backup(copy)  # every page in one step: one read transaction, one commit's state
-            copy.execute("PRAGMA journal_mode = DELETE")  # one self-contained file, no -wal
-        finally:
-            copy.close()
+        partial = _hidden_beside(target, ".partial")
+        _copy_pages(source, partial)
         report = verify(partial, books=books)
         if not report.ok:
             raise BackupFailed(target, report.problems)
-        os.replace(partial, target)
+        _give_name(partial, target, replace=replace)
         _sync_folder(target.parent)
     except (sqlite3.Error, OSError) as error:
         raise BackupFailed(target, (f"copy failed: {error}",)) from None
     finally:
-        _remove_with_side_files(partial)
+        if partial is not None:
+            _remove_with_side_files(partial)
     return target, report
 
 
-def _copy_file(source: Path, target: Path) -> None:
-    create_private(str(target))
-    with source.open("rb") as reading, target.open("wb") as writing:
-        while chunk := reading.read(1 << 20):
-            writing.write(chunk)
-        writing.flush()
-        os.fsync(writing.fileno())
+def _reader(database: Path) -> sqlite3.Connection:
+    """A read-only connection to ``database`` (its -wal read too, as by the bot)."""
+    reader = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    reader.execute("PRAGMA busy_timeout = 5000")
+    return reader
+
+
+def _copy_pages(source: sqlite3.Connection, partial: Path) -> None:
+    copy = sqlite3.connect(partial, isolation_level=None)
+    try:
+        source.backup(copy)  # every page in one step: one read transaction, one commit's state
+        copy.execute("PRAGMA journal_mode = DELETE")  # one self-contained file, no -wal
+    finally:
+        copy.close()
+
+
+def _hidden_beside(target: Path, suffix: str) -> Path:
+    """A new empty file of this process's own beside ``target`` (on its file system: renamed
+    into place in one step), ``0600`` from the start as the database: it holds the open decks."""
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    os.close(fd)
+    return Path(name)
+
+
+def _give_name(partial: Path, target: Path, *, replace: bool) -> None:
+    """Name the finished copy ``target``: over what is there only if ``replace``. Otherwise a hard
+    link, which fails if a file appeared there since it was checked (a rename would replace it)."""
+    if replace:
+        os.replace(partial, target)
+        return
+    try:
+        os.link(partial, target, follow_symlinks=False)
+    except FileExistsError:
+        raise DestinationRefused(target, "a file appeared there while the copy was made") from None
+    except OSError as error:
+        if error.errno not in NO_HARD_LINKS:
+            raise
+        if os.path.lexists(target):  # no hard links here: this check is the last word
+            raise DestinationRefused(target, "a file appeared there while the copy was made") from None
+        os.replace(partial, target)
 
 
 def _move_aside(database: Path, moment: datetime) -> Path | None:
-    """Move the database (with its -wal, which may hold its last commits) out of the way."""
-    if not database.exists():
-        for suffix in SIDE_FILES:
-            Path(f"{database}{suffix}").unlink(missing_ok=True)
-        return None
-    aside = database.with_name(f"{database.stem}-replaced-{moment.astimezone(UTC).strftime(STAMP)}{SUFFIX}")
-    os.replace(database, aside)
+    """Move the database (with its -wal, which may hold its last commits) out of the way, under a
+    name nothing has yet. An empty file with no -wal (a new database, or the one ``hold_database``
+    created) holds nothing to keep."""
     wal = Path(f"{database}-wal")
+    if not database.exists() or (database.stat().st_size == 0 and not _size(wal)):
+        for file in (database, *(Path(f"{database}{suffix}") for suffix in SIDE_FILES)):
+            file.unlink(missing_ok=True)
+        return None
+    stem = f"{database.stem}-replaced-{moment.astimezone(UTC).strftime(STAMP)}"
+    aside = database.with_name(f"{stem}{SUFFIX}")
+    more = 1
+    while any(os.path.lexists(f"{aside}{suffix}") for suffix in ("", *SIDE_FILES)):
+        more += 1  # a restore in the same second as another: never over what that one kept
+        aside = database.with_name(f"{stem}-{more}{SUFFIX}")
+    os.replace(database, aside)
     if wal.exists():
         os.replace(wal, f"{aside}-wal")
     Path(f"{database}-shm").unlink(missing_ok=True)  # rebuilt from the -wal by whoever opens it
     return aside
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 def _remove_with_side_files(path: Path) -> None:
-    for file in (path, *(Path(f"{path}{suffix}") for suffix in (*SIDE_FILES, "-journal"))):
+    for file in (path, *(Path(f"{path}{suffix}") for suffix in (*SIDE_FILES, JOURNAL))):
         file.unlink(missing_ok=True)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class StorageError(Exception):
     """Base of every error raised on purpose by ``storage``."""
@@ -93,3 +95,21 @@ class DatabaseInUse(StorageError):
         self.pid = pid
         self.holder = f"process {pid}" if pid is not None else "another process"
         super().__init__(f"database {path} is in use by {self.holder}")
+
+
+class BackupFailed(StorageError):
+    """A copy did not pass its verification (or could not be made); nothing was put in place."""
+
+    def __init__(self, path: str | os.PathLike[str], problems: tuple[str, ...]) -> None:
+        super().__init__(f"{path}: " + "; ".join(problems))
+        self.path = os.fspath(path)
+        self.problems = problems
+
+
+class DestinationRefused(BackupFailed):
+    """A copy (or a restore) put nothing where it was to go: it would have destroyed what is there
+    (a file, the database itself, or a file SQLite or Paiju keeps beside one)."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        super().__init__(path, (reason,))
+        self.reason = reason

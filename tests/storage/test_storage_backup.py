@@ -1,7 +1,7 @@
 """Backups: a copy made while writes go on is one commit's state and passes the check; a copy that
 fails its check is not kept; a restore refuses a running bot's database and a bad backup, and keeps
-what it replaces; a schema upgrade is preceded by a copy; the daily backups are taken once a day
-and pruned."""
+what it replaces, which can be restored in turn with the commits its -wal holds; a schema upgrade is
+preceded by a copy; the daily backups are taken once a day and pruned."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from storage import BackupFailed, backup_database, backup_if_due, hold_database, open_store, prune
+from storage import BackupFailed, backup_database, backup_if_due, open_store, prune, restore_database
 from storage.backup import automatic_backups, verify
 from tests.storage.storage_helpers import ROOT, python, subprocess_env
+from tests.storage.test_storage_exclusive import holder
 from tests.storage.test_storage_schema import make_old_database
 
 NOW = datetime(2025, 3, 1, 4, 0, tzinfo=UTC)
@@ -88,9 +89,9 @@ async def test_a_restore_waits_for_the_bot_to_stop_and_checks_the_backup(store, 
     copy, _ = backup_database(db_path, tmp_path / "copy.sqlite3")
     await store.ensure_person(2, "Hong")  # after the backup: the restore takes it back
 
-    with hold_database(db_path):  # a bot runs on it
+    with holder(db_path) as bot:  # a bot runs on it
         refused = storage("restore", str(copy), "--to", str(db_path))
-    assert refused.returncode == 2 and "Stop the bot first" in refused.stderr
+    assert refused.returncode == 2 and f"in use by process {bot.pid}. Stop the bot first" in refused.stderr
     await store.close()
 
     spoiled = tmp_path / "spoiled.sqlite3"
@@ -150,3 +151,38 @@ async def test_daily_backups_are_taken_once_a_day_and_kept_so_many_days(store, d
     assert days(automatic_backups(db_path, folder)) == ["20250303", "20250304", "20250305"]
     assert (folder / "paiju-v5-20250101T000000Z.sqlite3").exists()
     assert len(prune(db_path, folder, keep_days=1, now=NOW + timedelta(days=400))) == 2, "the newest stays"
+
+
+async def _left_by_a_crash(store, db_path: Path) -> None:
+    """Close ``store`` but leave its files as a SIGKILLed bot does: the last commits only in the -wal."""
+    db, wal = db_path.read_bytes(), Path(f"{db_path}-wal").read_bytes()
+    await store.close()  # (checkpoints and deletes the -wal: put back as it was)
+    db_path.write_bytes(db)
+    Path(f"{db_path}-wal").write_bytes(wal)
+    Path(f"{db_path}-shm").unlink(missing_ok=True)
+
+
+async def test_a_database_kept_aside_is_restored_with_the_commits_in_its_wal(store, db_path, tmp_path):
+    await store.ensure_person(1, "Ming")
+    copy, _ = backup_database(db_path, tmp_path / "copy.sqlite3")
+    await store.ensure_person(2, "Hong")
+    await _left_by_a_crash(store, db_path)
+
+    assert storage("restore", str(copy), "--to", str(db_path)).returncode == 0
+    [aside] = tmp_path.glob("paiju-replaced-*.sqlite3")
+    assert Path(f"{aside}-wal").stat().st_size > 0, "Hong is in the -wal kept with it"
+    undone = storage("restore", str(aside), "--to", str(db_path))
+    assert undone.returncode == 0, undone.stderr
+    assert people(db_path) == 2, "the commits in its -wal came back too"
+    assert not Path(f"{db_path}-wal").exists()
+
+
+async def test_two_restores_in_one_second_keep_both_databases_they_replaced(store, db_path, tmp_path):
+    await store.ensure_person(1, "Ming")
+    copy, _ = backup_database(db_path, tmp_path / "copy.sqlite3")
+    await store.ensure_person(2, "Hong")
+    await store.close()
+    first = restore_database(copy, db_path, now=NOW)
+    second = restore_database(copy, db_path, now=NOW)
+    assert first is not None and second is not None and first != second
+    assert people(first) == 2 and people(second) == 1
