@@ -186,3 +186,15 @@ async def test_two_restores_in_one_second_keep_both_databases_they_replaced(stor
     second = restore_database(copy, db_path, now=NOW)
     assert first is not None and second is not None and first != second
     assert people(first) == 2 and people(second) == 1
+
+
+async def test_a_restore_refused_leaves_no_database_where_there_was_none(store, db_path, tmp_path):
+    await store.ensure_person(1, "Ming")
+    await store.close()
+    spoil_the_books(db_path)  # a backup that fails its check
+    new = tmp_path / "new" / "paiju.sqlite3"
+    new.parent.mkdir()
+    refused = storage("restore", str(db_path), "--to", str(new))
+    assert refused.returncode == 1 and "fails its check" in refused.stderr
+    assert not new.exists(), "the empty file the restore's lock created is gone with it"
+    assert sorted(path.name for path in new.parent.iterdir()) == ["paiju.sqlite3-lock"]
