@@ -41,10 +41,14 @@ def build_web_app(application: Application, settings: Settings) -> web.Applicati
         webhook.add_route(app, application, settings.webhook_path, settings.webhook_secret)
     MINI_APP.set(None, None)
     if settings.webapp_url is not None:
-        from bot.miniapp.routes import MiniApp  # (the Mini App's modules only when it is served)
+        from bot.miniapp.members import checking_bot  # (the Mini App's modules only when it is served)
+        from bot.miniapp.routes import MiniApp
+        from bot.request import AiohttpRequest
 
         prefix = urlsplit(settings.webapp_url).path or "/"
-        MiniApp(lambda: application, settings.token, prefix).add_routes(app)
+        # Its questions to Telegram on a pool of their own; a test's fake Telegram has none to keep.
+        checker = checking_bot(settings) if isinstance(application.bot.request, AiohttpRequest) else None
+        MiniApp(lambda: application, settings.token, prefix, checker=checker).add_routes(app)
         MINI_APP.set(application.bot.username, settings.webapp_name)
     return app
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
 MAX_AGE = 24 * 3600  # seconds an initData stays good
 FUTURE_SLACK = 300  # seconds a client's clock may run ahead of ours
 MAX_LENGTH = 8192  # characters: Telegram's initData is far shorter
+_HASH = re.compile(r"^[0-9a-fA-F]{64}$", re.ASCII)  # hex of a SHA-256
 
 
 class InvalidInitData(ValueError):
@@ -66,6 +68,13 @@ def validate(init_data: str, token: str, now: float, max_age: float = MAX_AGE) -
     """The person ``init_data`` was signed for by Telegram with ``token``; ``InvalidInitData`` else."""
     if not init_data or len(init_data) > MAX_LENGTH:
         raise InvalidInitData("missing or too long")
+    # A header's bytes that are not UTF-8 reach us as lone surrogates (aiohttp decodes with
+    # surrogateescape): refused here, before anything encodes the text.
+    if not init_data.isascii():
+        try:
+            init_data.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInitData("not UTF-8") from None
     try:
         pairs = parse_qsl(init_data, keep_blank_values=True, strict_parsing=True)
     except ValueError:
@@ -74,15 +83,18 @@ def validate(init_data: str, token: str, now: float, max_age: float = MAX_AGE) -
     if len(fields) != len(pairs):
         raise InvalidInitData("a field appears twice")
     given = fields.get("hash", "")
-    if not given:
-        raise InvalidInitData("no hash")
-    expected = hmac.new(_secret(token), _check_string(fields).encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, given.lower()):
+    if not _HASH.fullmatch(given):
+        raise InvalidInitData("no hash, or not one")
+    # (parse_qsl decodes percent-escapes with errors="replace": the fields encode as UTF-8)
+    expected = hmac.new(_secret(token), _check_string(fields).encode(), hashlib.sha256).digest()
+    if not hmac.compare_digest(expected, bytes.fromhex(given)):  # bytes with bytes: never a TypeError
         raise InvalidInitData("wrong hash")
     try:
         auth_date = int(fields["auth_date"])
     except (KeyError, ValueError):
         raise InvalidInitData("no auth_date") from None
+    if not 0 < auth_date < 2**40:  # a float of any time we compare with
+        raise InvalidInitData("no auth_date")
     if now - auth_date > max_age:
         raise InvalidInitData("too old")
     if auth_date - now > FUTURE_SLACK:

@@ -1,8 +1,10 @@
 """Live updates: who has a table open in the Mini App, and each one's latest view of it.
 
-The runtime tells the hub that a table changed (``changed``, under the chat's lock): each open
-page's view is made then, from the table as it is at that moment, and handed to its stream, which
-sends the latest one (a slow page skips to the newest view; none is queued without end).
+The runtime tells the hub that a table changed (``changed``, under the chat's lock): the views are
+made then, from the table as it is at that moment, one for each player with a page open and one
+for all the spectators of a language (a spectator's view is the same for every spectator), and
+each is handed to the streams that show it, which send the latest one (a slow page skips to the
+newest view; none is queued without end). How many pages may be open: ``StreamLimits``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import json
 from collections.abc import Callable
 
 from bot.live import LiveTable
-from bot.miniapp.view import table_view
+from bot.miniapp.streams import Full, StreamLimits
+from bot.miniapp.view import table_view, viewer_of
 from bot.runtime import Watchers
 
 
@@ -40,30 +43,63 @@ class Subscriber:
 
 
 class Hub(Watchers):
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], limits: StreamLimits | None = None) -> None:
         self.clock = clock
+        self.limits = limits or StreamLimits()
         self.open: dict[int, set[Subscriber]] = {}  # table -> its open pages
+        self.people: dict[int, int] = {}  # person -> their open pages
+        self.total = 0
+        self.rendered = 0  # views made for changes since start (the tests read it)
+
+    def room_for(self, person: int, table_id: int) -> None:
+        """``Full`` unless one more page of ``person`` on ``table_id`` may be opened now."""
+        if self.people.get(person, 0) >= self.limits.per_person:
+            raise Full("streams of one person", 429)
+        if len(self.open.get(table_id, ())) >= self.limits.per_table:
+            raise Full("streams of one table", 503)
+        if self.total >= self.limits.total:
+            raise Full("streams in all", 503)
 
     def subscribe(self, subscriber: Subscriber) -> None:
+        self.room_for(subscriber.person, subscriber.table_id)
         self.open.setdefault(subscriber.table_id, set()).add(subscriber)
+        self.people[subscriber.person] = self.people.get(subscriber.person, 0) + 1
+        self.total += 1
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         pages = self.open.get(subscriber.table_id)
-        if pages is not None:
-            pages.discard(subscriber)
-            if not pages:
-                del self.open[subscriber.table_id]
+        if pages is None or subscriber not in pages:
+            return
+        pages.discard(subscriber)
+        if not pages:
+            del self.open[subscriber.table_id]
+        left = self.people[subscriber.person] - 1
+        if left:
+            self.people[subscriber.person] = left
+        else:
+            del self.people[subscriber.person]
+        self.total -= 1
+
+    def view(self, live: LiveTable, person: int, language: str) -> str:
+        """The table as ``person``'s page shows it now (a spectator's: the spectators' view)."""
+        return encode(table_view(live, viewer_of(live, person), language, self.clock()))
 
     def changed(self, live: LiveTable) -> None:
         pages = self.open.get(live.table_id)
         if not pages:
             return
         now = self.clock()
-        for page in pages:  # each its own: only the viewer's own hidden cards are ever in it
-            page.offer(encode(table_view(live, page.person, page.language, now)))
+        made: dict[tuple[int, str], str] = {}
+        for page in pages:  # a player's own view has their hidden cards: made for them alone
+            key = (viewer_of(live, page.person), page.language)
+            payload = made.get(key)
+            if payload is None:
+                payload = made[key] = encode(table_view(live, key[0], page.language, now))
+            page.offer(payload)
+        self.rendered += len(made)
 
     def count(self) -> int:
-        return sum(len(pages) for pages in self.open.values())
+        return self.total
 
 
 def encode(view: dict[str, object]) -> str:

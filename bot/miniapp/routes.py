@@ -4,12 +4,18 @@ Under one path prefix (``/miniapp/`` unless ``PAIJU_WEBAPP_URL`` names another):
 
 * ``GET  <prefix>``              the page; ``GET <prefix>static/...`` its script, style and icons;
 * ``GET  <prefix>api/state``     the table as the asking person may see it (``?table=<id>``);
-* ``GET  <prefix>api/events``    the same, pushed at every change (Server-Sent Events);
+* ``POST <prefix>api/ticket``    a ticket for the event stream (``?table=<id>``): ``{"ticket"}``;
+* ``GET  <prefix>api/events``    the table pushed at every change (Server-Sent Events,
+                                 ``?table=<id>&ticket=<ticket>``);
 * ``POST <prefix>api/act``       a press: ``{"table", "round", "action", "arg"}``.
 
-Every API request carries Telegram's signed initData (the ``X-Telegram-Init-Data`` header, or
-``?init=`` for the event stream, which cannot send headers): unsigned, forged or stale gets 401;
-a table other than the one the app was opened for, or that the person may not see, gets 403.
+Every API request but the stream carries Telegram's signed initData in the ``X-Telegram-Init-Data``
+header, never in the URL (which proxies write to their access logs): unsigned, forged or stale
+gets 401; a table other than the one the app was opened for, or that the person may not see, 403.
+The stream, which cannot send headers, takes a ticket instead (``streams.Tickets``: seconds, one
+person's one table, once). What one person can cost is bounded: their open streams
+(``streams.StreamLimits``) and the questions to Telegram they cause (``members.Members``); past
+that they are refused (429 or 503 with Retry-After), and refusals are logged at a bounded rate.
 Acting goes through ``bot.acting.act``: the same path as a button of the table message.
 """
 
@@ -24,9 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
-from telegram import User
-from telegram.constants import ChatMemberStatus
-from telegram.error import TelegramError
+from telegram import Bot, User
 from telegram.ext import Application
 
 from bot import callbacks
@@ -35,7 +39,9 @@ from bot.i18n import t
 from bot.live import LiveTable
 from bot.miniapp.auth import InvalidInitData, WebAppUser, validate
 from bot.miniapp.hub import Hub, Subscriber, encode
-from bot.miniapp.view import table_view
+from bot.miniapp.members import Busy, Members
+from bot.miniapp.streams import LIFETIME, RETRY_AFTER, WRITE_TIMEOUT, Full, StreamLimits, Tickets
+from bot.refusals import RefusalLog
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import DEFAULT_LANGUAGE
 from games.errors import RuleError
@@ -44,21 +50,18 @@ log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
 HEADER = "X-Telegram-Init-Data"
 TELEGRAM_JS = '<script src="https://telegram.org/js/telegram-web-app.js"></script>'
-KEEPALIVE = 15.0  # seconds between comments on a quiet event stream (proxies close idle ones)
-MEMBER_FOR = 300.0  # seconds a person's group membership is taken as known
-MEMBERS = (
-    ChatMemberStatus.MEMBER,
-    ChatMemberStatus.ADMINISTRATOR,
-    ChatMemberStatus.OWNER,
-    ChatMemberStatus.RESTRICTED,
-)
+KEEPALIVE = 15.0  # seconds between comments on a quiet event stream (proxies close idle ones;
+# a page gone away is noticed at the next write)
 _ACTION = re.compile(r"^[a-z_]{1,16}$", re.ASCII)
 _ARG = re.compile(r"^[0-9]{1,16}$", re.ASCII)
 
 
 class MiniApp:
     """The routes and what they share: the bot (found when the first request comes: the sandbox
-    adds the routes before it builds the bot), its token, the hub of open pages."""
+    adds the routes before it builds the bot), its token, the hub of open pages, the tickets, the
+    membership answers. ``checker``: the bot that asks Telegram about memberships, with its own
+    connections (``members.checking_bot``; opened and closed with the server); None: the game's
+    bot (the sandbox's and the tests' fake Telegram, which has no pool to protect)."""
 
     def __init__(
         self,
@@ -68,14 +71,19 @@ class MiniApp:
         *,
         telegram_js: bool = True,
         clock: Callable[[], float] = time.time,
+        checker: Bot | None = None,
+        limits: StreamLimits | None = None,
     ) -> None:
         self.application = application
         self.token = token
         self.prefix = prefix if prefix.endswith("/") else prefix + "/"
         self.telegram_js = telegram_js
         self.clock = clock
-        self.hub = Hub(clock)
-        self.members: dict[tuple[int, int], float] = {}  # (chat, person) -> when seen a member
+        self.hub = Hub(clock, limits or StreamLimits.for_this_process())
+        self.checker = checker
+        self.members = Members(lambda: self.checker or self.paiju().bot, clock)
+        self.tickets = Tickets(clock)
+        self.refusals = RefusalLog(log)
         self.stopping = asyncio.Event()
 
     def add_routes(self, app: web.Application) -> None:
@@ -83,15 +91,37 @@ class MiniApp:
         app.router.add_get(prefix, self.page)
         app.router.add_static(prefix + "static/", STATIC)
         app.router.add_get(prefix + "api/state", self.state)
+        app.router.add_post(prefix + "api/ticket", self.ticket)
         app.router.add_get(prefix + "api/events", self.events)
         app.router.add_post(prefix + "api/act", self.act)
+        app.on_startup.append(self._startup)
         app.on_shutdown.append(self._shutdown)
+        app.on_cleanup.append(self._cleanup)
+
+    async def _startup(self, _app: web.Application) -> None:
+        if self.checker is not None:  # (its requests only: getMe was asked by the game's bot)
+            await self.checker.request.initialize()
 
     async def _shutdown(self, _app: web.Application) -> None:
         self.stopping.set()
         for pages in list(self.hub.open.values()):
             for page in pages:
                 page.ready.set()
+
+    async def _cleanup(self, _app: web.Application) -> None:
+        if self.checker is not None:
+            await self.checker.request.shutdown()
+
+    def refuse(
+        self, status: int, code: str, text: str, cause: str, retry_after: int | None = None
+    ) -> web.HTTPException:
+        """The refusal to send, counted in the log (a line per cause a minute, not per request)."""
+        self.refusals.refused(f"Mini App {code}: {cause}")
+        refusal = _error(status, code, text)
+        if retry_after is not None:
+            refusal.headers["Retry-After"] = str(retry_after)
+            refusal.force_close()  # the connection too: a refused flood holds no open files
+        return refusal
 
     # -- who asks, and what they may see --------------------------------------------------------
     def paiju(self) -> Paiju:
@@ -103,41 +133,38 @@ class MiniApp:
         return paiju
 
     def who(self, request: web.Request) -> WebAppUser:
-        init_data = request.headers.get(HEADER) or request.query.get("init", "")
+        if "init" in request.query:  # a URL is written to access logs: initData never goes there
+            raise self.refuse(
+                400, "bad_request", "initData goes in the X-Telegram-Init-Data header", "initData in a URL"
+            )
+        init_data = request.headers.get(HEADER, "")
         try:
             return validate(init_data, self.token, self.clock())
         except InvalidInitData as error:
-            raise _error(401, "unauthorized", str(error)) from None
+            raise self.refuse(401, "unauthorized", str(error), f"initData {error}") from None
 
     async def table_for(self, request: web.Request, person: WebAppUser, table_text: str) -> LiveTable:
         """The table the app was opened for (its link's ``startapp=t<id>``), if ``person`` may see it."""
-        if person.start_param != f"t{table_text}" or not table_text.isascii() or not table_text.isdigit():
-            raise _error(403, "forbidden", "not the table this app was opened for")
+        if not _is_table(table_text) or person.start_param != f"t{table_text}":
+            raise self.refuse(403, "forbidden", "not the table this app was opened for", "another table")
         paiju = self.paiju()
         live = paiju.tables.by_id(int(table_text))
         if live is None:
             raise _error(404, "table_over", t(await self.language(paiju, person), "miniapp.closed"))
-        if not await self.may_see(paiju, live, person.id):
-            raise _error(403, "forbidden", "not a member of the table's group")
+        if not await self.may_see(live, person.id):
+            raise self.refuse(403, "forbidden", "not a member of the table's group", "not a member")
         return live
 
-    async def may_see(self, paiju: Paiju, live: LiveTable, person: int) -> bool:
-        """The seated, those the table knows, and the group's members (asked once in a while)."""
+    async def may_see(self, live: LiveTable, person: int) -> bool:
+        """The seated, those the table knows, and the group's members (asked at a bounded cost)."""
         if person in live.view.names or live.engine.core.seat_of(person) is not None:
             return True
-        key, now = (live.chat_id, person), self.clock()
-        if now - self.members.get(key, -MEMBER_FOR) < MEMBER_FOR:
-            return True
         try:
-            member = await paiju.bot.get_chat_member(live.chat_id, person)
-        except TelegramError:
-            return False
-        if member.status not in MEMBERS:
-            return False
-        if len(self.members) > 10_000:
-            self.members = {k: at for k, at in self.members.items() if now - at < MEMBER_FOR}
-        self.members[key] = now
-        return True
+            return await self.members.is_member(live.chat_id, person)
+        except Busy as busy:
+            raise self.refuse(
+                503, "busy", "too many requests: try again later", "membership checks busy", busy.retry_after
+            ) from None
 
     async def language(self, paiju: Paiju, person: WebAppUser) -> str:
         return await paiju.person_language(person.id, person.language_code)
@@ -159,15 +186,49 @@ class MiniApp:
     async def state(self, request: web.Request) -> web.Response:
         person = self.who(request)
         live = await self.table_for(request, person, request.query.get("table", ""))
-        paiju = self.paiju()
-        view = table_view(live, person.id, await self.language(paiju, person), self.clock())
-        return web.Response(text=encode(view), content_type="application/json")
+        view = self.hub.view(live, person.id, await self.language(self.paiju(), person))
+        return web.Response(text=view, content_type="application/json")
 
-    async def events(self, request: web.Request) -> web.StreamResponse:
+    async def ticket(self, request: web.Request) -> web.Response:
+        """A ticket that opens one event stream, for a little while (the page asks for it at once)."""
         person = self.who(request)
         live = await self.table_for(request, person, request.query.get("table", ""))
-        paiju = self.paiju()
-        page = Subscriber(live.table_id, person.id, await self.language(paiju, person))
+        language = await self.language(self.paiju(), person)
+        try:
+            self.hub.room_for(person.id, live.table_id)  # (said now: the stream's refusal is not readable)
+            code = self.tickets.give(person.id, live.table_id, language)
+        except Full as full:
+            raise self.full(full) from None
+        return web.json_response({"ticket": code}, headers={"Cache-Control": "no-store"})
+
+    def full(self, full: Full) -> web.HTTPException:
+        return self.refuse(full.status, "busy", "too many open pages: try again later", full.why, RETRY_AFTER)
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        if "init" in request.query:
+            self.who(request)  # refused: initData in a URL
+        table_text, code = request.query.get("table", ""), request.query.get("ticket", "")
+        ticket = self.tickets.use(code, int(table_text)) if _is_table(table_text) else None
+        if ticket is None:
+            raise self.refuse(
+                401, "unauthorized", "no ticket, or a used or old one", "stream without a good ticket"
+            )
+        live = self.paiju().tables.by_id(ticket.table)
+        if live is None:
+            raise _error(404, "table_over", t(ticket.language, "miniapp.closed"))
+        page = Subscriber(live.table_id, ticket.person, ticket.language)
+        try:
+            self.hub.subscribe(page)
+        except Full as full:
+            raise self.full(full) from None
+        try:
+            return await self.stream(request, live, page)
+        finally:
+            self.hub.unsubscribe(page)
+
+    async def stream(self, request: web.Request, live: LiveTable, page: Subscriber) -> web.StreamResponse:
+        """The page's stream, until it goes away, stops reading, or has been open ``LIFETIME``
+        seconds (then the page opens another: who it is is checked again)."""
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -175,20 +236,23 @@ class MiniApp:
                 "X-Accel-Buffering": "no",  # nginx: pass each event on at once
             }
         )
-        await response.prepare(request)
-        self.hub.subscribe(page)
+        loop = asyncio.get_running_loop()
+        until = loop.time() + LIFETIME
         try:
+            await response.prepare(request)
             # The table as it is now: a page that reconnects (after sleep, a new network) catches up.
-            page.offer(encode(table_view(live, person.id, page.language, self.clock())))
-            while not self.stopping.is_set():
-                payload = await page.next(KEEPALIVE)
+            page.offer(self.hub.view(live, page.person, page.language))
+            while not self.stopping.is_set() and loop.time() < until:
+                payload = await page.next(min(KEEPALIVE, max(until - loop.time(), 0.0)))
                 if self.stopping.is_set():
                     break
-                await response.write(b": ping\n\n" if payload is None else f"data: {payload}\n\n".encode())
-        except ConnectionError:  # the page went away
-            pass
-        finally:
-            self.hub.unsubscribe(page)
+                async with asyncio.timeout(WRITE_TIMEOUT):  # a page that does not read is let go
+                    await response.write(
+                        b": ping\n\n" if payload is None else f"data: {payload}\n\n".encode()
+                    )
+        except (ConnectionError, TimeoutError):  # the page went away, or stopped reading
+            if request.transport is not None:
+                request.transport.abort()  # (closing would wait for the page to read what is sent)
         return response
 
     async def act(self, request: web.Request) -> web.Response:
@@ -197,12 +261,14 @@ class MiniApp:
             body = await request.json()
             table, round_no = str(body["table"]), int(body["round"])
             action, arg = str(body["action"]), body.get("arg")
-        except (ValueError, KeyError, TypeError):
-            raise _error(400, "bad_request", "table, round and action, please") from None
+        except (ValueError, KeyError, TypeError, OverflowError):  # (JSON's Infinity is no round)
+            raise self.refuse(
+                400, "bad_request", "table, round and action, please", "a malformed action"
+            ) from None
         live = await self.table_for(request, person, table)
         arg_text = None if arg is None else str(arg)
         if not _ACTION.fullmatch(action) or (arg_text is not None and not _ARG.fullmatch(arg_text)):
-            raise _error(400, "bad_request", "no such action")
+            raise self.refuse(400, "bad_request", "no such action", "no such action")
         found = callbacks.Press(live.game, live.table_id, round_no, action, arg_text)
         paiju = self.paiju()
         application = self.application()
@@ -229,6 +295,10 @@ class MiniApp:
         return web.json_response({"ok": True, "text": _plain(text or ""), "alert": alert})
 
 
+def _is_table(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 18  # (a table's id is a SQLite rowid)
+
+
 def _plain(text: str) -> str:
     """A message's text for the page (which shows text, not HTML)."""
     return html.unescape(re.sub(r"<[^>]+>", "", text))
@@ -240,5 +310,7 @@ def _error(status: int, code: str, text: str) -> web.HTTPException:
         401: web.HTTPUnauthorized,
         403: web.HTTPForbidden,
         404: web.HTTPNotFound,
+        429: web.HTTPTooManyRequests,
+        503: web.HTTPServiceUnavailable,
     }
     return kinds[status](text=encode({"error": code, "text": text}), content_type="application/json")

@@ -22,6 +22,7 @@ from games.muxi.state import Hand
 from games.showhand.betting import LAST_CARD
 
 HIDDEN = "?"
+SPECTATOR = 0  # the viewer of a spectators' view: no person (Telegram's ids are positive)
 JSON = dict[str, Any]
 # The Mini App's own words, sent with every state in the viewer's language.
 PAGE_STRINGS = (
@@ -62,6 +63,20 @@ def tokens(cards: Any) -> list[str]:
 
 def page_strings(language: str) -> dict[str, str]:
     return {key.removeprefix("miniapp."): t(language, key) for key in PAGE_STRINGS}
+
+
+def viewer_of(live: LiveTable, person: int) -> int:
+    """Whom ``person``'s view is made for: themselves when anything at the table is theirs alone
+    (a seat, a hand, a player's cards), else ``SPECTATOR`` (every spectator sees the same)."""
+    engine = live.engine
+    if engine.core.seat_of(person) is not None:
+        return person
+    if isinstance(engine, muxi.MuxiTable):
+        dealt = any(hand.person == person for hand in engine.state.hands)
+    else:
+        assert isinstance(engine, showhand.ShowhandTable)
+        dealt = any(player.person == person for player in engine.players)
+    return person if dealt else SPECTATOR
 
 
 def table_view(live: LiveTable, viewer: int, language: str, now: float) -> JSON:

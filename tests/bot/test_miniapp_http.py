@@ -84,10 +84,8 @@ async def test_forged_stale_or_foreign_init_data_is_refused_and_changes_nothing(
         assert response.status == 401, why
         response = await client.get(API + "state", params={"table": str(table)}, headers=headers)
         assert response.status == 401, why
-        events = await client.get(
-            API + "events", params={"table": str(table), "init": headers.get(HEADER, "")}
-        )
-        assert events.status == 401, why
+        ticket = await client.post(API + "ticket", params={"table": str(table)}, headers=headers)
+        assert ticket.status == 401, why
     other_table = {HEADER: init(2, table + 1)}  # signed, but opened for another table
     assert (await post(client, 2, table, "join", 0, headers=other_table)).status == 403
     stranger = await post(client, 77, table, "join", 0)  # not in the group
@@ -142,6 +140,16 @@ async def test_an_escape_must_be_confirmed_in_the_mini_app_too(served):
     assert "逃跑" in bot.driver.table(GROUP)
 
 
+async def events(client, person, table):
+    """An open event stream of ``person``'s page: a ticket got with the initData, then the stream."""
+    got = await client.post(
+        API + "ticket", params={"table": str(table)}, headers={HEADER: init(person, table)}
+    )
+    assert got.status == 200, await got.text()
+    ticket = (await got.json())["ticket"]
+    return await client.get(API + "events", params={"table": str(table), "ticket": ticket})
+
+
 async def read_event(stream):
     """The next ``data:`` event of a Server-Sent Events stream, as JSON."""
     while True:
@@ -154,8 +162,8 @@ async def test_an_open_page_is_updated_within_200_ms_of_an_action(served):
     bot, client = served
     await bot.driver.send(1, GROUP, "/newgame muxi")
     table = bot.paiju.tables.get(GROUP).table_id
-    spectator = await client.get(API + "events", params={"table": str(table), "init": init(6, table)})
-    player = await client.get(API + "events", params={"table": str(table), "init": init(1, table)})
+    spectator = await events(client, 6, table)
+    player = await events(client, 1, table)
     assert spectator.status == 200 and spectator.headers["Content-Type"].startswith("text/event-stream")
     first = await read_event(spectator)
     assert first["seated"] is False and [seat["person"] for seat in first["seats"]] == [1]

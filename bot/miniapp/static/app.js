@@ -1,6 +1,7 @@
 // The table as a Telegram Mini App: the table pushed by the server (Server-Sent Events), a
 // countdown that ticks, and the viewer's own actions as big buttons. Every request carries
-// Telegram's signed initData; the server checks it and sends only what this person may see.
+// Telegram's signed initData in a header (the stream a ticket got with it); the server checks it
+// and sends only what this person may see.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -230,37 +231,63 @@ function show(data) {
   render();
 }
 
-async function refuse(status) {
-  let text = "";
-  try {
-    const response = await fetch(`api/state?table=${tableId}`, { headers: { "X-Telegram-Init-Data": initData } });
-    if (response.ok) { show(await response.json()); return false; }
-    text = (await response.json()).text;
-  } catch (error) { /* the network: keep trying */ return false; }
+function refused(text) {
   $("banner").hidden = false;
-  $("banner").textContent = text || String(status);
+  $("banner").textContent = text;
   document.body.dataset.refused = "1";
-  return true;
 }
 
-function connect() {
-  if (stream) stream.close();
-  stream = new EventSource(`api/events?table=${tableId}&init=${encodeURIComponent(initData)}`);
-  stream.onmessage = (event) => {
+// The stream is opened with a ticket got just before (the initData goes in a header, never in a
+// URL; a ticket is good once, for seconds): each reconnect gets a new one.
+let failures = 0;
+let retry = null;
+function connectLater(seconds) {
+  clearTimeout(retry);
+  retry = setTimeout(connect, seconds * 1000);
+}
+
+let connecting = false;
+async function connect() {
+  if (connecting) return;
+  clearTimeout(retry);
+  if (stream) { stream.close(); stream = null; }
+  let response;
+  let answer = {};
+  connecting = true;
+  try {
+    response = await fetch(`api/ticket?table=${tableId}`, { method: "POST", headers: { "X-Telegram-Init-Data": initData } });
+    answer = await response.json();
+  } catch (error) { // the network, or not the server's answer: keep trying, less and less often
+    failures += 1;
+    connectLater(Math.min(30, 2 ** failures));
+    return;
+  } finally {
+    connecting = false;
+  }
+  if (response.status === 429 || response.status === 503) { // too many pages open, or busy: later
+    connectLater(Number(response.headers.get("Retry-After")) || 10);
+    return;
+  }
+  if (!response.ok) { refused(answer.text || String(response.status)); return; }
+  const opened = new EventSource(`api/events?table=${tableId}&ticket=${encodeURIComponent(answer.ticket)}`);
+  stream = opened;
+  opened.onmessage = (event) => {
+    failures = 0;
     $("banner").dataset.offline = "";
     show(JSON.parse(event.data));
   };
-  stream.onerror = async () => {
-    if (stream.readyState === EventSource.CLOSED) { // refused, or the server went away
-      if (!(await refuse())) setTimeout(connect, 2000);
-      return;
-    }
+  opened.onerror = () => { // ended (its time is up, the server restarted, the network): a new ticket
+    opened.close();
+    if (stream !== opened) return;
+    stream = null;
     if (view) { $("banner").hidden = false; $("banner").textContent = say("offline"); }
+    failures += 1;
+    connectLater(Math.min(30, failures));
   };
 }
 
 document.addEventListener("visibilitychange", () => {
-  if (document.visibilityState === "visible" && (!stream || stream.readyState === EventSource.CLOSED)) connect();
+  if (document.visibilityState === "visible" && !stream && !document.body.dataset.refused) connect();
 });
 
 if (!initData || !tableId) {
