@@ -54,7 +54,8 @@ def refuse_existing(destination: Path, *, force: bool) -> None:
     if not force:
         raise DestinationRefused(destination, "a file is there already (--force replaces a Paiju backup)")
     if not is_backup(destination):
-        raise DestinationRefused(destination, "a file is there that is not a Paiju backup (--force or not)")
+        reason = "a file is there that is not a Paiju backup (--force replaces only those)"
+        raise DestinationRefused(destination, reason)
 
 
 def refuse_replacing(database: Path) -> None:
