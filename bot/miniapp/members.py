@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from telegram import Bot
 from telegram.constants import ChatMemberStatus
-from telegram.error import TelegramError
+from telegram.error import BadRequest, Forbidden, TelegramError
 
 from bot.request import AiohttpRequest, env_proxy
 from bot.settings import Settings
@@ -28,6 +28,7 @@ KEEP_REFUSED = 60.0  # seconds a "not a member" is believed (one who just joined
 PER_PERSON = 6  # calls a minute one person may cause
 IN_ALL = 300  # calls a minute everyone together may cause
 AT_ONCE = 4  # calls in flight at once: the checking bot's connections
+UNANSWERED = 5  # seconds to wait when Telegram did not answer
 REMEMBERED = 50_000  # answers kept at most (the oldest forgotten first)
 MEMBERS = frozenset(
     {
@@ -91,8 +92,13 @@ class Members:
             self._budget(person, now)
             asking = asyncio.get_running_loop().create_task(self._ask(chat, person))
             self.asking[key] = asking
-            asking.add_done_callback(lambda _done: self.asking.pop(key, None))
+            asking.add_done_callback(lambda done: self._asked(key, done))
         return await asyncio.shield(asking)  # one page going away does not cancel the others' answer
+
+    def _asked(self, key: tuple[int, int], done: asyncio.Task[bool]) -> None:
+        self.asking.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # (told to whoever awaited it; none may be left)
 
     def _budget(self, person: int, now: float) -> None:
         mine = self.people.get(person)
@@ -113,8 +119,10 @@ class Members:
         self.calls += 1
         try:
             member = await self.bot().get_chat_member(chat, person)
-        except TelegramError:  # not found, the bot is not in the group, Telegram failed: not now
+        except (BadRequest, Forbidden):  # no such person in the chat, or the bot is no longer in it
             answer = False
+        except TelegramError:  # no answer (a timeout, a 429, Telegram failing): not remembered
+            raise Busy(UNANSWERED) from None
         else:
             answer = member.status in MEMBERS
         self._remember((chat, person), answer)

@@ -202,7 +202,7 @@ class MiniApp:
         return web.json_response({"ticket": code}, headers={"Cache-Control": "no-store"})
 
     def full(self, full: Full) -> web.HTTPException:
-        return self.refuse(full.status, "busy", "too many open pages: try again later", full.why, RETRY_AFTER)
+        return self.refuse(full.status, "full", "too many open pages: try again later", full.why, RETRY_AFTER)
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         if "init" in request.query:

@@ -25,11 +25,14 @@ from tests.bot.test_miniapp_http import API, TOKEN, URL, init, read_event
 
 OTHER_GROUP = -100_777  # a group with a table of its own, where nobody floods anything
 OUTSIDER = 77  # signs initData with their own Telegram account, not in the group
+STRANGERS = range(10_000, 10_000 + members.IN_ALL + 100)  # as many, each with an account of their own
 
 
 def world_with_another_group():
     world = make_world()
     world.add_group(OTHER_GROUP, "隔壁群", [1, 2, 3])
+    for person in (OUTSIDER, *STRANGERS):  # on Telegram, not in the group
+        world.add_person(person, f"路过{person}")
     return world
 
 
@@ -217,11 +220,10 @@ async def test_an_outsiders_flood_costs_telegram_one_question_and_many_a_bounded
     # many outsiders at once (each an account of their own): a bounded number of questions, the
     # rest refused with a Retry-After, not queued
     before = calls(bot.world)
-    strangers = range(10_000, 10_000 + members.IN_ALL + 100)
     flood = await asyncio.gather(
         *(
             client.get(API + "state", params={"table": str(table)}, headers={HEADER: init(person, table)})
-            for person in strangers
+            for person in STRANGERS
             for _ in range(2)
         )
     )
