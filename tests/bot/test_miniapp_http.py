@@ -22,12 +22,15 @@ from tests.bot.test_muxi_rounds import open_and_start
 TOKEN = "123456:TEST-TOKEN"
 URL = "https://paiju.example/miniapp/"
 API = "/miniapp/api/"
+STRANGER = 77
 
 
 @pytest.fixture
 async def served(tmp_path):
     """A bot serving the Mini App, and a client of its web app."""
-    bot = await start_bot(make_world(), str(tmp_path / "served.sqlite3"), webapp_url=URL)
+    world = make_world()
+    world.add_person(STRANGER, "过客")  # on Telegram, not in the group
+    bot = await start_bot(world, str(tmp_path / "served.sqlite3"), webapp_url=URL)
     client = TestClient(TestServer(build_web_app(bot.application, bot.paiju.settings)))
     await client.start_server()
     yield bot, client
@@ -88,7 +91,7 @@ async def test_forged_stale_or_foreign_init_data_is_refused_and_changes_nothing(
         assert ticket.status == 401, why
     other_table = {HEADER: init(2, table + 1)}  # signed, but opened for another table
     assert (await post(client, 2, table, "join", 0, headers=other_table)).status == 403
-    stranger = await post(client, 77, table, "join", 0)  # not in the group
+    stranger = await post(client, STRANGER, table, "join", 0)  # not in the group
     assert stranger.status == 403
     assert live.engine.version == version and live.seated() == [1]
     assert await bot.paiju.store.get_person(2) is None, "nobody was even created"
