@@ -145,11 +145,16 @@ def seen_by(page, sandbox_url, person, table):  # noqa: F811
 class Wire:
     """Everything the Mini App's server sent one page: each message of its event stream, as
     Chromium's network layer received it (the DevTools protocol), and the body of every other API
-    answer."""
+    answer; and the address of every API request (where no initData may be: access logs keep them)."""
 
     def __init__(self, page):
         self.stream: list[str] = []
         self.answers = []
+        self.urls: list[str] = []
+        page.on(
+            "request",
+            lambda request: self.urls.append(request.url) if "/miniapp/api/" in request.url else None,
+        )
         session = page.context.new_cdp_session(page)
         session.on("Network.eventSourceMessageReceived", lambda event: self.stream.append(event["data"]))
         session.send("Network.enable")
@@ -258,6 +263,11 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, t
                 assert json.dumps(hole) not in text, f"the spectator was sent {name}'s face-down {hole}"
             assert '"deck"' not in text and "salt" not in text
             assert all(seat["cards"][0] == "?" for seat in json.loads(text)["seats"])
+        # The stream was opened with a ticket: no address the page asked for holds its initData.
+        assert any("/api/events?" in url and "ticket=" in url for url in wire.urls), wire.urls
+        assert not any(word in url for url in wire.urls for word in ("init=", "hash", "auth_date", "user")), (
+            wire.urls
+        )
     finally:
         spectator_context.close()
 
