@@ -1,7 +1,8 @@
 """Benchmark 7: the Mini App's push. The bot in process (``tests.bot.harness.start_bot``) serves
 its web app (``bot.web.build_web_app`` with ``PAIJU_WEBAPP_URL``) on a real local port; a separate
 process opens N Server-Sent Events streams to it (N = 100; 20 quick), each as its own member of the
-group (4 seated, the rest spectators), with initData signed as Telegram would. The bot process then
+group (4 seated, the rest spectators), with initData signed as Telegram would (in a header, for a
+ticket that opens the stream, asked again when told the membership checks are busy). The bot process then
 makes A actions, one at a time (a person joins, then leaves: each a press of the table's button
 through ``Application.process_update``, which the table message and every open page then show),
 and waits until every stream has the new table before the next.
@@ -9,7 +10,9 @@ and waits until every stream has the new table before the next.
 Reported: push latency, from just before the press to each stream's receipt of the new view, p50
 and p99 over every (action, stream) pair, and the same for the slowest stream of each action
 ("every open Mini App updated"); the bot process's CPU time per action (``time.process_time`` over
-the action until all N have it: the press, the table message, N views made and written).
+the action until all N have it: the press, the table message, the views made and N written); the
+views made per action (one per player with a page open, one for the spectators of a language); the
+bot process's resident memory with the pages open and once they are closed.
 
     python -m bench.miniapp [--quick]
 """
@@ -29,6 +32,8 @@ from aiohttp import web
 
 from bench.report import median, percentile
 from bot.miniapp.auth import signed_for
+from bot.miniapp.hub import Hub
+from bot.miniapp.routes import HEADER
 from bot.views.common import MINI_APP
 from bot.web import build_web_app
 from tests.bot.harness import GROUP, make_world, start_bot, stop_bot
@@ -48,8 +53,16 @@ async def _listen_async(port: int, table: int, viewers: list[int], pipe) -> None
 
     async def one(session: aiohttp.ClientSession, viewer: int) -> None:
         init = signed_for(viewer, f"p{viewer}", TOKEN, time.time(), start_param=f"t{table}")
-        url = f"http://127.0.0.1:{port}/miniapp/api/events"
-        async with session.get(url, params={"table": str(table), "init": init}) as response:
+        api, query = f"http://127.0.0.1:{port}/miniapp/api/", {"table": str(table)}
+        while True:  # a ticket, as the page gets one; asked again when the checks are busy, as it does
+            async with session.post(api + "ticket", params=query, headers={HEADER: init}) as got:
+                if got.status == 503:
+                    await asyncio.sleep(float(got.headers["Retry-After"]))
+                    continue
+                assert got.status == 200, got.status
+                ticket = (await got.json())["ticket"]
+                break
+        async with session.get(api + "events", params={**query, "ticket": ticket}) as response:
             assert response.status == 200, response.status
             async for line in response.content:
                 if line.startswith(b"data: "):
@@ -106,6 +119,9 @@ async def measure(streams: int, actions: int) -> dict[str, float]:
         child.start()
         loop = asyncio.get_running_loop()
         assert await loop.run_in_executor(None, ours.recv) == "open"
+        hub = bot.paiju.watchers
+        assert isinstance(hub, Hub)
+        rss_open, made = _rss_mb(), hub.rendered
         started: dict[int, float] = {}
         cpu: list[float] = []
         for number in range(actions):
@@ -120,6 +136,11 @@ async def measure(streams: int, actions: int) -> dict[str, float]:
         ours.send(None)
         seen = await loop.run_in_executor(None, ours.recv)
         child.join(10)
+        views_per_action = (hub.rendered - made) / actions
+        await d.press(5, GROUP, "离桌" if actions % 2 else "加入")  # written to: the closed pages are seen
+        while hub.count():
+            await asyncio.sleep(0.01)
+        rss_closed = _rss_mb()
         await runner.cleanup()
         MINI_APP.set(None, None)
         await stop_bot(bot)
@@ -135,7 +156,18 @@ async def measure(streams: int, actions: int) -> dict[str, float]:
         "all_p50_ms": median(slowest) * 1000,
         "all_p99_ms": percentile(slowest, 99) * 1000,
         "cpu_ms_per_action": median(cpu) * 1000,
+        "views_per_action": views_per_action,
+        "rss_open_mb": rss_open,
+        "rss_closed_mb": rss_closed,
     }
+
+
+def _rss_mb() -> float:
+    """This process's resident memory (Linux), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def main() -> None:
@@ -148,7 +180,9 @@ def main() -> None:
         f"| 7 | Mini App push, {result['streams']} open pages, {result['actions']} actions | "
         f"each page p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms; every page p50 "
         f"{result['all_p50_ms']:.1f} ms, p99 {result['all_p99_ms']:.1f} ms; bot CPU "
-        f"{result['cpu_ms_per_action']:.1f} ms per action |"
+        f"{result['cpu_ms_per_action']:.1f} ms per action; {result['views_per_action']:.1f} views made "
+        f"per action; bot RSS {result['rss_open_mb']:.0f} MB with the pages open, "
+        f"{result['rss_closed_mb']:.0f} MB once closed |"
     )
 
 
