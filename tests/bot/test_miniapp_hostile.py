@@ -8,6 +8,7 @@ import asyncio
 import gc
 import json
 import logging
+import socket
 import time
 from urllib.parse import quote
 
@@ -15,7 +16,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.miniapp import members
+from bot.miniapp import members, routes
 from bot.miniapp.hub import Subscriber
 from bot.miniapp.routes import HEADER, MiniApp
 from bot.miniapp.streams import TICKET_SECONDS, StreamLimits
@@ -286,3 +287,89 @@ async def test_a_change_makes_one_view_per_player_and_one_for_all_spectators(ser
     assert seen[1]["seated"] and seen[2]["seated"] and seen[1] != seen[2]
     for page in [*pages.values(), second]:
         page.close()
+
+
+# -- what held before, still held --------------------------------------------------------------------
+async def test_fifty_identical_bets_at_once_take_one_and_bad_actions_are_refused(served):
+    bot, _miniapp, client = served
+    await bot.driver.send(1, GROUP, "/newgame showhand")
+    await bot.driver.press(2, GROUP, "加入")
+    for person in (1, 2):
+        await bot.driver.press(person, GROUP, "开始")
+    live = bot.paiju.tables.get(GROUP)
+    table, turn = live.table_id, live.engine.turn
+    other = 2 if turn == 1 else 1
+    view = await state(client, turn, table)
+    bet = next(action for action in view["actions"] if action["action"] in ("bet", "raise", "call"))
+    before = live.engine.player(turn).total
+    body = {"table": table, "round": view["round"], "action": bet["action"], "arg": bet["arg"]}
+    headers = {HEADER: init(turn, table)}
+    answers = await asyncio.gather(*(client.post(API + "act", json=body, headers=headers) for _ in range(50)))
+    assert sorted(answer.status for answer in answers) == [200] + [409] * 49
+    assert live.engine.player(turn).total == before + bet["pay"]
+
+    version = live.engine.version
+    for arg in ("abc", -5, 1e30, "1" * 17, [1], {"x": 1}):  # malformed amounts
+        malformed = {**body, "action": "raise", "arg": arg}
+        refused = await client.post(API + "act", json=malformed, headers={HEADER: init(other, table)})
+        assert refused.status == 400, arg
+    for person, action in ((turn, "check"), (6, "check"), (6, "raise")):  # out of turn; a spectator
+        refused = await client.post(
+            API + "act", json={**body, "action": action, "arg": None}, headers={HEADER: init(person, table)}
+        )
+        assert refused.status == 409, (person, action)
+    outsider = await client.post(API + "act", json=body, headers={HEADER: init(OUTSIDER, table)})
+    assert outsider.status == 403
+    huge = await client.post(API + "act", data=b"x" * (1024 * 1024 + 1), headers=headers)
+    assert huge.status == 413
+    assert live.engine.version == version
+
+
+async def state(client, person, table):
+    response = await client.get(
+        API + "state", params={"table": str(table)}, headers={HEADER: init(person, table)}
+    )
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def test_a_page_that_stops_reading_is_let_go(served, monkeypatch):
+    """A stream whose page takes nothing: the bot keeps only the newest view for it (never a
+    queue), and closes it when a write waits longer than ``WRITE_TIMEOUT``."""
+    bot, miniapp, client = served
+    monkeypatch.setattr(routes, "WRITE_TIMEOUT", 0.2)
+    table = await open_table(bot)
+    code = (await (await ticket(client, 6, table)).json())["ticket"]
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window: the bot's writes back up
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, (client.server.host, client.server.port))
+    path = f"/miniapp/api/events?table={table}&ticket={code}"
+    await asyncio.get_running_loop().sock_sendall(sock, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    try:
+        await until(lambda: miniapp.hub.count() == 1)
+        for connection in client.server.runner.server.connections:  # a slow network: small buffers
+            connection.transport.get_extra_info("socket").setsockopt(
+                socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
+            )
+        for number in range(1000):  # bounded: well past what the buffers between hold
+            await bot.driver.press(2, GROUP, "离桌" if number % 2 else "加入")
+            pages = miniapp.hub.open.get(table, set())
+            assert all(page.latest is None or len(page.latest) < 10_000 for page in pages)
+            if miniapp.hub.count() == 0:
+                break
+        assert miniapp.hub.count() == 0, "the page that does not read was let go"
+    finally:
+        sock.close()
+
+
+async def test_a_stream_ends_after_its_lifetime_and_gives_its_room_back(served, monkeypatch):
+    """(The page then gets a new ticket: who it is is checked again.)"""
+    bot, miniapp, client = served
+    monkeypatch.setattr(routes, "LIFETIME", 0.3)
+    table = await open_table(bot)
+    page = await stream(client, 6, table)
+    assert page.status == 200
+    async with asyncio.timeout(10):
+        await page.content.read()  # to its end
+    await until(lambda: miniapp.hub.count() == 0)
