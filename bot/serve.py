@@ -69,8 +69,10 @@ async def _take_updates(application: Application, settings: Settings) -> None:
         return
     assert application.updater is not None
 
-    def failed(error: Exception) -> None:  # as run_polling: a failed getUpdates goes to the error handler
-        application.create_task(application.process_error(error=error, update=None))
+    def failed(error: Exception) -> None:
+        # One line, no traceback: Telegram failed, not the bot (and no update failed). PTB's polling
+        # loop tries again by itself, 1 s later, then up to 30 s apart while it keeps failing.
+        log.warning("getUpdates failed (%s: %s): polling again", type(error).__name__, error)
 
     await application.updater.start_polling(
         allowed_updates=HANDLED_UPDATES, drop_pending_updates=False, error_callback=failed

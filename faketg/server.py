@@ -55,7 +55,9 @@ class Faults:
     dropped: float = 0.0  # the connection is closed with no answer
     retry_after: int = 1
     slow_seconds: float = 1.5
-    spare: frozenset[str] = frozenset({"getUpdates", "getMe", "setMyCommands", *WEBHOOK_METHODS})
+    # Spared by the shares: what start-up needs (without it the bot exits, by design) and polling.
+    # The command menu is not: the bot sets it in the background, trying again.
+    spare: frozenset[str] = frozenset({"getUpdates", "getMe", *WEBHOOK_METHODS})
     seed: int = 0
     injected: dict[str, int] = field(default_factory=dict)
     always: dict[str, str] = field(default_factory=dict)

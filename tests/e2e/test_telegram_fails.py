@@ -118,3 +118,16 @@ async def test_a_server_that_does_not_long_poll_is_polled_at_a_bounded_rate(stag
     assert await staged.bot.stop() == 0
     log = staged.bot.log.read_text()
     assert len(lines(staged, "does not long-poll")) == 1, log[-3000:]
+
+
+async def test_a_failing_poll_is_one_log_line_and_polling_resumes(staged):
+    await staged.bot.start()
+    staged.emulator.faults = Faults(always={"getUpdates": "internal_error"})
+    await until(lambda: staged.emulator.faults.injected.get("internal_error", 0) >= 3)
+    staged.emulator.faults = Faults()
+    await staged.driver.send(1, GROUP, "/balance")  # polling went on by itself
+    await until(lambda: len(group_texts(staged)) == 1)
+    assert await staged.bot.stop() == 0
+    log = staged.bot.log.read_text()
+    assert len(lines(staged, "getUpdates failed")) >= 3, log[-3000:]
+    assert "Traceback" not in log and "an update failed" not in log, log[-3000:]
