@@ -1,7 +1,8 @@
 """The real bot process while Telegram misbehaves (issue 30), faults injected by the emulator: a
 command menu refused at every try does not stop the bot from starting and playing (it is set once
-Telegram recovers); a membership check that fails gets the admin a "try again" and the log one line;
-a server that answers ``getUpdates`` at once costs a bounded poll rate."""
+Telegram recovers); a start that fails closes its connections; a membership check that fails gets
+the admin a "try again" and the log one line; a failing poll is one line and polling resumes; a
+server that answers ``getUpdates`` at once costs a bounded poll rate."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from bot.i18n import t
 from faketg.server import Faults
 from tests.bot.harness import ADMIN, GROUP, make_world
 from tests.e2e.process import Stage, make_stage
+from tests.e2e.test_whole_process import finish_muxi_round, start_round, table_of
 
 RIGHTS_UNKNOWN = t("zh-hans", "rights.unknown")
 
@@ -51,9 +53,10 @@ async def test_the_bot_starts_and_plays_while_the_menu_is_refused_and_sets_it_la
     staged.emulator.faults = Faults(always={"setMyCommands": "internal_error"})
     await staged.bot.start()  # it polls: the menu did not hold start-up back
 
-    await staged.driver.send(1, GROUP, "/newgame muxi")
-    await staged.driver.press(2, GROUP, "加入")
-    await until(lambda: any("阿明" in text and "小红" in text for text in group_texts(staged)))
+    await start_round(staged, "muxi", [1, 2, 3])  # a whole round, the menu still refused
+    await staged.driver.press(1, GROUP, "当庄")
+    await finish_muxi_round(staged, [1, 2, 3])
+    assert "第 1 局 · 结算" in table_of(staged).text
     assert staged.world.commands == {}
     await until(lambda: staged.emulator.faults.injected.get("internal_error", 0) >= 8)  # two rounds
 
@@ -103,9 +106,9 @@ async def test_a_failed_membership_check_answers_the_admin_and_logs_one_line(sta
 
 
 async def test_a_server_that_does_not_long_poll_is_polled_at_a_bounded_rate(staged):
-    await staged.bot.start()
     staged.emulator.faults = Faults(always={"getUpdates": "at_once"})
     first = staged.emulator.polls
+    await staged.bot.start()
     polls = 12
     await until(lambda: staged.emulator.polls >= first + polls + 1)
     times = [r.at for r in staged.world.requests if r.method == "getUpdates"][-polls - 1 :]
