@@ -29,7 +29,8 @@ PER_PERSON = 6  # calls a minute one person may cause
 IN_ALL = 300  # calls a minute everyone together may cause
 AT_ONCE = 4  # calls in flight at once: the checking bot's connections
 UNANSWERED = 5  # seconds to wait when Telegram did not answer
-REMEMBERED = 50_000  # answers kept at most (the oldest forgotten first)
+REMEMBERED = 50_000  # answers kept at most (the oldest forgotten first; IN_ALL keeps them far fewer)
+TIDY_AT = 1024  # answers or budgets kept before the old ones are looked for
 MEMBERS = frozenset(
     {
         ChatMemberStatus.MEMBER,
@@ -79,6 +80,7 @@ class Members:
         self.asking: dict[tuple[int, int], asyncio.Task[bool]] = {}
         self.people: dict[int, Window] = {}
         self.everyone = Window(IN_ALL)
+        self.tidy_people_at = self.tidy_known_at = TIDY_AT  # sizes at which the idle and old go
         self.calls = 0  # made since start (the tests and the bench read it)
 
     async def is_member(self, chat: int, person: int) -> bool:
@@ -101,17 +103,19 @@ class Members:
             done.exception()  # (told to whoever awaited it; none may be left)
 
     def _budget(self, person: int, now: float) -> None:
+        """Count one question for ``person``, or ``Busy`` (a window is kept only for one who asked)."""
         mine = self.people.get(person)
-        if mine is None:
-            if len(self.people) >= REMEMBERED:
-                self.people = {p: w for p, w in self.people.items() if not w.empty(now)}
-                if len(self.people) >= REMEMBERED:
-                    raise Busy(int(self.everyone.seconds))
-            mine = self.people[person] = Window(PER_PERSON)
-        if mine.full(now):
+        if mine is not None and mine.full(now):
             raise Busy(mine.retry_after(now))
-        if self.everyone.full(now) or len(self.asking) >= AT_ONCE:
-            raise Busy(self.everyone.retry_after(now) if self.everyone.full(now) else 1)
+        if self.everyone.full(now):
+            raise Busy(self.everyone.retry_after(now))
+        if len(self.asking) >= AT_ONCE:
+            raise Busy(1)
+        if mine is None:
+            if len(self.people) >= self.tidy_people_at:  # (amortized: next at twice the size left)
+                self.people = {p: w for p, w in self.people.items() if not w.empty(now)}
+                self.tidy_people_at = max(TIDY_AT, 2 * len(self.people))
+            mine = self.people[person] = Window(PER_PERSON)
         mine.add(now)
         self.everyone.add(now)
 
@@ -130,10 +134,11 @@ class Members:
 
     def _remember(self, key: tuple[int, int], answer: bool) -> None:
         now = self.clock()
-        if len(self.known) >= REMEMBERED:
+        if len(self.known) >= self.tidy_known_at:
             self.known = {k: v for k, v in self.known.items() if now - v[1] < KEEP_MEMBER}
             while len(self.known) >= REMEMBERED:  # still full of fresh answers: the oldest go
                 del self.known[next(iter(self.known))]
+            self.tidy_known_at = min(REMEMBERED, max(TIDY_AT, 2 * len(self.known)))
         self.known.pop(key, None)  # (re-inserted: the dict stays oldest first)
         self.known[key] = (answer, now)
 

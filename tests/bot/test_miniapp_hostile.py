@@ -196,7 +196,7 @@ async def test_bytes_that_are_no_init_data_are_a_4xx_and_a_few_log_lines(served,
 
 # -- a flood of membership checks --------------------------------------------------------------------
 async def test_an_outsiders_flood_costs_telegram_one_question_and_many_a_bounded_number(served):
-    bot, _miniapp, client = served
+    bot, miniapp, client = served
     table = await open_table(bot)
     other = await open_table(bot, OTHER_GROUP, opener=3)
     before = calls(bot.world)
@@ -232,6 +232,8 @@ async def test_an_outsiders_flood_costs_telegram_one_question_and_many_a_bounded
     busy = [answer for answer in flood if answer.status == 503]
     assert busy and all(int(answer.headers["Retry-After"]) >= 1 for answer in busy)
     assert calls(bot.world) - before <= members.IN_ALL
+    kept = miniapp.members
+    assert len(kept.known) <= members.IN_ALL + 2 and len(kept.people) <= members.IN_ALL + 2, "no more kept"
 
     # the games go on: a table elsewhere takes a press
     await bot.driver.press(2, OTHER_GROUP, "加入")
