@@ -10,7 +10,9 @@ that forwards everything to the public server can never reach them.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import logging
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -19,10 +21,13 @@ from telegram.ext import Application
 from bot import webhook
 from bot.health import HEALTH, Health
 from bot.metrics import METRICS, Metrics
+from bot.openfiles import connections_cap
+from bot.refusals import RefusalLog
 from bot.runtime import RUNTIME
 from bot.settings import Settings
 from bot.views.common import MINI_APP
 
+log = logging.getLogger(__name__)
 APPLICATION = web.AppKey("application", Application)
 SETTINGS = web.AppKey("settings", Settings)
 
@@ -97,15 +102,54 @@ def _from_this_machine(request: web.Request) -> bool:
 
 
 class WebServer:
-    """Serves one ``web.Application`` on one address until stopped."""
+    """Serves one ``web.Application`` on one address until stopped, holding at most ``cap``
+    connections at once (``bot/openfiles.py``)."""
 
-    def __init__(self, app: web.Application) -> None:
+    def __init__(self, app: web.Application, cap: int | None = None) -> None:
         self.runner = web.AppRunner(app, access_log=None)  # a line per post would drown the log
+        self.cap = connections_cap() if cap is None else cap
 
     async def start(self, host: str, port: int) -> None:
         await self.runner.setup()
-        await web.TCPSite(self.runner, host, port).start()
+        await _CappedSite(self.runner, host, port, self.cap).start()
 
     async def stop(self) -> None:
         """Stop taking requests; those being answered are finished first."""
         await self.runner.cleanup()
+
+
+BUSY = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+_refusals = RefusalLog(log)
+
+
+class _CappedSite(web.TCPSite):
+    """aiohttp's ``TCPSite`` (which has no limit of its own) with a new connection past ``cap``
+    answered 503 and closed at once: its file is given back before the next is accepted."""
+
+    def __init__(self, runner: web.AppRunner, host: str, port: int, cap: int) -> None:
+        super().__init__(runner, host, port)
+        self.cap = cap
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)
+        server = self._runner.server
+        assert server is not None
+
+        def connection() -> asyncio.BaseProtocol:
+            if len(server.connections) >= self.cap:
+                _refusals.refused(f"connections past the HTTP server's {self.cap}")
+                return _Busy()
+            return server()
+
+        self._server = await asyncio.get_running_loop().create_server(
+            connection, self._host, self._port, backlog=self._backlog, reuse_address=self._reuse_address
+        )
+        if self._server.sockets:
+            self._bound_port = self._server.sockets[0].getsockname()[1]
+
+
+class _Busy(asyncio.Protocol):
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        transport.write(BUSY)
+        transport.close()

@@ -14,26 +14,23 @@ api/ticket``), is good for ``TICKET_SECONDS``, for one person's one table, once.
 
 from __future__ import annotations
 
-import resource
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.openfiles import KEPT_FOR_THE_BOT, open_files_limit
+
 PER_PERSON = 4  # pages one person may have open at once (a phone, a desktop, a reload or two)
 PER_TABLE = 300  # pages open on one table
 STREAMS_MAX = 2000  # pages open in all, whatever the limit of open files
-RESERVED_FILES = 512  # open files kept for all but the streams (the game's 256 connections to Telegram...)
+# Open files kept for all but the streams: the bot's own, and connections for other requests (the
+# webhook's posts, pages loading, tickets) within the HTTP server's cap (bot/openfiles.py).
+RESERVED_FILES = KEPT_FOR_THE_BOT + 192
 TICKET_SECONDS = 30.0  # a ticket's life: the page uses it at once
 TICKETS_MAX = 10_000  # tickets not yet used, in all
 LIFETIME = 600.0  # seconds a stream stays open: then the page opens another (and is asked again who it is)
 WRITE_TIMEOUT = 10.0  # seconds a page may take to take an event before its stream is closed
 RETRY_AFTER = 30  # seconds a refused page is told to wait
-
-
-def open_files_limit() -> int | None:
-    """The process's soft limit of open files (None: no limit)."""
-    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return None if soft == resource.RLIM_INFINITY else soft
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,16 @@ class BotProcess:
         return self.process.returncode or 0
 
 
+def limited_python(folder: Path, open_files: int) -> Path:
+    """A stand-in for ``sys.executable`` that runs Python under ``prlimit --nofile=open_files``
+    (patch ``sys.executable`` with it while ``BotProcess.start`` runs)."""
+    launcher = folder / "python-limited"
+    limit = f"--nofile={open_files}:{open_files}"
+    launcher.write_text(f'#!/bin/sh\nexec prlimit {limit} "{sys.executable}" "$@"\n')
+    launcher.chmod(0o755)
+    return launcher
+
+
 def storage_check(database: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "storage", "check", str(database)],

@@ -21,7 +21,7 @@ from bot.miniapp.routes import HEADER
 from bot.miniapp.streams import PER_PERSON, RESERVED_FILES
 from faketg.server import Faults
 from tests.bot.harness import GROUP, make_world
-from tests.e2e.process import TOKEN, make_stage
+from tests.e2e.process import TOKEN, limited_python, make_stage
 
 pytestmark = pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
 
@@ -44,15 +44,10 @@ def world_with_a_crowd():
 
 async def start_limited(stage, tmp_path, monkeypatch):
     """The bot by webhook with the Mini App on, started under ``prlimit --nofile=OPEN_FILES``."""
-    launcher = tmp_path / "python-limited"
-    launcher.write_text(
-        f'#!/bin/sh\nexec prlimit --nofile={OPEN_FILES}:{OPEN_FILES} "{sys.executable}" "$@"\n'
-    )
-    launcher.chmod(0o755)
     stage.bot.webhook = True
     stage.bot.extra_env["PAIJU_WEBAPP_URL"] = "https://paiju.example/miniapp/"
     with monkeypatch.context() as patched:
-        patched.setattr(sys, "executable", str(launcher))
+        patched.setattr(sys, "executable", str(limited_python(tmp_path, OPEN_FILES)))
         await stage.bot.start()
 
 
