@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import resource
 
-# Files kept for everything but the HTTP server's connections: the connections to Telegram (the
-# game's pool, the answers', the Mini App's checks: about 270), the database and its journal, the
-# log, a backup, the event loop's own.
+# Files kept for everything but the public HTTP server's connections: the connections to Telegram
+# (the game's pool and the answers' 64, getUpdates' 1, the Mini App's checks' 4), the server of
+# /healthz and /metrics (16), the database and its journal, the log, a backup, the event loop's
+# own, PTB's, and room to spare.
 KEPT_FOR_THE_BOT = 320
 CONNECTIONS_MAX = 4096  # whatever the limit: more is a flood, not a crowd of players
 

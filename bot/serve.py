@@ -23,7 +23,7 @@ from bot import webhook
 from bot.app import HANDLED_UPDATES, stop_menu
 from bot.health import HEALTH, Health
 from bot.settings import Settings
-from bot.web import WebServer, build_ops_app, build_web_app
+from bot.web import OPS_CAP, WebServer, build_ops_app, build_web_app
 from storage import BackupFailed, backup_if_due, prune
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ async def serve(application: Application, settings: Settings) -> None:
             log.info("serving HTTP on %s:%d", settings.http_host, settings.port)
         if settings.metrics_listen is not None:
             host, port = settings.metrics_listen
-            servers.append(WebServer(build_ops_app(application, settings)))
+            servers.append(WebServer(build_ops_app(application, settings), cap=OPS_CAP))
             await servers[-1].start(host, port)
             log.info("serving /healthz and /metrics on %s:%d", host, port)
         await _take_updates(application, settings)

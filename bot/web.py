@@ -16,6 +16,7 @@ import logging
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from telegram.ext import Application
 
 from bot import webhook
@@ -103,10 +104,15 @@ def _from_this_machine(request: web.Request) -> bool:
 
 class WebServer:
     """Serves one ``web.Application`` on one address until stopped, holding at most ``cap``
-    connections at once (``bot/openfiles.py``)."""
+    connections at once (``bot/openfiles.py``), ``PER_ADDRESS`` of them from one address that is
+    not this machine's (behind a reverse proxy every connection is this machine's: the proxy limits
+    its clients), each closed after ``IDLE`` seconds without a request, the first one included."""
 
-    def __init__(self, app: web.Application, cap: int | None = None) -> None:
-        self.runner = web.AppRunner(app, access_log=None)  # a line per post would drown the log
+    def __init__(self, app: web.Application, cap: int | None = None, idle: float | None = None) -> None:
+        # No access log: a line per post would drown the log. Requests that are not HTTP are
+        # refused by aiohttp (400) and told to ``_HTTP_LOG``, which counts them (``_NotHttp``).
+        idle = IDLE if idle is None else idle
+        self.runner = web.AppRunner(app, access_log=None, keepalive_timeout=idle, logger=_HTTP_LOG)
         self.cap = connections_cap() if cap is None else cap
 
     async def start(self, host: str, port: int) -> None:
@@ -118,12 +124,31 @@ class WebServer:
         await self.runner.cleanup()
 
 
+IDLE = 15.0  # seconds a connection may stay without a request (a stream being answered is not idle)
+PER_ADDRESS = 64  # connections held at once for one address that is not this machine's
+OPS_CAP = 16  # connections of the server of /healthz and /metrics alone (PAIJU_METRICS_LISTEN)
 BUSY = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 _refusals = RefusalLog(log)
 
 
+class _NotHttp(logging.Filter):
+    """aiohttp logs a traceback for each request it cannot parse (a byte that is not text in the
+    request line or a header, TLS spoken to a plain port): counted as refusals instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            _refusals.refused("requests that are not HTTP (400)")
+            return False
+        return True
+
+
+_HTTP_LOG = logging.getLogger("bot.http")
+_HTTP_LOG.addFilter(_NotHttp())
+
+
 class _CappedSite(web.TCPSite):
-    """aiohttp's ``TCPSite`` (which has no limit of its own) with a new connection past ``cap``
+    """aiohttp's ``TCPSite`` (which has no limit of its own) with a connection past the caps
     answered 503 and closed at once: its file is given back before the next is accepted."""
 
     def __init__(self, runner: web.AppRunner, host: str, port: int, cap: int) -> None:
@@ -134,22 +159,54 @@ class _CappedSite(web.TCPSite):
         await web.BaseSite.start(self)
         server = self._runner.server
         assert server is not None
-
-        def connection() -> asyncio.BaseProtocol:
-            if len(server.connections) >= self.cap:
-                _refusals.refused(f"connections past the HTTP server's {self.cap}")
-                return _Busy()
-            return server()
-
         self._server = await asyncio.get_running_loop().create_server(
-            connection, self._host, self._port, backlog=self._backlog, reuse_address=self._reuse_address
+            lambda: _Gate(self, server),
+            self._host,
+            self._port,
+            backlog=self._backlog,
+            reuse_address=self._reuse_address,
         )
         if self._server.sockets:
             self._bound_port = self._server.sockets[0].getsockname()[1]
 
+    def refusal(self, server: web.Server, address: str | None) -> str | None:
+        """Why a new connection from ``address`` is refused (None: it is taken)."""
+        held = server.connections
+        if len(held) >= self.cap:
+            return f"connections past the HTTP server's {self.cap}"
+        if address is None or _is_loopback(address):
+            return None
+        if sum(_address_of(handler.transport) == address for handler in held) >= PER_ADDRESS:
+            return f"connections past {PER_ADDRESS} from one address"
+        return None
 
-class _Busy(asyncio.Protocol):
+
+class _Gate(asyncio.Protocol):
+    """A new connection, handed to aiohttp's handler if the site takes it, else answered 503."""
+
+    def __init__(self, site: _CappedSite, server: web.Server) -> None:
+        self.site, self.server = site, server
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
-        transport.write(BUSY)
-        transport.close()
+        refused = self.site.refusal(self.server, _address_of(transport))
+        if refused is not None:
+            _refusals.refused(refused)
+            transport.write(BUSY)
+            transport.close()
+            return
+        handler = self.server()
+        transport.set_protocol(handler)  # from now on the loop tells aiohttp's handler
+        handler.connection_made(transport)
+
+
+def _address_of(transport: asyncio.BaseTransport | None) -> str | None:
+    peer = transport.get_extra_info("peername") if transport is not None else None
+    return str(peer[0]) if isinstance(peer, tuple) and peer else None
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False

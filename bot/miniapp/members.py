@@ -148,4 +148,10 @@ def checking_bot(settings: Settings) -> Bot:
     connections that the game's requests never wait for (``bot.app`` builds the game's pool)."""
     base = (settings.base_url or "https://api.telegram.org").rstrip("/")
     request = AiohttpRequest(connection_pool_size=AT_ONCE, pool_timeout=1.0, proxy=env_proxy(base))
-    return Bot(settings.token, base_url=f"{base}/bot", base_file_url=f"{base}/file/bot", request=request)
+    return Bot(
+        settings.token,
+        base_url=f"{base}/bot",
+        base_file_url=f"{base}/file/bot",
+        request=request,
+        get_updates_request=request,  # never used: without it PTB would make an httpx one
+    )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import logging
 import re
 import time
@@ -151,20 +152,19 @@ class MiniApp:
         live = paiju.tables.by_id(int(table_text))
         if live is None:
             raise _error(404, "table_over", t(await self.language(paiju, person), "miniapp.closed"))
-        if not await self.may_see(live, person.id):
+        if not await self.may_see(live, person):
             raise self.refuse(403, "forbidden", "not a member of the table's group", "not a member")
         return live
 
-    async def may_see(self, live: LiveTable, person: int) -> bool:
+    async def may_see(self, live: LiveTable, person: WebAppUser) -> bool:
         """The seated, those the table knows, and the group's members (asked at a bounded cost)."""
-        if person in live.view.names or live.engine.core.seat_of(person) is not None:
+        if person.id in live.view.names or live.engine.core.seat_of(person.id) is not None:
             return True
         try:
-            return await self.members.is_member(live.chat_id, person)
+            return await self.members.is_member(live.chat_id, person.id)
         except Busy as busy:
-            raise self.refuse(
-                503, "busy", "too many requests: try again later", "membership checks busy", busy.retry_after
-            ) from None
+            busy_text = t(await self.language(self.paiju(), person), "miniapp.busy")
+            raise self.refuse(503, "busy", busy_text, "membership checks busy", busy.retry_after) from None
 
     async def language(self, paiju: Paiju, person: WebAppUser) -> str:
         return await paiju.person_language(person.id, person.language_code)
@@ -258,10 +258,11 @@ class MiniApp:
     async def act(self, request: web.Request) -> web.Response:
         person = self.who(request)
         try:
-            body = await request.json()
+            body = json.loads(await request.read())  # bytes: whatever charset the request names
             table, round_no = str(body["table"]), int(body["round"])
             action, arg = str(body["action"]), body.get("arg")
-        except (ValueError, KeyError, TypeError, OverflowError):  # (JSON's Infinity is no round)
+        # (JSON's Infinity is no round; a body nested thousands deep is no action)
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
             raise self.refuse(
                 400, "bad_request", "table, round and action, please", "a malformed action"
             ) from None

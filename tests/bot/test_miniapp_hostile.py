@@ -194,6 +194,25 @@ async def test_bytes_that_are_no_init_data_are_a_4xx_and_a_few_log_lines(served,
     assert bot.paiju.tables.get(GROUP).seated() == [1]
 
 
+async def test_an_action_body_no_parser_takes_is_a_400_not_a_traceback(served, caplog):
+    bot, _miniapp, client = served
+    table = await open_table(bot)
+    signed = init(2, table).encode()
+    bodies = [
+        (b"application/json; charset=nonsense", b"{}"),  # a charset Python does not know
+        (b"application/json", b"[" * 100_000 + b"]" * 100_000),  # deeper than the parser recurses
+        (b"application/json", b"\xff\xfe\xfd\xfc"),
+        (b"application/json", b"null"),
+    ]
+    caplog.set_level(logging.INFO)
+    for content_type, body in bodies:
+        head = b"POST /miniapp/api/act HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        head += b"Content-Type: " + content_type
+        head += b"\r\nContent-Length: %d\r\n" % len(body) + HEADER.encode() + b": " + signed + b"\r\n\r\n"
+        assert await raw_status(client, head + body) == 400
+    assert not any(record.exc_info for record in caplog.records), "no traceback"
+
+
 # -- a flood of membership checks --------------------------------------------------------------------
 async def test_an_outsiders_flood_costs_telegram_one_question_and_many_a_bounded_number(served):
     bot, miniapp, client = served

@@ -43,12 +43,41 @@ async def raw_post(url: str, header: bytes) -> bytes:
     return answer.split(b"\r\n", 1)[0]
 
 
+async def raw_request(url: str, request: bytes) -> bytes:
+    parts = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    writer.write(request)
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer.split(b"\r\n", 1)[0]
+
+
 async def test_bytes_that_are_not_text_in_the_secret_are_refused_not_a_crash(by_webhook):
     url = by_webhook.bot.http_url + WEBHOOK_PATH
     for header in (b"\xff\xfe\xfd", "秘密".encode() + b"\xe4", b"a" * 300):
         assert await raw_post(url, header) == b"HTTP/1.1 403 Forbidden"
     log = by_webhook.bot.log.read_text()
     assert "Traceback" not in log and "Error handling request" not in log
+
+
+async def test_requests_that_are_not_http_are_a_400_and_one_log_line(by_webhook):
+    """Bytes no HTTP parser takes (in the path, the query, a header's name; TLS on a plain port)
+    reach aiohttp, not the bot's routes: each is a 400, and the log says so once."""
+    url = by_webhook.bot.http_url
+    junk = [
+        b"POST /telegram/upd\xffates HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /healthz?x=\xff HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nX\xff: 1\r\n\r\n",
+        b"hello\r\n\r\n",
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+    ]
+    for _ in range(20):
+        for request in junk:
+            assert (await raw_request(url, request)).split(b" ")[1] == b"400"
+    log = by_webhook.bot.log.read_text()
+    assert "Traceback" not in log and "Error handling request" not in log
+    assert len([line for line in log.splitlines() if "not HTTP" in line]) == 1
 
 
 async def test_a_flood_of_refused_posts_logs_a_few_lines(by_webhook):
