@@ -6,8 +6,9 @@ would confirm itself (an escape charged) and a press would act twice. ``Deliveri
 asked before any handler runs (``bot/app.py``), in webhook and polling modes alike.
 
 The recent ids are kept in memory (checked and claimed without waiting, so two deliveries of one
-update handled at once cannot both pass), and saved in the database in the background
-(``storage/updates.py``, group-committed with the other writes). An id not in memory but no newer
+update handled at once cannot both pass) and saved in the database: queued at once, without
+waiting (``Store.remember_update``), so the id commits no later than anything its handling writes
+and a crash never leaves an update's effects saved without it. An id not in memory but no newer
 than the newest one saved before (after a restart, or long ago in this run) is looked up there:
 only a redelivery pays for that read; a new update's id is newer.
 """
@@ -30,9 +31,9 @@ class Deliveries:
         self.memory = memory
         self.recent: dict[int, None] = {}  # in the order taken (a dict: ordered, O(1) membership)
         self.floor = 0  # an id at most this, not in memory, may have been taken: ask the database
-        self._unsaved: list[int] = []
-        self._saving: asyncio.Task[None] | None = None
+        self._saving: set[asyncio.Future[object]] = set()
         self._saved_since_clean_up = 0
+        self._cleaning: asyncio.Task[int] | None = None
 
     async def load(self) -> None:
         """After start-up: forget what Telegram will not send again; every id up to the newest
@@ -51,27 +52,29 @@ class Deliveries:
             self.floor = max(self.floor, oldest)
         if update_id <= self.floor and await self.store.update_taken(update_id):
             return False
-        self._unsaved.append(update_id)
-        if self._saving is None:
-            self._saving = asyncio.create_task(self._save())
+        saving = self.store.remember_update(update_id)
+        self._saving.add(saving)
+        saving.add_done_callback(self._saved)
         return True
 
     async def flush(self) -> None:
         """Wait until every id taken so far is saved (at shutdown, before the store closes)."""
-        while self._saving is not None:
-            await asyncio.wait([self._saving])
+        while self._saving or (self._cleaning is not None and not self._cleaning.done()):
+            await asyncio.wait([*self._saving, *([self._cleaning] if self._cleaning else [])])
 
-    async def _save(self) -> None:
-        try:
-            while self._unsaved:
-                batch, self._unsaved = self._unsaved, []
-                try:
-                    await self.store.remember_updates(batch)
-                    self._saved_since_clean_up += len(batch)
-                    if self._saved_since_clean_up >= FORGET_EVERY:
-                        self._saved_since_clean_up = 0
-                        await self.store.forget_old_updates()
-                except Exception as error:  # memory still has them; a restart may handle them again
-                    log.warning("could not save %d taken update ids: %s", len(batch), error)
-        finally:
-            self._saving = None
+    def _saved(self, saving: asyncio.Future[object]) -> None:
+        self._saving.discard(saving)
+        error = None if saving.cancelled() else saving.exception()
+        if error is not None:  # memory still has it; only a restart would handle it again
+            log.warning("could not save a taken update id: %s", error)
+            return
+        self._saved_since_clean_up += 1
+        if self._saved_since_clean_up >= FORGET_EVERY and (self._cleaning is None or self._cleaning.done()):
+            self._saved_since_clean_up = 0
+            self._cleaning = asyncio.get_running_loop().create_task(self.store.forget_old_updates())
+            self._cleaning.add_done_callback(_cleaned)
+
+
+def _cleaned(cleaning: asyncio.Task[int]) -> None:
+    if not cleaning.cancelled() and (error := cleaning.exception()) is not None:
+        log.warning("could not forget old update ids: %s", error)

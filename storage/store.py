@@ -312,10 +312,7 @@ class Store:
         had not begun it never will; if it was running it is undone unless it had returned, and the
         caller waits for its batch to end, so what it reads next is final.
         """
-        job = _Job(fn, args, kwargs)
-        self._queue.append(job)
-        if self._committer is None:
-            self._committer = asyncio.create_task(self._commit())
+        job = self._enqueue(fn, args, kwargs)
         try:
             result = await asyncio.shield(job.outcome)
         except asyncio.CancelledError:
@@ -326,6 +323,14 @@ class Store:
                 await asyncio.wait([job.outcome])  # its batch ends: committed or not, for good
             raise
         return cast(T, result)
+
+    def _enqueue(self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Job:
+        """Queue a write now: it commits in the same batch as any write queued after it, or earlier."""
+        job = _Job(fn, args, kwargs)
+        self._queue.append(job)
+        if self._committer is None:
+            self._committer = asyncio.create_task(self._commit())
+        return job
 
     async def _commit(self) -> None:
         """Commit the queued writes, a batch at a time, until none is left."""
@@ -354,9 +359,10 @@ class Store:
 
     # -- updates taken from Telegram ----------------------------------------------------------
 
-    async def remember_updates(self, update_ids: Collection[int]) -> None:
-        """These updates were taken from Telegram (see ``storage/updates.py``)."""
-        await self._write(updates.remember, update_ids, self._now_text())
+    def remember_update(self, update_id: int) -> asyncio.Future[object]:
+        """This update was taken from Telegram (see ``storage/updates.py``): queued at once, without
+        waiting, so it commits no later than any write its handling makes (the future says when)."""
+        return self._enqueue(updates.remember, ((update_id,), self._now_text()), {}).outcome
 
     async def forget_old_updates(self, newest: int = updates.NEWEST) -> int:
         """Forget the updates Telegram will not send again (see ``storage/updates.py``); how many."""

@@ -61,7 +61,19 @@ async def test_updates_older_than_telegram_keeps_them_are_forgotten(store, clock
 
 
 async def test_only_the_newest_ids_are_kept_however_recent(store):
-    await store.remember_updates(range(1, 11))
+    await asyncio.gather(*(store.remember_update(i) for i in range(1, 11)))
     assert await store.forget_old_updates(newest=4) == 6
     assert [await store.update_taken(i) for i in (6, 7, 10)] == [False, True, True]
     assert await store.forget_old_updates(newest=4) == 0
+
+
+async def test_an_id_is_saved_no_later_than_what_its_handling_writes(store):
+    """A crash just after a handler's write must not leave its update unknown (it would be
+    handled again when Telegram sends it once more)."""
+    deliveries = Deliveries(store)
+    await deliveries.load()
+    for update_id in range(1000, 1010):  # writes in flight ahead, as under load
+        await deliveries.first_time(update_id)
+    assert await deliveries.first_time(1010)
+    await store.probe_write()  # what the handler of update 1010 writes, and waits for
+    assert await store.update_taken(1010)
