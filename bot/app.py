@@ -25,11 +25,12 @@ from bot.presenter import retry_seconds
 from bot.request import PollingRequest, RetryingRequest, env_proxy
 from bot.runtime import RUNTIME, Paiju
 from bot.settings import Settings
-from storage import hold_database, open_store
+from storage import Store, hold_database, open_store
 
 log = logging.getLogger(__name__)
 GC_SETTINGS = "gc_threshold"  # the collector's settings before start-up tuned them
 DATABASE_LOCK = "database_lock"  # this process's hold on the database file, released by close()
+STORE = "store"  # the open Store, closed by close() before the lock is released
 SESSIONS = "sessions"  # the request objects build_application made, closed by close() whatever happened
 MENU = "menu"  # the task setting the command menu in the background (see set_menu)
 MENU_PAUSES = (2.0, 5.0, 15.0, 60.0, 300.0)  # seconds between tries of the menu; the last repeats
@@ -114,6 +115,7 @@ async def prepare(application: Application) -> Paiju:
         daily_bonus=settings.daily_bonus,
         tz=settings.timezone,
     )
+    application.bot_data[STORE] = store
     paiju = Paiju(
         settings,
         store,
@@ -219,19 +221,25 @@ async def close(application: Application) -> None:
     if GC_SETTINGS in application.bot_data:
         untune_collector(application.bot_data.pop(GC_SETTINGS))
     paiju: Paiju | None = application.bot_data.get(RUNTIME)
+    store: Store | None = application.bot_data.get(STORE)
     try:
-        await stop_menu(application)
-        if paiju is not None:
-            await paiju.settle()
-            await halt(application)  # done already when polling stopped; not when run in process
+        try:
+            await stop_menu(application)
+            if paiju is not None:
+                await paiju.settle()
+                await halt(application)  # done already when polling stopped; not when run in process
             deliveries: Deliveries | None = application.bot_data.get(DELIVERIES)
             if deliveries is not None:
                 await deliveries.flush()
-            await paiju.store.close()
+        finally:
+            if store is not None:
+                await store.close()
+                del application.bot_data[STORE]
     finally:
         lock = application.bot_data.pop(DATABASE_LOCK, None)
-        if lock is not None:
+        if lock is not None and STORE not in application.bot_data:
             lock.release()  # the store is closed: another bot may have the file now
+        # (a store that failed to close may still write: the lock goes with this process)
         for session in application.bot_data.get(SESSIONS, ()):
             await session.shutdown()  # again after PTB's shutdown: does nothing
 
