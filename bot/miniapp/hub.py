@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from bot.live import LiveTable
 from bot.miniapp.streams import Full, StreamLimits
-from bot.miniapp.view import table_view, viewer_of
+from bot.miniapp.view import SPECTATOR, table_view, viewer_of
 from bot.runtime import Watchers
 
 
@@ -51,17 +51,19 @@ class Hub(Watchers):
         self.total = 0
         self.rendered = 0  # views made for changes since start (the tests read it)
 
-    def room_for(self, person: int, table_id: int) -> None:
-        """``Full`` unless one more page of ``person`` on ``table_id`` may be opened now."""
+    def room_for(self, person: int, live: LiveTable) -> None:
+        """``Full`` unless one more page of ``person`` on ``live`` may be opened now (a table's cap
+        holds back its spectators only: onlookers never keep a player from their own table)."""
         if self.people.get(person, 0) >= self.limits.per_person:
             raise Full("streams of one person", 429)
-        if len(self.open.get(table_id, ())) >= self.limits.per_table:
+        spectator = viewer_of(live, person) == SPECTATOR
+        if spectator and len(self.open.get(live.table_id, ())) >= self.limits.per_table:
             raise Full("streams of one table", 503)
         if self.total >= self.limits.total:
             raise Full("streams in all", 503)
 
-    def subscribe(self, subscriber: Subscriber) -> None:
-        self.room_for(subscriber.person, subscriber.table_id)
+    def subscribe(self, subscriber: Subscriber, live: LiveTable) -> None:
+        self.room_for(subscriber.person, live)
         self.open.setdefault(subscriber.table_id, set()).add(subscriber)
         self.people[subscriber.person] = self.people.get(subscriber.person, 0) + 1
         self.total += 1

@@ -195,7 +195,7 @@ class MiniApp:
         live = await self.table_for(request, person, request.query.get("table", ""))
         language = await self.language(self.paiju(), person)
         try:
-            self.hub.room_for(person.id, live.table_id)  # (said now: the stream's refusal is not readable)
+            self.hub.room_for(person.id, live)  # (said now: the stream's refusal is not readable)
             code = self.tickets.give(person.id, live.table_id, language)
         except Full as full:
             raise self.full(full) from None
@@ -218,7 +218,7 @@ class MiniApp:
             raise _error(404, "table_over", t(ticket.language, "miniapp.closed"))
         page = Subscriber(live.table_id, ticket.person, ticket.language)
         try:
-            self.hub.subscribe(page)
+            self.hub.subscribe(page, live)
         except Full as full:
             raise self.full(full) from None
         try:

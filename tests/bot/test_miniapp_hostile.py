@@ -288,6 +288,23 @@ async def test_open_streams_are_capped_per_person_and_in_all_and_given_back(bot)
         await client.close()
 
 
+async def test_onlookers_filling_a_table_never_keep_a_player_out(bot):
+    _miniapp, client = await serve(bot, limits=StreamLimits(per_person=2, per_table=2, total=10))
+    opened = []
+    try:
+        table = await open_table(bot)  # person 1 opened it and sits there
+        opened = [await stream(client, person, table) for person in (3, 4)]  # two onlookers
+        assert [response.status for response in opened] == [200, 200]
+        onlooker = await stream(client, 5, table)
+        assert onlooker.status == 503, "the table's cap holds back the onlookers"
+        opened.append(await stream(client, 1, table))
+        assert opened[-1].status == 200, "a player always gets their own table"
+    finally:
+        for response in opened:
+            response.close()
+        await client.close()
+
+
 async def test_a_change_makes_one_view_per_player_and_one_for_all_spectators(served):
     bot, miniapp, client = served
     table = await open_table(bot)

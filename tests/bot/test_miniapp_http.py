@@ -246,7 +246,7 @@ async def test_a_turn_given_its_time_back_is_pushed_to_open_pages(world, databas
     hub = Hub(time.time)
     bot.paiju.watchers = hub
     page = Subscriber(live.table_id, 2, "zh-hans")
-    hub.subscribe(page)
+    hub.subscribe(page, live)
     empty_the_table_budget(bot)
     try:
         await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
