@@ -9,7 +9,7 @@ from random import Random
 
 from telegram import BotCommand, BotCommandScopeDefault, Update
 from telegram.constants import UpdateType
-from telegram.error import BadRequest, NetworkError, RetryAfter
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ApplicationHandlerStop, TypeHandler
 from telegram.request import BaseRequest
 
@@ -151,7 +151,7 @@ async def set_menu(application: Application) -> None:
                 await application.bot.set_my_commands(
                     menu, scope=BotCommandScopeDefault(), language_code=code or None
                 )
-        except BadRequest as error:  # refused as it is: trying again would not help
+        except (BadRequest, Forbidden, InvalidToken) as error:  # refused: trying again would not help
             log.error("the command menu was refused: %s", error)
             return
         except (NetworkError, RetryAfter) as error:  # a timeout, a 5xx, a dropped connection, a 429
@@ -167,6 +167,9 @@ async def set_menu(application: Application) -> None:
             failed += 1
             await asyncio.sleep(pause)
             continue
+        except TelegramError as error:  # anything else Telegram says: the menu is only cosmetic
+            log.error("the command menu could not be set: %s: %s", type(error).__name__, error)
+            return
         log.info("the command menu is set (try %d)", failed + 1)
         return
 
