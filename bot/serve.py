@@ -127,4 +127,4 @@ async def back_up(database: str, folder: str, keep_days: int) -> None:
     if taken is not None:
         log.info("the database is backed up at %s", taken)
     for old in await asyncio.to_thread(prune, database, folder, keep_days, now):
-        log.info("deleted the backup %s, older than %d days", old, keep_days)
+        log.info("deleted %s (a backup older than %d days, or a copy a killed backup left)", old, keep_days)

@@ -190,7 +190,19 @@ def prune(
     old = [path for path in taken[:-1] if now - taken_at(path) > timedelta(days=keep_days)]
     for path in old:
         path.unlink(missing_ok=True)
-    return old
+    return old + _leftovers(database, folder, now)
+
+
+def _leftovers(database: str | os.PathLike[str], folder: str | os.PathLike[str], now: datetime) -> list[Path]:
+    """Delete the copies a backup killed while it wrote left under their hidden names (each a whole
+    copy of the database, open decks included), once a day old: no backup takes that long."""
+    gone = []
+    for path in Path(folder).glob(f".{Path(database).stem}-*{SUFFIX}.*.partial"):
+        written = datetime.fromtimestamp(path.lstat().st_mtime, UTC)
+        if path.is_file() and not path.is_symlink() and now - written > DAY:
+            _remove_with_side_files(path)
+            gone.append(path)
+    return gone
 
 
 # -- the copying itself ---------------------------------------------------------------------------

@@ -193,3 +193,20 @@ async def test_pruning_deletes_only_paiju_backups(store, db_path, tmp_path):
     removed = prune(db_path, tmp_path, keep_days=1, now=NOW + timedelta(days=2))
     assert [path.name for path in removed] == ["paiju-20250301T040000Z.sqlite3"]
     assert contents(old) == kept
+
+
+def test_pruning_deletes_the_copies_a_killed_backup_left_once_a_day_old(db_path, tmp_path):
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    stale = backups / ".paiju-20250301T040000Z.sqlite3.k2j4h1.partial"
+    fresh = backups / ".paiju-20250302T040000Z.sqlite3.x9a8b7.partial"
+    other = backups / ".notes.partial"  # not a backup's
+    for path in (stale, fresh, other):
+        path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    two_days_ago = (NOW - timedelta(days=2)).timestamp()
+    os.utime(stale, (two_days_ago, two_days_ago))
+    os.utime(other, (two_days_ago, two_days_ago))
+    os.utime(fresh, (NOW.timestamp(), NOW.timestamp()))
+    removed = prune(db_path, backups, keep_days=7, now=NOW)
+    assert removed == [stale]
+    assert not stale.exists() and fresh.exists() and other.exists()
