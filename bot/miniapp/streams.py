@@ -14,11 +14,14 @@ api/ticket``), is good for ``TICKET_SECONDS``, for one person's one table, once.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.openfiles import KEPT_FOR_THE_BOT, open_files_limit
+
+log = logging.getLogger(__name__)
 
 PER_PERSON = 4  # pages one person may have open at once (a phone, a desktop, a reload or two)
 PER_TABLE = 300  # pages open on one table
@@ -31,6 +34,7 @@ TICKETS_MAX = 10_000  # tickets not yet used, in all
 LIFETIME = 600.0  # seconds a stream stays open: then the page opens another (and is asked again who it is)
 WRITE_TIMEOUT = 10.0  # seconds a page may take to take an event before its stream is closed
 RETRY_AFTER = 30  # seconds a refused page is told to wait
+FEW = 100  # open pages in all below which the operator is told at start
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,12 @@ class StreamLimits:
     def for_this_process(cls) -> StreamLimits:
         files = open_files_limit()
         total = STREAMS_MAX if files is None else max(0, min(STREAMS_MAX, files - RESERVED_FILES))
+        if total < FEW:
+            log.warning(
+                "the open-file limit (%s) leaves room for %d Mini App pages at once: raise it (README)",
+                files,
+                total,
+            )
         return cls(total=total)
 
 

@@ -16,7 +16,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.miniapp import members, routes
+from bot.miniapp import members, routes, streams
 from bot.miniapp.hub import Subscriber
 from bot.miniapp.routes import HEADER, MiniApp
 from bot.miniapp.streams import TICKET_SECONDS, StreamLimits
@@ -411,3 +411,10 @@ async def test_a_stream_ends_after_its_lifetime_and_gives_its_room_back(served, 
     async with asyncio.timeout(10):
         await page.content.read()  # to its end
     await until(lambda: miniapp.hub.count() == 0)
+
+
+def test_an_open_file_limit_that_leaves_few_pages_is_told_at_start(monkeypatch, caplog):
+    monkeypatch.setattr(streams, "open_files_limit", lambda: 256)  # macOS's default
+    limits = streams.StreamLimits.for_this_process()
+    assert limits.total == 0
+    assert any("open-file limit (256)" in record.getMessage() for record in caplog.records)
