@@ -4,7 +4,7 @@ bounded cost, whatever the web asks.
 Anyone with a Telegram account can sign an initData for a table (the link is public), so the
 question is asked for strangers too. Each answer, yes or no, is kept a while (``KEEP_MEMBER``,
 ``KEEP_REFUSED``); questions for the same person and chat asked at once wait for one call; a
-person may cause at most ``PER_PERSON`` calls a minute and everyone together ``IN_ALL`` a minute
+person may cause at most ``CHECKS_PER_PERSON`` calls a minute and everyone together ``IN_ALL`` a minute
 and ``AT_ONCE`` at a time. Past that the answer is ``Busy`` (the page is told to try again later),
 not a wait in a queue. The calls go through their own ``telegram.Bot`` with a small pool of
 connections (``checking_bot``), so no flood of them can hold up the game's own requests.
@@ -25,7 +25,7 @@ from bot.settings import Settings
 
 KEEP_MEMBER = 300.0  # seconds a "member" is believed
 KEEP_REFUSED = 60.0  # seconds a "not a member" is believed (one who just joined waits this long at most)
-PER_PERSON = 6  # calls a minute one person may cause
+CHECKS_PER_PERSON = 6  # calls a minute one person may cause
 IN_ALL = 300  # calls a minute everyone together may cause
 AT_ONCE = 4  # calls in flight at once: the checking bot's connections
 UNANSWERED = 5  # seconds to wait when Telegram did not answer
@@ -56,13 +56,17 @@ class Window:
         self.limit, self.seconds = limit, seconds
         self.times: deque[float] = deque()
 
-    def full(self, now: float) -> bool:
+    def _forget(self, now: float) -> None:
         while self.times and now - self.times[0] >= self.seconds:
             self.times.popleft()
+
+    def full(self, now: float) -> bool:
+        self._forget(now)
         return len(self.times) >= self.limit
 
     def empty(self, now: float) -> bool:
-        return not self.full(now) and not self.times
+        self._forget(now)
+        return not self.times
 
     def retry_after(self, now: float) -> int:
         return max(1, int(self.seconds - (now - self.times[0])) + 1) if self.times else 1
@@ -115,7 +119,7 @@ class Members:
             if len(self.people) >= self.tidy_people_at:  # (amortized: next at twice the size left)
                 self.people = {p: w for p, w in self.people.items() if not w.empty(now)}
                 self.tidy_people_at = max(TIDY_AT, 2 * len(self.people))
-            mine = self.people[person] = Window(PER_PERSON)
+            mine = self.people[person] = Window(CHECKS_PER_PERSON)
         mine.add(now)
         self.everyone.add(now)
 
