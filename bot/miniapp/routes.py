@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
 HEADER = "X-Telegram-Init-Data"
 TELEGRAM_JS = '<script src="https://telegram.org/js/telegram-web-app.js"></script>'
+RENEW = b"event: renew\ndata: {}\n\n"  # a stream's last event when its LIFETIME is up
 KEEPALIVE = 15.0  # seconds between comments on a quiet event stream (proxies close idle ones;
 # a page gone away is noticed at the next write)
 _ACTION = re.compile(r"^[a-z_]{1,16}$", re.ASCII)
@@ -250,6 +251,9 @@ class MiniApp:
                     await response.write(
                         b": ping\n\n" if payload is None else f"data: {payload}\n\n".encode()
                     )
+            if not self.stopping.is_set():  # its time is up: the page opens the next one at once
+                async with asyncio.timeout(WRITE_TIMEOUT):
+                    await response.write(RENEW)
         except (ConnectionError, TimeoutError):  # the page went away, or stopped reading
             if request.transport is not None:
                 request.transport.abort()  # (closing would wait for the page to read what is sent)

@@ -402,14 +402,16 @@ async def test_a_page_that_stops_reading_is_let_go(served, monkeypatch):
 
 
 async def test_a_stream_ends_after_its_lifetime_and_gives_its_room_back(served, monkeypatch):
-    """(The page then gets a new ticket: who it is is checked again.)"""
+    """Its last event tells the page to open another at once (with a new ticket: who it is is
+    checked again), so the page never shows itself offline for a planned end."""
     bot, miniapp, client = served
     monkeypatch.setattr(routes, "LIFETIME", 0.3)
     table = await open_table(bot)
     page = await stream(client, 6, table)
     assert page.status == 200
     async with asyncio.timeout(10):
-        await page.content.read()  # to its end
+        sent = await page.content.read()  # to its end
+    assert sent.endswith(b"event: renew\ndata: {}\n\n")
     await until(lambda: miniapp.hub.count() == 0)
 
 

@@ -276,7 +276,13 @@ async function connect() {
     $("banner").dataset.offline = "";
     show(JSON.parse(event.data));
   };
-  opened.onerror = () => { // ended (its time is up, the server restarted, the network): a new ticket
+  opened.addEventListener("renew", () => { // its time is up: the next one at once, not "offline"
+    opened.close();
+    if (stream !== opened) return;
+    stream = null;
+    connect();
+  });
+  opened.onerror = () => { // ended (the server restarted, the network): a new ticket
     opened.close();
     if (stream !== opened) return;
     stream = null;
