@@ -25,6 +25,7 @@ from bot.settings import Settings
 
 KEEP_MEMBER = 300.0  # seconds a "member" is believed
 KEEP_REFUSED = 60.0  # seconds a "not a member" is believed (one who just joined waits this long at most)
+STALE_MEMBER = 1800.0  # seconds a "member" is still believed while the budget is spent (a flood)
 CHECKS_PER_PERSON = 6  # calls a minute one person may cause
 IN_ALL = 300  # calls a minute everyone together may cause
 AT_ONCE = 4  # calls in flight at once: the checking bot's connections
@@ -95,7 +96,12 @@ class Members:
             return known[0]
         asking = self.asking.get(key)
         if asking is None:
-            self._budget(person, now)
+            try:
+                self._budget(person, now)
+            except Busy:  # a flood spent the budget: a member seen lately is still one
+                if known is not None and known[0] and now - known[1] < STALE_MEMBER:
+                    return True
+                raise
             asking = asyncio.get_running_loop().create_task(self._ask(chat, person))
             self.asking[key] = asking
             asking.add_done_callback(lambda done: self._asked(key, done))
@@ -139,12 +145,17 @@ class Members:
     def _remember(self, key: tuple[int, int], answer: bool) -> None:
         now = self.clock()
         if len(self.known) >= self.tidy_known_at:
-            self.known = {k: v for k, v in self.known.items() if now - v[1] < KEEP_MEMBER}
+            self.known = {key: answer for key, answer in self.known.items() if _worth_keeping(answer, now)}
             while len(self.known) >= REMEMBERED:  # still full of fresh answers: the oldest go
                 del self.known[next(iter(self.known))]
             self.tidy_known_at = min(REMEMBERED, max(TIDY_AT, 2 * len(self.known)))
         self.known.pop(key, None)  # (re-inserted: the dict stays oldest first)
         self.known[key] = (answer, now)
+
+
+def _worth_keeping(answer: tuple[bool, float], now: float) -> bool:
+    member, at = answer
+    return now - at < (STALE_MEMBER if member else KEEP_REFUSED)
 
 
 def checking_bot(settings: Settings) -> Bot:

@@ -10,6 +10,7 @@ import json
 import logging
 import socket
 import time
+from types import SimpleNamespace
 from urllib.parse import quote
 
 import pytest
@@ -420,3 +421,27 @@ def test_an_open_file_limit_that_leaves_few_pages_is_told_at_start(monkeypatch, 
     limits = streams.StreamLimits.for_this_process()
     assert limits.total == 0
     assert any("open-file limit (256)" in record.getMessage() for record in caplog.records)
+
+
+async def test_a_member_seen_lately_is_still_let_in_while_a_flood_has_spent_the_budget():
+    now = [0.0]
+    asked = []
+
+    async def get_chat_member(chat, person):
+        asked.append(person)
+        return SimpleNamespace(status="member" if person < 1000 else "left")
+
+    checks = members.Members(lambda: SimpleNamespace(get_chat_member=get_chat_member), lambda: now[0])
+    assert await checks.is_member(GROUP, 7) and await checks.is_member(GROUP, 8)
+    now[0] = members.KEEP_MEMBER + 1  # their answers are old now
+    for _ in range(members.IN_ALL):  # a crowd of accounts spends the budget
+        checks.everyone.add(now[0])
+    with pytest.raises(members.Busy):
+        await checks.is_member(GROUP, 9)  # never seen: told to try again
+    assert await checks.is_member(GROUP, 7), "seen a member lately: still one during the flood"
+    now[0] = members.STALE_MEMBER + 1
+    for _ in range(members.IN_ALL):  # the flood goes on
+        checks.everyone.add(now[0])
+    with pytest.raises(members.Busy):
+        await checks.is_member(GROUP, 8)
+    assert asked == [7, 8]
