@@ -24,6 +24,7 @@ from bot.miniapp.streams import TICKET_SECONDS, StreamLimits
 from bot.views.common import MINI_APP
 from tests.bot.harness import GROUP, make_world, start_bot, stop_bot
 from tests.bot.test_miniapp_http import API, TOKEN, URL, init, read_event
+from tests.waiting import until
 
 OTHER_GROUP = -100_777  # a group with a table of its own, where nobody floods anything
 OUTSIDER = 77  # signs initData with their own Telegram account, not in the group
@@ -85,13 +86,6 @@ async def stream(client, person, table):
 
 def calls(world, method="getChatMember"):
     return sum(request.method == method for request in world.requests)
-
-
-async def until(condition, seconds=5.0):
-    """Wait until ``condition()`` holds (a bounded wait on a condition, not a sleep of a guess)."""
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.01)
 
 
 # -- initData never in a URL; the stream's ticket --------------------------------------------------

@@ -36,6 +36,7 @@ from games.errors import RuleError
 from tests.bot.harness import GROUP, PEOPLE
 from tests.e2e.process import BotProcess, Stage, free_port
 from tests.reliability.players import Saved, saved_table
+from tests.waiting import until
 
 DEALT = Path(__file__).with_name("dealt")  # its sitecustomize.py deals PAIJU_TEST_DECK in the bot
 NOT_MOVES = frozenset({"join", "leave", "ready"})  # the engines' options that are no move of a round
@@ -160,15 +161,6 @@ async def dealt_stage(world: World, tmp: Path, deck: Iterable[Card]) -> Stage:
     await bot.start()
     await settle(stage)
     return stage
-
-
-async def until(condition: Callable[[], object], what: str, timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + timeout
-    while not condition():
-        if loop.time() > give_up:
-            raise AssertionError(f"not in {timeout} s: {what}")
-        await asyncio.sleep(0.02)
 
 
 async def settle(stage: Stage, timeout: float = 30.0) -> None:

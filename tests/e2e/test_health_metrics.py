@@ -4,7 +4,6 @@ daily backup is taken at start-up and passes the check."""
 
 from __future__ import annotations
 
-import asyncio
 import resource
 import sys
 
@@ -15,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.bot.harness import GROUP, make_world
 from tests.e2e.process import make_stage, storage_check
 from tests.e2e.test_whole_process import finish_muxi_round, start_round
+from tests.waiting import until
 
 PEOPLE = [1, 2, 3]
 
@@ -37,17 +37,6 @@ async def served(tmp_path):
 async def get(stage, path):
     async with aiohttp.ClientSession() as http, http.get(stage.bot.http_url + path) as answer:
         return answer.status, await answer.text()
-
-
-async def until(condition, timeout=30.0):
-    """Wait until ``condition()`` (a coroutine function) returns something true; return it."""
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + timeout
-    while not (found := await condition()):
-        if loop.time() > give_up:
-            raise AssertionError(f"not met in {timeout} s")
-        await asyncio.sleep(0.1)
-    return found
 
 
 async def health_is(stage, wanted):
@@ -74,7 +63,7 @@ def value(found, name, **labels):
 @pytest.mark.skipif(sys.platform != "linux", reason="limits another process's file size: Linux only")
 async def test_healthz_fails_while_the_database_cannot_be_written(served):
     backups = served.bot.database.parent / "backups"
-    backup = await until(lambda: asyncio.sleep(0, list(backups.glob("paiju-*.sqlite3"))))
+    backup = await until(lambda: list(backups.glob("paiju-*.sqlite3")))
     check = storage_check(backup[0])
     assert check.returncode == 0, check.stdout + check.stderr
 

@@ -6,9 +6,6 @@ server that answers ``getUpdates`` at once costs a bounded poll rate."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-
 import pytest
 
 from bot.app import MENU_LANGUAGES
@@ -17,6 +14,7 @@ from faketg.server import Faults
 from tests.bot.harness import ADMIN, GROUP, make_world
 from tests.e2e.process import Stage, make_stage
 from tests.e2e.test_whole_process import finish_muxi_round, start_round, table_of
+from tests.waiting import until
 
 RIGHTS_UNKNOWN = t("zh-hans", "rights.unknown")
 
@@ -30,15 +28,6 @@ async def staged(tmp_path):
     if stage.bot.process is not None:
         await stage.bot.stop()
     await stage.emulator.stop()
-
-
-async def until(condition: Callable[[], object], timeout: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + timeout
-    while not condition():
-        if loop.time() > give_up:
-            raise AssertionError(f"not met in {timeout} s")
-        await asyncio.sleep(0.05)
 
 
 def group_texts(stage: Stage) -> list[str]:
