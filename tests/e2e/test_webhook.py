@@ -8,24 +8,13 @@ import json
 import sqlite3
 
 import aiohttp
-import pytest
 
 from faketg.webhook import SECRET_HEADER
-from tests.bot.harness import GROUP, make_world
-from tests.e2e.process import TOKEN, WEBHOOK_PATH, make_stage, storage_check
+from tests.bot.harness import GROUP
+from tests.e2e.process import TOKEN, WEBHOOK_PATH, storage_check
 from tests.e2e.test_whole_process import finish_muxi_round, start_round, table_of
 
 HANDLED = ["message", "callback_query", "my_chat_member"]
-
-
-@pytest.fixture
-async def by_webhook(tmp_path):
-    staged = await make_stage(make_world(), tmp_path)
-    staged.bot.webhook = True
-    await staged.bot.start()
-    yield staged
-    await staged.bot.stop()
-    await staged.emulator.stop()
 
 
 def registration(stage):

@@ -8,23 +8,12 @@ import asyncio
 from urllib.parse import urlsplit
 
 import aiohttp
-import pytest
 
 from faketg.webhook import SECRET_HEADER
-from tests.bot.harness import GROUP, make_world
-from tests.e2e.process import WEBHOOK_PATH, make_stage
+from tests.bot.harness import GROUP
+from tests.e2e.process import WEBHOOK_PATH
 
 FLOOD = 1000
-
-
-@pytest.fixture
-async def by_webhook(tmp_path):
-    staged = await make_stage(make_world(), tmp_path)
-    staged.bot.webhook = True
-    await staged.bot.start()
-    yield staged
-    await staged.bot.stop()
-    await staged.emulator.stop()
 
 
 async def raw_post(url: str, header: bytes) -> bytes:
