@@ -7,28 +7,41 @@ bursts; at most 20 a minute in one group, sends, edits and deletes alike; "30 a 
 messages to many users, not a cap on a bot; ``answerCallbackQuery`` is not limited (so answers never
 come here); a 429's ``retry_after`` is for the chat that got it.
 
-So each chat has its own budget and its own queue (a lane): a group's 20 a minute are split between
-what the bot keeps up (the table message) and replies to commands, so a flood of commands never
-holds the table back and the sum never passes 20 in any 60 s; a private chat gets one a second
-after a burst of 3. New messages (not edits) also take a token of the bot's budget across all
-chats, 30 a second, halved by a 429 that is clearly not about one chat and won back slowly; a new
-prompt (or a new round's table message) that would wait longer than ``PROMPT_WAIT`` for that
-budget goes as an edit of the message before it instead (seen, though not notified). A 429 blocks
-only its own chat, for its ``retry_after``. Within a lane the most urgent job goes first
-(``Priority``), then the longest waiting; a job for something kept up is coalesced: one job per
-message, whatever changed meanwhile, and it sends the latest state when its turn comes.
+So each chat has its own budget and its own queue (a lane). A group's budget is its real one: the
+requests it got in the last 60 s (never more than 20) and about one a second after a burst of 3.
+What the bot keeps up there (the table message) is smoothed to at most 15 a minute (a burst of 3,
+then one every 5 s) and never takes the last 5 of a minute that replies have not used: replies to
+commands (and other messages sent once) go at once while the group has room, and always have those
+5; under load the table is edited less often, not the replies held back, though a flood of replies
+leaves the table at least ``table_floor`` a minute. No reply is ever dropped: a reply that has
+waited ``REPLY_PATIENCE`` goes ahead of the table's changes (the presenter sends every reply of a
+chat waiting then as one message). A private chat gets one a second after a burst of 3. New
+messages (not edits) also take a token of the bot's budget across all chats, 30 a second, halved
+by a 429 that is clearly not about one chat and won back slowly; a new prompt (or a new round's
+table message) that would wait longer than ``PROMPT_WAIT`` for that budget goes as an edit of the
+message before it instead (seen, though not notified). A 429 blocks only its own chat, for its
+``retry_after``. Within a lane the most urgent job goes first (``Priority``), then the longest
+waiting; a job for something kept up is coalesced: one job per message, whatever changed
+meanwhile, and it sends the latest state when its turn comes.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Protocol
 
 SENDS_AT_ONCE = 48  # sends in flight at once (of the request pool's connections)
 ANSWER_CONNECTIONS = 16  # kept for answers to presses and the handlers' own calls
 ANSWER_WITHIN = 10.0  # Telegram takes no answer to a press much older than this (10-15 s)
-REPLY_STALE = 30.0  # a reply still waiting after this long is dropped: nobody waits for it any more
+REPLY_PATIENCE = 3.0  # a reply waiting this long goes ahead of the table's changes (they are coalesced)
+WINDOW = 60.0  # a group's limit is per minute, in any 60 s
+# A request leaves a group's window this much later than 60 s after it was sent: Telegram counts it
+# from when it arrived, a little later (and a window closed at both ends still holds it at 60 s).
+WINDOW_MARGIN = 0.5
+TEXT_LIMIT = 4096  # the longest text of one message (replies waiting together are sent as one)
 NEW_FLOOR = 3.0  # the least the new-messages budget backs off to
 NEW_RECOVERY = 1.0  # per second regained for every 10 s without a global 429
 # A new message that may be an edit instead (a prompt, a new round's table message) goes as one when
@@ -41,10 +54,11 @@ class Limits:
     """Telegram's limits as the bot keeps them (``unlimited()``: tests that read every change)."""
 
     group_per_minute: int = 20  # every request of the bot in one group, in any 60 s
-    reply_share: int = 5  # of those, kept for replies to commands (the table's share is the rest)
-    table_per_minute: int = 15  # the table's share (at most group_per_minute - reply_share)
-    group_burst: int = 3  # requests a quiet group may get at once (within the table's share)
-    private_per_second: float = 1.0  # about one message a second in one chat
+    reply_share: int = 5  # of those, the table never takes the ones replies have not used
+    table_per_minute: int = 15  # the table's most (at most group_per_minute - reply_share)
+    group_burst: int = 3  # table edits a quiet group may get at once
+    table_floor: int = 6  # a minute's requests a flood of replies leaves the table
+    private_per_second: float = 1.0  # about one message a second in one chat (a group's too)
     private_burst: int = 3
     new_per_second: float = 30.0  # new messages across all chats, before a 429 says otherwise
 
@@ -59,18 +73,21 @@ class Limits:
     @classmethod
     def unlimited(cls) -> Limits:
         huge = 10**9
-        return cls(2 * huge, huge, huge, huge // 2, float(huge), huge, float(huge))
+        return cls(
+            group_per_minute=2 * huge,
+            reply_share=huge,
+            table_per_minute=huge,
+            group_burst=huge // 2,
+            table_floor=0,
+            private_per_second=float(huge),
+            private_burst=huge,
+            new_per_second=float(huge),
+        )
 
-    def buckets(self, chat_id: int, now: float) -> dict[Share, Bucket]:
+    def budget(self, chat_id: int, now: float) -> Budget:
         if chat_id >= 0:  # a private chat: one budget
-            private = Bucket(self.private_per_second, self.private_burst, now)
-            return {Share.KEPT: private, Share.REPLY: private}
-        kept = min(self.table_per_minute, self.group_per_minute - self.reply_share)
-        burst = max(1, min(self.group_burst, kept - 1))  # below 4 a minute, a smaller burst
-        return {
-            Share.KEPT: Bucket(max(1, kept - burst) / 60, burst, now),  # at most kept in any 60 s
-            Share.REPLY: Bucket((self.reply_share - 1) / 60, 1, now),  # at most reply_share
-        }
+            return PrivateBudget(Bucket(self.private_per_second, self.private_burst, now))
+        return GroupBudget(self, now)
 
 
 class Priority(IntEnum):
@@ -87,7 +104,7 @@ class Share(IntEnum):
     """The part of a chat's budget a job spends (a private chat has one)."""
 
     KEPT = 0  # what the bot keeps up: the table message, a DM
-    REPLY = 1  # replies to commands, notices
+    REPLY = 1  # what is sent once: replies to commands, notices, an old round's buttons taken away
 
 
 class Bucket:
@@ -122,6 +139,100 @@ class Bucket:
             self.at = now
 
 
+class Budget(Protocol):
+    """A chat's budget: when a job of a share may go, and what it spent."""
+
+    def wait(self, share: Share, now: float, kept_waiting: bool) -> float:
+        """Seconds until a job of ``share`` may go (0: now); ``kept_waiting``: a kept job is queued."""
+        ...
+
+    def take(self, share: Share, now: float) -> None: ...
+
+    def taken_late(self, share: Share, now: float) -> None:
+        """The request taken last goes out only ``now`` (it waited for the bot's budget)."""
+        ...
+
+
+class PrivateBudget:
+    """A private chat: one a second after a burst, whatever it is."""
+
+    def __init__(self, bucket: Bucket) -> None:
+        self.bucket = bucket
+
+    def wait(self, share: Share, now: float, kept_waiting: bool) -> float:
+        return self.bucket.wait(now)
+
+    def take(self, share: Share, now: float) -> None:
+        self.bucket.take(now)
+
+    def taken_late(self, share: Share, now: float) -> None:
+        self.bucket.taken_late(now)
+
+
+class GroupBudget:
+    """A group: the requests it got in the last 60 s (``sent``, with their share), at most
+    ``group_per_minute``; about one a second (``pace``); the table smoothed (``table``) and kept
+    out of the ``reply_share`` slots replies have not used; replies anywhere in the rest, up to
+    all but ``table_floor`` of a minute while the table has something to send."""
+
+    def __init__(self, limits: Limits, now: float) -> None:
+        kept = min(limits.table_per_minute, limits.group_per_minute - limits.reply_share)
+        burst = max(1, min(limits.group_burst, kept - 1))  # below 4 a minute, a smaller burst
+        self.table = Bucket(max(1, kept - burst) / WINDOW, burst, now)  # at most kept in any 60 s
+        # about one a second (faster only when an operator allows a group more than 60 a minute)
+        pace = max(limits.private_per_second, limits.group_per_minute / WINDOW)
+        self.pace = Bucket(pace, limits.private_burst, now)
+        self.limit = limits.group_per_minute
+        self.reserve = limits.reply_share
+        self.reply_ceiling = max(1, limits.group_per_minute - limits.table_floor)
+        self.sent: deque[tuple[float, Share]] = deque()
+        self.replies = 0  # of ``sent``, the replies'
+
+    def _forget_before(self, now: float) -> None:
+        while self.sent and self.sent[0][0] + WINDOW + WINDOW_MARGIN <= now:
+            _, share = self.sent.popleft()
+            self.replies -= share is Share.REPLY
+
+    def _fits(self, share: Share, total: int, replies: int, kept_waiting: bool) -> bool:
+        if share is Share.KEPT:  # the replies' unused slots stay free
+            return total + max(0, self.reserve - replies) < self.limit
+        return total < self.limit and (replies < self.reply_ceiling or not kept_waiting)
+
+    def _window_wait(self, share: Share, now: float, kept_waiting: bool) -> float:
+        """Seconds until the last 60 s have room for a job of ``share``."""
+        self._forget_before(now)
+        total, replies = len(self.sent), self.replies
+        if self._fits(share, total, replies, kept_waiting):
+            return 0.0
+        for at, spent in self.sent:  # as the oldest requests leave the window, one by one
+            total, replies = total - 1, replies - (spent is Share.REPLY)
+            if self._fits(share, total, replies, kept_waiting):
+                return at + WINDOW + WINDOW_MARGIN - now
+        return WINDOW  # (not reached: an empty window has room)
+
+    def wait(self, share: Share, now: float, kept_waiting: bool) -> float:
+        waits = [self.pace.wait(now), self._window_wait(share, now, kept_waiting)]
+        if share is Share.KEPT:
+            waits.append(self.table.wait(now))
+        return max(waits)
+
+    def take(self, share: Share, now: float) -> None:
+        self._forget_before(now)
+        self.pace.take(now)
+        if share is Share.KEPT:
+            self.table.take(now)
+        self.sent.append((now, share))
+        self.replies += share is Share.REPLY
+
+    def taken_late(self, share: Share, now: float) -> None:
+        self.pace.taken_late(now)
+        if share is Share.KEPT:
+            self.table.taken_late(now)
+        if self.sent:  # (one request of a chat in flight at a time: the last one is this one's)
+            at, spent = self.sent[-1]
+            self.sent[-1] = (max(at, now), spent)
+
+
 @dataclass(slots=True)
 class Job:
     """Something to send to one chat. ``key`` names it: a kept message is one job however often
@@ -135,7 +246,11 @@ class Job:
     new_message: bool = False  # a sendMessage: takes a token of the new-messages budget too
     may_edit: bool = False  # a new message that may go as an edit instead, when the budget is busy
 
-    def order(self) -> tuple[int, float]:
+    def order(self, now: float) -> tuple[float, float]:
+        """Its place in its lane: the most urgent first, then the longest waiting; a reply that
+        has waited ``REPLY_PATIENCE`` goes ahead of the table's changes (never of a prompt)."""
+        if self.priority > Priority.ACT and self.share is Share.REPLY and now - self.since >= REPLY_PATIENCE:
+            return Priority.ACT + 0.5, self.since
         return self.priority, self.since
 
 
@@ -144,7 +259,7 @@ class Lane:
     """One chat's queue and budget. At most one request of a chat is in flight at a time."""
 
     chat_id: int
-    buckets: dict[Share, Bucket]
+    budget: Budget
     jobs: dict[Hashable, Job] = field(default_factory=dict)
     blocked_until: float = 0.0  # a 429's retry_after
     busy: bool = False  # a request is in flight
@@ -162,14 +277,6 @@ class Lane:
         known.may_edit = known.may_edit or job.may_edit
         return False
 
-    def drop_stale(self, now: float) -> list[Job]:
-        stale = [
-            job for job in self.jobs.values() if job.share is Share.REPLY and now - job.since > REPLY_STALE
-        ]
-        for job in stale:
-            del self.jobs[job.key]
-        return stale
-
     def next(self, now: float) -> tuple[Job | None, float]:
         """The job to send now, taken off the queue with its budget spent; else (None, seconds to
         wait before asking again: 0 when there is nothing to wait for, or a request is in flight)."""
@@ -177,25 +284,26 @@ class Lane:
             return None, 0.0
         if now < self.blocked_until:
             return None, self.blocked_until - now
+        kept_waiting = any(job.share is Share.KEPT for job in self.jobs.values())
+        ready_in = {share: self.budget.wait(share, now, kept_waiting) for share in Share}
         best: Job | None = None
         wait = float("inf")
         for job in self.jobs.values():
-            ready_in = self.buckets[job.share].wait(now)
-            if ready_in > 0:
-                wait = min(wait, ready_in)
-            elif best is None or job.order() < best.order():
+            if ready_in[job.share] > 0:
+                wait = min(wait, ready_in[job.share])
+            elif best is None or job.order(now) < best.order(now):
                 best = job
         if best is None:
             return None, wait
         del self.jobs[best.key]
-        self.buckets[best.share].take(now)
+        self.budget.take(best.share, now)
         self.busy = True
         return best, 0.0
 
     def late(self, job: Job, now: float) -> None:
         """``job``'s request goes out only now (it waited for the bot's budget): the chat's budget
         counts it from now, or a burst after the wait could pass the chat's limit."""
-        self.buckets[job.share].taken_late(now)
+        self.budget.taken_late(job.share, now)
 
     def done(self, job: Job, now: float, retry_after: float | None = None) -> None:
         """The request of ``job`` is over; a 429 blocks this chat and queues the job again."""

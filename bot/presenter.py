@@ -22,7 +22,7 @@ import time
 import warnings
 from asyncio import timeout as asyncio_timeout
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Protocol
 
@@ -34,7 +34,7 @@ from telegram.warnings import PTBDeprecationWarning
 from bot import raw
 from bot.kinds import KINDS
 from bot.live import LiveTable
-from bot.outbox import Job, Limits, Priority, Share
+from bot.outbox import TEXT_LIMIT, Job, Limits, Priority, Share
 from bot.sender import Sender
 from bot.views.common import Markup, Screen
 from storage import Store
@@ -110,6 +110,20 @@ class Note:
     markup: Markup | None
     reply_to: int | None
     call: Hashable | None = None  # a turn's call: its message is kept to be withdrawn
+    priority: Priority = Priority.REPLY
+    since: float = 0.0  # when it was wanted
+    asker: str | None = None  # who it answers (named when replies waiting together go as one)
+    seen: Callable[[], None] | None = None  # called when it has reached the chat
+    # A reply about one person sent to their DM instead: the group chat, the command's message
+    # there, the short line the group gets, and the reply it gets instead if they have no DM.
+    group: tuple[int, int | None, str, str] | None = None
+
+    alone: bool = False  # sent by itself (it went with others once, and that message was refused)
+
+    @property
+    def mergeable(self) -> bool:
+        """Sent with others waiting in its group as one message (no buttons of its own)."""
+        return self.chat_id < 0 and self.markup is None and self.call is None and not self.alone
 
 
 def _hash(value: object) -> str:
@@ -146,6 +160,20 @@ def _turn(shown: str | None) -> str | None:
 NO_BUTTONS = _hash(None)
 
 
+def _both(first: Callable[[], None] | None, then: Callable[[], None]) -> Callable[[], None]:
+    def both() -> None:
+        if first is not None:
+            first()
+        then()
+
+    return both
+
+
+def _part(note: Note) -> str:
+    """A reply as part of a message of several: headed by whom it answers."""
+    return note.text if note.asker is None else f"▸ {note.asker}\n{note.text}"
+
+
 class Presenter:
     def __init__(
         self,
@@ -158,10 +186,11 @@ class Presenter:
         self.bot = bot
         self.store = store
         self.clock = clock
-        self.sender = Sender(self._deliver, limits, clock, dropped=self._dropped)
+        self.sender = Sender(self._deliver, limits, clock)
         self.reactions = reactions
         self._kept: dict[Hashable, Wanted] = {}  # what each queued kept message is to show
         self._notes: dict[Hashable, Note] = {}  # the replies queued
+        self._no_dm: set[int] = set()  # people a reply to their DM could not reach (never opened one)
         self._once: dict[Hashable, Once] = {}  # messages left behind, to bring to their last state
         self._calls: dict[Hashable, tuple[int, int]] = {}  # each turn's call sent: (chat, message)
         self._repeats: dict[Hashable, float] = {}  # when each deduplicated reply was last queued
@@ -179,7 +208,7 @@ class Presenter:
             retired = self._retired.pop(("t", live.table_id), None)
             old, live.message_id = live.message_id, None
             if retired is not None and retired[0] == old:  # the last round's message keeps its results
-                self._bring(Once(live.chat_id, old, retired[1]))
+                self._bring(Once(live.chat_id, old, retired[1]), since=self.clock())
             else:
                 self._delete(live.chat_id, old)
         kind = KINDS[live.game]
@@ -261,10 +290,16 @@ class Presenter:
         if self._once.pop(key, None) is not None:
             self.sender.forget(chat_id, key)
 
-    def _bring(self, once: Once) -> None:
+    def _bring(self, once: Once, since: float | None = None) -> None:
+        """Queue ``once``: a cosmetic edit, unless ``since`` is given: an old round's table message
+        losing its buttons, which mislead (pressed, they only say the round is over) and go before
+        anything wanted after the new round (``since``: when it was), wherever the group has room."""
         key = ("o", once.chat_id, once.message_id)
         self._once[key] = once
-        self.sender.want(Job(once.chat_id, key, Priority.COSMETIC, self.clock()))
+        if since is None:
+            self.sender.want(Job(once.chat_id, key, Priority.COSMETIC, self.clock()))
+        else:
+            self.sender.want(Job(once.chat_id, key, Priority.PHASE, since, Share.REPLY))
 
     def _want(
         self,
@@ -306,21 +341,45 @@ class Presenter:
         markup: Markup | None = None,
         reply_to: int | None = None,
         once: Hashable | None = None,
+        priority: Priority = Priority.REPLY,
+        seen: Callable[[], None] | None = None,
+        asker: str | None = None,
+        dm: tuple[int, str, str] | None = None,
     ) -> None:
-        """Send ``text`` to a chat in its reply share (never ahead of the table's own changes);
-        ``once``: the same reply (this key) is sent once in ``REPEAT`` seconds."""
+        """Send ``text`` to a chat, never dropped: at once while the chat's budget has room, else as
+        soon as it has (in a group, with the other replies waiting then, as one message naming each
+        ``asker``). ``once``: the same reply (this key) is sent once in ``REPEAT`` seconds;
+        ``priority``: ``ACT`` for a question someone must answer; ``seen``: called once it has
+        reached the chat (or, repeated, once the same reply has). ``dm``: a reply about one person
+        only, ``(person, its text for them, the group's short line)``: it goes to their DM when
+        they have one (the group gets the line), else ``text`` goes to the group."""
         now = self.clock()
         if once is not None:
             key: Hashable = ("r", chat_id, once)
             if key in self._notes or now - self._repeats.get(key, float("-inf")) < REPEAT:
+                if seen is not None:  # the same reply: told once that one has reached the chat
+                    queued = self._notes.get(key)
+                    if queued is None:
+                        seen()
+                    else:
+                        queued.seen = _both(queued.seen, seen)
                 return
             self._repeats[key] = now
             if len(self._repeats) > 1_000:
                 self._repeats = {k: at for k, at in self._repeats.items() if now - at < REPEAT}
         else:
             key = ("r", next(self._ids))
-        self._notes[key] = Note(chat_id, text, markup, reply_to)
-        self.sender.want(Job(chat_id, key, Priority.REPLY, now, Share.REPLY, new_message=True))
+        note = Note(chat_id, text, markup, reply_to, priority=priority, since=now, asker=asker, seen=seen)
+        if dm is not None and chat_id < 0 and dm[0] not in self._no_dm:
+            person, theirs, line = dm
+            note = replace(
+                note, chat_id=person, text=theirs, reply_to=None, group=(chat_id, reply_to, line, text)
+            )
+        self._queue(key, note)
+
+    def _queue(self, key: Hashable, note: Note) -> None:
+        self._notes[key] = note
+        self.sender.want(Job(note.chat_id, key, note.priority, note.since, Share.REPLY, new_message=True))
 
     def call(self, chat_id: int, key: Hashable, text: str, reply_to: int | None) -> None:
         """A short message calling people to their turn, in the reply share: a mention notifies in a
@@ -338,9 +397,6 @@ class Presenter:
         sent = self._calls.pop(key, None)
         if sent is not None:
             self._delete(*sent)
-
-    def _dropped(self, job: Job) -> None:
-        self._notes.pop(job.key, None)
 
     # -- new rounds ---------------------------------------------------------------------------------
     def retire_dms(self, live: LiveTable) -> None:
@@ -363,7 +419,7 @@ class Presenter:
             if kind == "r":
                 note = self._notes.pop(job.key, None)
                 if note is not None:
-                    await self._send_note(job, note)
+                    await self._send_notes(job, [(job.key, note), *self._waiting_with(note)])
             elif kind == "o":
                 await self._send_once(job)
             else:
@@ -398,31 +454,78 @@ class Presenter:
             log.info("chat %s: message %s left as it is: %s", once.chat_id, once.message_id, error)
         del self._once[job.key]
 
-    async def _send_note(self, job: Job, note: Note) -> None:
+    def _waiting_with(self, first: Note) -> list[tuple[Hashable, Note]]:
+        """The other replies waiting in ``first``'s group that can go with it as one message (the
+        longest waiting first, as long as the message stays within Telegram's length), taken off
+        the queue."""
+        if not first.mergeable:
+            return []
+        waiting = sorted(
+            (
+                (key, note)
+                for key, note in self._notes.items()
+                if note.chat_id == first.chat_id and note.mergeable
+            ),
+            key=lambda item: item[1].since,
+        )
+        taken, length = [], len(_part(first))
+        for key, note in waiting:
+            length += 2 + len(_part(note))
+            if length > TEXT_LIMIT:
+                break
+            taken.append((key, note))
+            del self._notes[key]
+            self.sender.forget(note.chat_id, key)
+        return taken
+
+    async def _send_notes(self, job: Job, notes: list[tuple[Hashable, Note]]) -> None:
+        """Send one reply, or several waiting together as one message (each part naming whom it
+        answers; the message answers the first command)."""
+        first = notes[0][1]
+        text = first.text if len(notes) == 1 else "\n\n".join(_part(note) for _, note in notes)
         try:
             sent = await raw.call(
                 self.bot,
                 "sendMessage",
-                chat_id=note.chat_id,
-                text=note.text,
+                chat_id=first.chat_id,
+                text=text,
                 parse_mode=ParseMode.HTML,
-                reply_markup=note.markup,
+                reply_markup=first.markup,
                 reply_parameters=(
-                    {"message_id": note.reply_to, "allow_sending_without_reply": True}
-                    if note.reply_to
+                    {"message_id": first.reply_to, "allow_sending_without_reply": True}
+                    if first.reply_to
                     else None
                 ),
                 link_preview_options=NO_PREVIEW,
             )
-        except (Forbidden, ChatMigrated):
+        except (Forbidden, ChatMigrated, BadRequest) as error:
+            if first.group is not None:  # a DM they never opened: the reply goes to the group
+                self._no_dm.add(first.chat_id)
+                group, reply_to, _, text = first.group
+                self._queue(job.key, replace(first, chat_id=group, text=text, reply_to=reply_to, group=None))
+                return
+            if isinstance(error, BadRequest):
+                self._again(notes[1:], alone=True)  # one of them was refused: the others go on
+                raise
             return  # nobody left to read it there
-        except BadRequest:
-            raise
         except (RetryAfter, NetworkError):
-            self._notes.setdefault(job.key, note)  # tried again when the chat's wait is over
+            self._notes.setdefault(job.key, first)  # tried again when the chat's wait is over
+            self._again(notes[1:])
             raise
-        if note.call is not None:
-            self._calls[note.call] = (note.chat_id, int(sent["message_id"]))
+        if first.chat_id > 0:
+            self._no_dm.discard(first.chat_id)
+        if first.call is not None:
+            self._calls[first.call] = (first.chat_id, int(sent["message_id"]))
+        if first.group is not None:  # their DM has it: the group gets the short line
+            group, reply_to, line, _ = first.group
+            self._queue(("r", next(self._ids)), Note(group, line, None, reply_to, since=first.since))
+        for _, note in notes:
+            if note.seen is not None:
+                note.seen()
+
+    def _again(self, notes: list[tuple[Hashable, Note]], *, alone: bool = False) -> None:
+        for key, note in notes:
+            self._queue(key, replace(note, alone=True) if alone else note)
 
     async def _send_kept(self, job: Job, wanted: Wanted) -> None:
         """Show ``wanted``. A new prompt (or round's table) goes as a new message when the job has
@@ -470,7 +573,7 @@ class Presenter:
             if self._retired.get(job.key) is retired:  # the new round shows, anew or in the last one
                 del self._retired[job.key]
             if earlier is not None and retired[1] is not None:  # the last round's table: its results
-                self._bring(Once(wanted.chat_id, earlier, retired[1]))
+                self._bring(Once(wanted.chat_id, earlier, retired[1]), since=job.since)
         elif earlier is not None and person is not None:
             self._leave_behind(person, earlier, shown, wanted.record)
         # A turn's first prompt to reach them (a reminder to someone who had the prompt comes late

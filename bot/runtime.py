@@ -84,8 +84,9 @@ class Paiju:
         self._languages: dict[int, str | None] = {}  # the people's chosen languages (read once)
         self._chat_settings: dict[int, ChatSettings] = {}  # each chat's settings (read once)
         self.running: set[asyncio.Task[None]] = set()  # work started in the background
-        # (table, person): when an escape was first asked, and at what price
-        self._escapes: dict[tuple[int, int], tuple[float, Hashable]] = {}
+        # (table, person): when the price of an escape reached them (None: its reply is still to be
+        # sent), and the price
+        self._escapes: dict[tuple[int, int], tuple[float | None, Hashable]] = {}
         self._called: dict[int, int] = {}  # each table's turn (timer) whose call is out in the group
         self.watchers: Watchers = Watchers()  # told of every change of a table (the Mini App's hub)
 
@@ -228,17 +229,40 @@ class Paiju:
         self.presenter.call(live.chat_id, live.table_id, turn_call(live, screen, people), live.message_id)
 
     def confirmed_escape(self, table_id: int, person: int, within: float, quote: Hashable) -> bool:
-        """An escape must be asked for twice: True the second time within ``within`` seconds at the
-        same ``quote`` (the price they were told, in that round: a bet in between asks again), else
-        the request is remembered (the first of two)."""
+        """An escape must be asked for twice: True the second time within ``within`` seconds of the
+        price reaching them, at the same ``quote`` (the price they were told, in that round: a bet in
+        between asks again), else the request is remembered (the first of two). A price still on its
+        way (``price_by_reply``) is not answered yet: asking again waits for it."""
         now = self.clock()
-        first = self._escapes.pop((table_id, person), None)
-        if first is not None and now - first[0] <= within and first[1] == quote:
-            return True
+        first = self._escapes.get((table_id, person))
+        if first is not None and first[1] == quote:
+            if first[0] is None:
+                return False
+            if now - first[0] <= within:
+                del self._escapes[(table_id, person)]
+                return True
         if len(self._escapes) > 1_000:
-            self._escapes = {key: asked for key, asked in self._escapes.items() if now - asked[0] <= within}
-        self._escapes[(table_id, person)] = (now, quote)
+            self._escapes = {
+                key: asked
+                for key, asked in self._escapes.items()
+                if asked[0] is None or now - asked[0] <= within
+            }
+        self._escapes[(table_id, person)] = (now, quote)  # (a press's popup shows the price at once)
         return False
+
+    def price_by_reply(self, table_id: int, person: int) -> Callable[[], None]:
+        """The price of the escape just asked goes by a reply (``/leave``): the confirmation window
+        starts when it has reached them, when the returned callback is called."""
+        asked = self._escapes.get((table_id, person))
+        if asked is not None:
+            self._escapes[(table_id, person)] = (None, asked[1])
+
+        def seen() -> None:
+            waiting = self._escapes.get((table_id, person))
+            if waiting is not None and waiting[0] is None and asked is not None and waiting[1] == asked[1]:
+                self._escapes[(table_id, person)] = (self.clock(), waiting[1])
+
+        return seen
 
     # -- what Telegram answered (the presenter's reactions) ---------------------------------------
     async def group_moved(self, live: LiveTable, new_chat_id: int) -> None:

@@ -40,10 +40,8 @@ class Sender:
         deliver: Deliver,
         limits: Limits,
         clock: Callable[[], float] = time.monotonic,
-        dropped: Callable[[Job], None] = lambda job: None,
     ) -> None:
         self.deliver = deliver
-        self.dropped = dropped
         self.limits = limits
         self.clock = clock
         self.lanes: dict[int, Lane] = {}
@@ -66,8 +64,8 @@ class Sender:
         """Queue ``job`` (merged with the queued one of its key); its chat's task sends it."""
         lane = self.lanes.get(job.chat_id)
         if lane is None:
-            budgets = self.limits.buckets(job.chat_id, self.clock())
-            lane = self.lanes[job.chat_id] = Lane(job.chat_id, budgets)
+            budget = self.limits.budget(job.chat_id, self.clock())
+            lane = self.lanes[job.chat_id] = Lane(job.chat_id, budget)
         lane.put(job)
         task = self.tasks.get(job.chat_id)
         if task is None or task.done():  # (a task that has just ended is still listed until its callback)
@@ -100,8 +98,6 @@ class Sender:
     async def _run(self, lane: Lane) -> None:
         wake = self._wakes[lane.chat_id]
         while lane.jobs:
-            for stale in lane.drop_stale(self.clock()):
-                self.dropped(stale)
             wake.clear()
             job, wait = lane.next(self.clock())
             if job is None:

@@ -16,6 +16,7 @@ from bot.handlers.common import (
     patiently,
     person_of,
     reply,
+    reply_about_them,
     runtime,
 )
 from bot.i18n import t
@@ -76,26 +77,30 @@ async def balance(update: Update, context: Context) -> None:
     user = update.effective_user
     assert user is not None
     person, _ = await person_of(context, user)
-    language = await language_for(context, update)
-    reply(context, update, t(language, "balance", name=name(user.first_name), amount=coins(person.balance)))
+    amount = coins(person.balance)
+    await reply_about_them(
+        context, update, lambda language: t(language, "balance", name=name(user.first_name), amount=amount)
+    )
 
 
 async def daily(update: Update, context: Context) -> None:
     user = update.effective_user
     assert user is not None
     await person_of(context, user)
-    paiju, language = runtime(context), await language_for(context, update)
+    paiju = runtime(context)
     claim = await paiju.store.claim_daily(user.id)
+    balance = coins(claim.balance)
     if claim.claimed:
         await paiju.credit_outside(user.id)
-        reply(
-            context,
-            update,
-            t(language, "daily.claimed", amount=coins(claim.amount), balance=coins(claim.balance)),
+        amount = coins(claim.amount)
+        await reply_about_them(
+            context, update, lambda language: t(language, "daily.claimed", amount=amount, balance=balance)
         )
     else:
         when = claim.next_claim_at.astimezone(paiju.zone).strftime("%m-%d %H:%M")
-        reply(context, update, t(language, "daily.already", time=when, balance=coins(claim.balance)))
+        await reply_about_them(
+            context, update, lambda language: t(language, "daily.already", time=when, balance=balance)
+        )
 
 
 async def language_command(update: Update, context: Context) -> None:

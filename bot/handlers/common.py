@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -13,10 +14,10 @@ from telegram.error import BadRequest, NetworkError, RetryAfter
 from telegram.ext import ContextTypes
 
 from bot.i18n import language_of, t
-from bot.outbox import ANSWER_WITHIN
+from bot.outbox import ANSWER_WITHIN, Priority
 from bot.presenter import retry_seconds
 from bot.runtime import RUNTIME, Paiju
-from bot.views.common import Markup, clean_name
+from bot.views.common import Markup, clean_name, name
 from storage import Person
 
 Context = ContextTypes.DEFAULT_TYPE
@@ -79,18 +80,57 @@ def reply(
     *,
     reply_markup: Markup | None = None,
     reply_to: int | None = None,
+    priority: Priority = Priority.REPLY,
+    seen: Callable[[], None] | None = None,
+    dm: tuple[int, str, str] | None = None,
 ) -> None:
-    """Reply in the chat of ``update``: queued at once, sent within the chat's share for replies
-    (never ahead of a table's own changes). In a group it answers the command's message (or
-    ``reply_to``), where the person is looking, and the same reply to the same person is sent once
-    in a few seconds, so a flood of commands costs the group next to nothing."""
+    """Reply in the chat of ``update``: queued at once, sent as soon as the chat's budget allows
+    (in a busy group, with the other replies waiting then, as one message), never dropped. In a
+    group it answers the command's message (or ``reply_to``), where the person is looking, and the
+    same reply to the same person is sent once in a few seconds, so a flood of commands costs the
+    group next to nothing. ``priority``, ``seen``, ``dm``: see ``Presenter.reply``."""
     chat, sender = update.effective_chat, update.effective_sender  # a channel, for one sent as it
     message = update.message
     assert chat is not None
     once = (sender.id, text) if is_group(chat) and sender is not None else None
     if reply_to is None and is_group(chat) and message is not None:
         reply_to = message.message_id
-    runtime(context).presenter.reply(chat.id, text, markup=reply_markup, reply_to=reply_to, once=once)
+    runtime(context).presenter.reply(
+        chat.id,
+        text,
+        markup=reply_markup,
+        reply_to=reply_to,
+        once=once,
+        priority=priority,
+        seen=seen,
+        asker=_asker(update) if is_group(chat) else None,
+        dm=dm,
+    )
+
+
+def _asker(update: Update) -> str | None:
+    """Who sent the command, and which (``阿明 /balance``): named when replies go as one message."""
+    user, message = update.effective_user, update.message
+    if user is None:
+        return None
+    command = (message.text or "").split(maxsplit=1)[0].split("@")[0] if message is not None else ""
+    said = f" {html.escape(command, quote=False)}" if command.startswith("/") else ""
+    return f"{name(display_name(user))}{said}"
+
+
+async def reply_about_them(context: Context, update: Update, render: Callable[[str], str]) -> None:
+    """A reply about the sender only (``render``: its text in a language): in a group it goes to
+    their DM, in their language, when they have one, and the group gets a short line; else (or in
+    a DM) it is an ordinary reply."""
+    chat, user = update.effective_chat, update.effective_user
+    assert chat is not None
+    language = await language_for(context, update)
+    if not is_group(chat) or user is None:
+        reply(context, update, render(language))
+        return
+    own = await runtime(context).person_language(user.id, user.language_code)
+    line = t(language, "reply.in_dm", name=name(display_name(user)))
+    reply(context, update, render(language), dm=(user.id, render(own), line))
 
 
 async def patiently(call: Callable[[], Awaitable[T]]) -> T:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CommandHandler
 
-from bot.handlers.common import Context, is_group, language_for, person_of, reply, runtime
+from bot.handlers.common import Context, is_group, language_for, person_of, reply, reply_about_them, runtime
 from bot.i18n import t
 from bot.views.common import coins, name, short_hash, signed
 from games.muxi import Kind
@@ -58,40 +58,31 @@ async def stats(update: Update, context: Context) -> None:
     user = update.effective_user
     assert user is not None
     await person_of(context, user)
-    paiju, language = runtime(context), await language_for(context, update)
+    paiju = runtime(context)
     found = await paiju.store.person_stats(user.id)
     held = await paiju.store.hands_held(user.id)
-    lines = [
-        t(
-            language,
-            "stats.title",
-            name=name(user.full_name),
-            balance=coins(await paiju.store.balance(user.id)),
-        )
-    ]
-    for game in found.games:
-        best = best_hand(game.game, held.get(game.game, ()))
-        lines.append(
-            t(
-                language,
-                "stats.game",
-                game=t(language, f"{game.game}.title"),
-                rounds=game.rounds,
-                won=game.won,
-                net=signed(game.net),
-                best=hand_name(game.game, best, language) if best else "—",
+    balance = await paiju.store.balance(user.id)
+
+    def render(language: str) -> str:
+        lines = [t(language, "stats.title", name=name(user.full_name), balance=coins(balance))]
+        for game in found.games:
+            best = best_hand(game.game, held.get(game.game, ()))
+            lines.append(
+                t(
+                    language,
+                    "stats.game",
+                    game=t(language, f"{game.game}.title"),
+                    rounds=game.rounds,
+                    won=game.won,
+                    net=signed(game.net),
+                    best=hand_name(game.game, best, language) if best else "—",
+                )
             )
-        )
-    lines.append(
-        t(
-            language,
-            "stats.total",
-            rounds=found.total.rounds,
-            won=found.total.won,
-            net=signed(found.total.net),
-        )
-    )
-    reply(context, update, "\n".join(lines))
+        total = found.total
+        lines.append(t(language, "stats.total", rounds=total.rounds, won=total.won, net=signed(total.net)))
+        return "\n".join(lines)
+
+    await reply_about_them(context, update, render)
 
 
 async def history(update: Update, context: Context) -> None:

@@ -26,6 +26,7 @@ from bot.handlers.common import (
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.live import LiveTable
+from bot.outbox import Priority
 from bot.views.common import coins, keyboard, name
 from games.errors import RuleError
 from games.events import Paid, PayReason
@@ -146,7 +147,14 @@ async def _table_command(update: Update, context: Context, what: str) -> None:
                 said = await join(context, live, user)
             else:
                 said = await leave(context, live, user, "leave.confirm_command")
-        except (Refused, RuleError) as error:
+        except Refused as error:
+            if error.key.startswith("leave.confirm_command."):  # the price: they must answer it
+                seen = paiju.price_by_reply(live.table_id, user.id)  # their 5 s count from then on
+                reply(context, update, refusal_text(language, error), priority=Priority.ACT, seen=seen)
+            else:
+                reply(context, update, refusal_text(language, error))
+            return
+        except RuleError as error:
             reply(context, update, refusal_text(language, error))
             return
         reply(context, update, t(language, said, name=name(display_name(user))))
@@ -197,17 +205,33 @@ async def cancel(update: Update, context: Context) -> None:
 
 
 def cancelled_text(live: LiveTable, events: list[object], language: str) -> str:
-    """What /cancel did: the table closes after its round, or it has ended and these went back."""
+    """What /cancel did, naming the table (its game, number and opener: a reply that arrives after
+    a new table has opened must not read as about that one): it closes after its round, or it
+    has ended and these went back."""
+    opener = next(iter(live.view.names.values()), "?")
+    table = t(
+        language,
+        "cancel.table",
+        game=t(language, f"{live.game}.title"),
+        table=live.table_id,
+        opener=name(opener),
+    )
     if not live.engine.closed:
-        return t(language, "cancel.after_round")
+        return t(language, "cancel.after_round", table=table, round=live.round_no)
     refunds = [
         t(language, "cancel.refund", name=name(live.name(event.payee)), amount=coins(event.amount))
         for event in events
         if isinstance(event, Paid) and event.reason is PayReason.REFUND and isinstance(event.payee, int)
     ]
     if not refunds:
-        return t(language, "cancel.done_nothing_held")
-    return t(language, "cancel.done", refunds=t(language, "list.separator").join(refunds))
+        return t(language, "cancel.done_nothing_held", table=table, rounds=live.round_no)
+    return t(
+        language,
+        "cancel.done",
+        table=table,
+        rounds=live.round_no,
+        refunds=t(language, "list.separator").join(refunds),
+    )
 
 
 async def member_left(update: Update, context: Context) -> None:

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from telegram import Update
 
-from bot.outbox import Limits, Share
+from bot.outbox import Limits
 from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot, too_many
 from tests.bot.test_group_play import labels, newest
@@ -23,7 +23,7 @@ async def handle(bot, update):
 
 def empty_the_table_budget(bot, chat_id=GROUP, seconds=1.6):
     """The group's table share is spent: its next edit waits about ``seconds``."""
-    bucket = bot.paiju.presenter.sender.lanes[chat_id].buckets[Share.KEPT]
+    bucket = bot.paiju.presenter.sender.lanes[chat_id].budget.table
     bucket.tokens = 1 - seconds * bucket.per_second
     bucket.at = time.monotonic()
 

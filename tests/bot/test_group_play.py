@@ -152,7 +152,8 @@ async def test_every_table_command_gets_a_short_reply_to_it(world, database):
     assert d.last(GROUP) == "🏃 小红 逃跑了" and await bot.balance(2) == 9_000
     asked = await d.send(ADMIN, GROUP, "/cancel")
     reply = newest(bot, GROUP)
-    assert reply.text == "🔚 本桌已结束，退还：小红 1,000" and reply.reply_to == asked
+    assert reply.text == "🔚 🀄 木虱 第 1 桌（阿明开的）已结束（打了 1 局），退还：小红 1,000"
+    assert reply.reply_to == asked
     assert await bot.balance(2) == 10_000
     await stop_bot(bot)
 
@@ -161,12 +162,12 @@ async def test_an_admins_cancel_says_when_the_table_closes(bot):
     d = bot.driver
     await d.send(1, GROUP, "/newgame muxi")
     await d.send(ADMIN, GROUP, "/cancel")
-    assert d.last(GROUP) == "🔚 本桌已结束（桌上没有押着的金币）"
+    assert d.last(GROUP) == "🔚 🀄 木虱 第 1 桌（阿明开的）已结束（打了 0 局，桌上没有押着的金币）"
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await open_and_start(bot, [1, 2])
     await d.press(1, GROUP, "当庄")
     await d.send(ADMIN, GROUP, "/cancel")
-    assert d.last(GROUP) == "🔚 好的：本局结算后关桌"
+    assert d.last(GROUP) == "🔚 好的：🀄 木虱 第 2 桌（阿明开的）第 1 局结算后关桌"
 
 
 async def test_leaving_says_what_it_costs_and_an_escape_needs_a_second_press(bot):
