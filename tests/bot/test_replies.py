@@ -3,8 +3,6 @@ Telegram: every command answered (none dropped), at once in a quiet group, sever
 as one message; a reply about one person in their DM; the price of an escape confirmable for 5 s
 from when it is seen; /cancel naming its table; an old round's buttons gone before the new moves."""
 
-import asyncio
-
 from telegram import Update
 
 from bot.outbox import Limits
@@ -12,6 +10,7 @@ from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP, PEOPLE, start_bot, stop_bot, too_many
 from tests.bot.test_group_play import newest
 from tests.bot.test_muxi_rounds import open_and_start
+from tests.waiting import until
 
 
 async def handle(bot, update) -> None:
@@ -25,15 +24,6 @@ async def command(bot, person: int, text: str) -> int:
     update = bot.world.post(person, GROUP, text)
     await handle(bot, update)
     return update["message"]["message_id"]
-
-
-async def until(condition, seconds: float = 10.0) -> None:
-    """Until ``condition()`` holds (a bounded wait: the bot sends in the background)."""
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + seconds
-    while not condition():
-        assert loop.time() < give_up, "the condition never held"
-        await asyncio.sleep(0.01)
 
 
 def answer_to(bot, asked: int, person: int, command_text: str) -> str | None:
@@ -88,7 +78,7 @@ async def test_replies_waiting_together_go_as_one_message_naming_each_command(wo
     no_dm(world, 1, 2, 3, 4)
     refused = refuse_first(monkeypatch, world, lambda method, params: params.get("chat_id") == GROUP)
     first = await command(bot, 1, "/help")  # refused: the group waits a second
-    await until(lambda: refused)
+    await until(lambda: refused, "a 429")
     later = [
         await command(bot, person, text) for person, text in [(2, "/top"), (3, "/balance"), (4, "/rules")]
     ]
@@ -156,7 +146,7 @@ async def test_a_second_leave_sent_as_soon_as_the_price_is_seen_escapes(world, d
 async def test_a_leave_sent_before_the_price_is_seen_does_not_confirm(world, database, monkeypatch):
     bot, refused = await leave_with_the_price_held(world, database, monkeypatch)
     await command(bot, 2, "/leave")
-    await until(lambda: refused)
+    await until(lambda: refused, "a 429")
     await command(bot, 2, "/leave")  # sent before the price reached the group: no answer to it
     await bot.paiju.quiet()
     assert (
@@ -197,7 +187,7 @@ async def test_the_last_rounds_buttons_go_before_the_new_rounds_moves(world, dat
     refused = refuse_first(monkeypatch, world, taken_away)
     await d.press(2, GROUP, "继续下一局")
     await handle(bot, world.press(1, GROUP, *d.button_data(GROUP, "继续下一局")))  # the new round
-    await until(lambda: refused)  # the old round's message waits: the group got a 429
+    await until(lambda: refused, "the old round's message refused")  # the group got a 429
     start, new = len(world.requests), bot.paiju.tables.get(GROUP).message_id
     for person in (1, 2):  # whoever is asked calls the bank: the new table's buttons change
         await handle(bot, world.press(person, GROUP, *d.button_data(GROUP, "当庄")))
