@@ -10,10 +10,10 @@ come here); a 429's ``retry_after`` is for the chat that got it.
 So each chat has its own budget and its own queue (a lane). A group's budget is its real one: the
 requests it got in the last 60 s (never more than 20) and about one a second after a burst of 3.
 What the bot keeps up there (the table message) is smoothed to at most 15 a minute (a burst of 3,
-then one every 5 s) and never takes the last 5 of a minute that replies have not used: replies to
-commands (and other messages sent once) go at once while the group has room, and always have those
-5; under load the table is edited less often, not the replies held back, though a flood of replies
-leaves the table at least ``table_floor`` a minute. No reply is ever dropped: a reply that has
+then one every 5 s) and never takes the last 5 of any minute: replies to commands (and other
+messages sent once) go at once while the group has room, and always find those 5; under load the
+table is edited less often, not the replies held back, though a flood of replies leaves the table
+at least ``table_floor`` a minute. No reply is ever dropped: a reply that has
 waited ``REPLY_PATIENCE`` goes ahead of the table's changes (the presenter sends every reply of a
 chat waiting then as one message). A private chat gets one a second after a burst of 3. New
 messages (not edits) also take a token of the bot's budget across all chats, 30 a second, halved
@@ -54,7 +54,7 @@ class Limits:
     """Telegram's limits as the bot keeps them (``unlimited()``: tests that read every change)."""
 
     group_per_minute: int = 20  # every request of the bot in one group, in any 60 s
-    reply_share: int = 5  # of those, the table never takes the ones replies have not used
+    reply_share: int = 5  # of those, the last of any minute, which the table never takes
     table_per_minute: int = 15  # the table's most (at most group_per_minute - reply_share)
     group_burst: int = 3  # table edits a quiet group may get at once
     table_floor: int = 6  # a minute's requests a flood of replies leaves the table
@@ -171,9 +171,10 @@ class PrivateBudget:
 
 class GroupBudget:
     """A group: the requests it got in the last 60 s (``sent``, with their share), at most
-    ``group_per_minute``; about one a second (``pace``); the table smoothed (``table``) and kept
-    out of the ``reply_share`` slots replies have not used; replies anywhere in the rest, up to
-    all but ``table_floor`` of a minute while the table has something to send."""
+    ``group_per_minute``; about one a second (``pace``); the table smoothed (``table``) and only
+    while the last 60 s leave ``reply_share`` free (so replies always find those, and under load
+    the table is edited less often); replies anywhere, though while the table has something to
+    send they leave it ``table_floor`` of a minute."""
 
     def __init__(self, limits: Limits, now: float) -> None:
         kept = min(limits.table_per_minute, limits.group_per_minute - limits.reply_share)
@@ -184,7 +185,7 @@ class GroupBudget:
         self.pace = Bucket(pace, limits.private_burst, now)
         self.limit = limits.group_per_minute
         self.reserve = limits.reply_share
-        self.reply_ceiling = max(1, limits.group_per_minute - limits.table_floor)
+        self.reply_ceiling = max(1, limits.group_per_minute - limits.reply_share - limits.table_floor)
         self.sent: deque[tuple[float, Share]] = deque()
         self.replies = 0  # of ``sent``, the replies'
 
@@ -194,8 +195,8 @@ class GroupBudget:
             self.replies -= share is Share.REPLY
 
     def _fits(self, share: Share, total: int, replies: int, kept_waiting: bool) -> bool:
-        if share is Share.KEPT:  # the replies' unused slots stay free
-            return total + max(0, self.reserve - replies) < self.limit
+        if share is Share.KEPT:  # the last ``reserve`` of any minute are the replies'
+            return total < self.limit - self.reserve
         return total < self.limit and (replies < self.reply_ceiling or not kept_waiting)
 
     def _window_wait(self, share: Share, now: float, kept_waiting: bool) -> float:

@@ -44,6 +44,7 @@ NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # the DM link on a table need
 RETRY = 3.0  # seconds before a send that failed for a passing reason (a network error) is tried again
 LATE = 1.0  # a prompt delivered later than this after its turn began gives the turn that time back
 REPEAT = 5.0  # the same reply to the same person in one chat is sent once in this many seconds
+RIDE = 60.0  # a group's line saying a reply went to someone's DM goes with a reply sent within this
 TABLE = "table"  # the key of the table message in ``LiveTable.shown`` (a DM's is the person's id)
 
 
@@ -119,6 +120,7 @@ class Note:
     group: tuple[int, int | None, str, str] | None = None
 
     alone: bool = False  # sent by itself (it went with others once, and that message was refused)
+    rider: bool = False  # never sent by itself: it goes with the next reply sent to its group
 
     @property
     def mergeable(self) -> bool:
@@ -352,7 +354,8 @@ class Presenter:
         ``priority``: ``ACT`` for a question someone must answer; ``seen``: called once it has
         reached the chat (or, repeated, once the same reply has). ``dm``: a reply about one person
         only, ``(person, its text for them, the group's short line)``: it goes to their DM when
-        they have one (the group gets the line), else ``text`` goes to the group."""
+        they have one (the line goes with the group's next reply, costing it no request), else
+        ``text`` goes to the group."""
         now = self.clock()
         if once is not None:
             key: Hashable = ("r", chat_id, once)
@@ -469,7 +472,10 @@ class Presenter:
             key=lambda item: item[1].since,
         )
         taken, length = [], len(_part(first))
+        now = self.clock()
         for key, note in waiting:
+            if note.rider and now - note.since > RIDE:
+                continue
             length += 2 + len(_part(note))
             if length > TEXT_LIMIT:
                 break
@@ -516,12 +522,20 @@ class Presenter:
             self._no_dm.discard(first.chat_id)
         if first.call is not None:
             self._calls[first.call] = (first.chat_id, int(sent["message_id"]))
-        if first.group is not None:  # their DM has it: the group gets the short line
+        if first.group is not None:  # their DM has it: the group's next reply carries a short line
             group, reply_to, line, _ = first.group
-            self._queue(("r", next(self._ids)), Note(group, line, None, reply_to, since=first.since))
+            self._ride(Note(group, line, None, reply_to, since=self.clock(), rider=True))
         for _, note in notes:
             if note.seen is not None:
                 note.seen()
+
+    def _ride(self, note: Note) -> None:
+        """Keep ``note`` to go with the next reply sent to its chat (it costs no request of its own),
+        for ``RIDE`` seconds at most."""
+        now = self.clock()
+        for key in [key for key, kept in self._notes.items() if kept.rider and now - kept.since > RIDE]:
+            del self._notes[key]
+        self._notes[("r", next(self._ids))] = note
 
     def _again(self, notes: list[tuple[Hashable, Note]], *, alone: bool = False) -> None:
         for key, note in notes:

@@ -120,8 +120,8 @@ def _asker(update: Update) -> str | None:
 
 async def reply_about_them(context: Context, update: Update, render: Callable[[str], str]) -> None:
     """A reply about the sender only (``render``: its text in a language): in a group it goes to
-    their DM, in their language, when they have one, and the group gets a short line; else (or in
-    a DM) it is an ordinary reply."""
+    their DM, in their language, when they have one, and the group's next reply carries a short
+    line saying so; else (or in a DM) it is an ordinary reply."""
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None
     language = await language_for(context, update)
