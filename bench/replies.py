@@ -9,8 +9,9 @@ in the group (``bench.crowd``), and five bystanders in that group (not seated, e
 Each command's reply time: from when the emulator received the command to when it accepted the
 request that carried its answer: a message in the group answering it (or a part of a message of
 several naming who asked and the command), or, for a reply about one person, their DM. A command
-with no answer by the end counts as dropped. Also: the most requests the group got in any 60 s,
-429s included.
+with no answer by the end counts as dropped. Also: how long after a new round's table message
+the last round's message lost its buttons, and the most requests the group got in any 60 s, 429s
+included.
 
     python -m bench.replies [--quick] [--bot-root DIR]
 """
@@ -106,6 +107,21 @@ def answered_at(world: World, chat: int, asked: Asked) -> float | None:
     return None
 
 
+def buttons_gone(world: World, chat: int) -> list[float]:
+    """For each edit that took an old table message's buttons away (an edit with none), the seconds
+    since the group's last new message with buttons (the new round's) was accepted."""
+    gaps, posted = [], None
+    for request in world.requests:
+        if request.chat_id != chat or request.error is not None:
+            continue
+        if request.method == "sendMessage" and request.params.get("reply_markup"):
+            posted = request.at
+        elif request.method == "editMessageText" and not request.params.get("reply_markup") and posted:
+            gaps.append(request.at - posted)
+            posted = None
+    return gaps
+
+
 def _answers(request: Request, message_id: int) -> bool:
     replied = request.params.get("reply_parameters")
     return isinstance(replied, dict) and replied.get("message_id") == message_id
@@ -128,10 +144,20 @@ def rows(bursts: list[Asked], minute: list[Asked], world: World, chat: int) -> l
         p50, p99 = (percentile(waits, 0.5), percentile(waits, 0.99)) if waits else (float("nan"),) * 2
         target = f"p99 < {P99_TARGET_S:.0f} s, 0 dropped" if asked is bursts else "all within 60 s, 0 dropped"
         met = dropped == 0 and (p99 < P99_TARGET_S if asked is bursts else max(waits, default=99) < 60)
-        value = f"{p50:.1f} / {p99:.1f} s (max {max(waits, default=float('nan')):.1f} s); dropped {dropped}"
+        value = f"{p50:.2f} / {p99:.2f} s (max {max(waits, default=float('nan')):.2f} s); dropped {dropped}"
         results.append(
             Result(BENCH, f"{label} next to a muxi table of 5: reply p50 / p99", value, target, met)
         )
+    gaps = buttons_gone(world, chat)
+    results.append(
+        Result(
+            BENCH,
+            f"an old round's buttons taken away after the new round's message, p50 / max (n = {len(gaps)})",
+            f"{percentile(gaps, 0.5):.1f} / {max(gaps):.1f} s" if gaps else "no new round",
+            "< 5 s",
+            bool(gaps) and max(gaps) < 5.0,
+        )
+    )
     attempted = group_peaks(world.requests, world.chats, accepted_only=False).get(chat, 0)
     accepted = group_peaks(world.requests, world.chats).get(chat, 0)
     refused = sum(1 for r in world.requests if r.chat_id == chat and r.error == 429)
