@@ -162,6 +162,12 @@ def _turn(shown: str | None) -> str | None:
 NO_BUTTONS = _hash(None)
 
 
+def _answered(shown: str | None, wanted: Wanted) -> bool:
+    """Does a DM that ``wanted`` (a new prompt) is to leave behind show a prompt of another turn,
+    whose buttons the engine now refuses? (A reminder leaves the same turn's prompt: still good.)"""
+    return _buttons(shown) != NO_BUTTONS and _turn(shown) != str(wanted.timer)
+
+
 def _both(first: Callable[[], None] | None, then: Callable[[], None]) -> Callable[[], None]:
     def both() -> None:
         if first is not None:
@@ -251,6 +257,14 @@ class Presenter:
                 return True
         return False
 
+    async def _end_prompt(self, person: int, message_id: int, record: str | None) -> None:
+        """An answered (or timed-out) prompt becomes what they did, or loses its buttons, at once: a
+        failure to edit a message that is gone or already so is nothing to wait for."""
+        try:
+            await self._edit(person, message_id, record, None)
+        except BadRequest as error:
+            log.info("DM %s: the prompt %s left as it is: %s", person, message_id, error)
+
     def _leave_behind(self, person: int, message_id: int, shown: str | None, record: str | None) -> None:
         """A new prompt has taken the place of ``person``'s DM: the one before stays as the record
         of what they did (no request), gets that state if it was still to be sent, or is deleted
@@ -291,6 +305,12 @@ class Presenter:
         key = ("o", chat_id, message_id)
         if self._once.pop(key, None) is not None:
             self.sender.forget(chat_id, key)
+
+    def stale_buttons(self, chat_id: int, message_id: int) -> None:
+        """A DM message whose button was refused and that is not the person's DM for the table now
+        (a prompt Telegram showed but whose answer never reached a bot killed meanwhile, so its id
+        was never known): its buttons go, as for an old round's table message."""
+        self._bring(Once(chat_id, message_id), since=self.clock())
 
     def _bring(self, once: Once, since: float | None = None) -> None:
         """Queue ``once``: a cosmetic edit, unless ``since`` is given: an old round's table message
@@ -557,7 +577,11 @@ class Presenter:
             return
         elif retired is not None and wanted.text is not None:  # the new round goes on in the last one's
             self._drop_once(wanted.chat_id, retired[0])  # message: its end is not to come after
+        ended = earlier is not None and person is not None and _answered(shown, wanted)
         try:
+            if ended:  # its buttons go before the next prompt shows: never two live prompts at once
+                assert earlier is not None and person is not None
+                await self._end_prompt(person, earlier, wanted.record)
             message_id = await self._send(wanted, message_id)
         except ChatMigrated as moved:
             await self.reactions.group_moved(live, moved.new_chat_id)
@@ -588,7 +612,7 @@ class Presenter:
                 del self._retired[job.key]
             if earlier is not None and retired[1] is not None:  # the last round's table: its results
                 self._bring(Once(wanted.chat_id, earlier, retired[1]), since=job.since)
-        elif earlier is not None and person is not None:
+        elif earlier is not None and person is not None and not ended:
             self._leave_behind(person, earlier, shown, wanted.record)
         # A turn's first prompt to reach them (a reminder to someone who had the prompt comes late
         # by design), or the table's change of turn.

@@ -27,6 +27,7 @@ from bot.i18n import t
 from bot.kinds import KINDS
 from bot.live import LiveTable
 from bot.outbox import Priority
+from bot.runtime import Paiju
 from bot.views.common import coins, keyboard, name
 from games.errors import RuleError
 from games.events import Paid, PayReason
@@ -290,12 +291,24 @@ async def press(update: Update, context: Context) -> None:
         reply_with = await _press(query, context, user, language)
     except (Refused, RuleError) as error:
         await answer(query, refusal_text(language, error), isinstance(error, Refused))
+        _forget_stale_prompt(paiju, query, user.id)
         return
     except Exception:
         log.exception("a button press failed")
         await answer(query, t(language, "press.failed"), True)
         return
     await answer(query, *reply_with)
+
+
+def _forget_stale_prompt(paiju: Paiju, query: CallbackQuery, person: int) -> None:
+    """A refused press on a DM message the bot does not keep as that person's DM for the table:
+    its buttons go (it cannot have known the message to take them away sooner)."""
+    message, found = query.message, callbacks.decode(query.data)
+    if message is None or found is None or is_group(message.chat):
+        return
+    live = paiju.tables.by_id(found.table_id)
+    if live is None or live.dm_ids.get(person) != message.message_id:
+        paiju.presenter.stale_buttons(message.chat.id, message.message_id)
 
 
 async def _press(
