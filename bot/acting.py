@@ -71,7 +71,10 @@ async def leave(context: Context, live: LiveTable, user: User, confirm_key: str)
     paiju = runtime(context)
     price = live.engine.escape_cost(user.id)
     quote = (price, live.round_no)  # confirmed at the price they were told only
-    if price is not None and not paiju.confirmed_escape(live.table_id, user.id, CONFIRM_SECONDS, quote):
+    by_reply = confirm_key == "leave.confirm_command"  # (a press and the Mini App show it at once)
+    if price is not None and not paiju.confirmed_escape(
+        live.table_id, user.id, CONFIRM_SECONDS, quote, by_reply
+    ):
         raise Refused(f"{confirm_key}.{live.game}", amount=coins(price), seconds=CONFIRM_SECONDS)
     await paiju.perform(live, Leave(user.id))
     return "leave.done" if price is None else "leave.escaped"

@@ -14,6 +14,7 @@ or shut the bot out, a person who never opened a DM with the bot, a prompt deliv
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -162,6 +163,11 @@ def _turn(shown: str | None) -> str | None:
 NO_BUTTONS = _hash(None)
 
 
+def _telegram_length(text: str) -> int:
+    """A text's length as Telegram counts it (UTF-16 code units: an emoji is two)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 def _answered(shown: str | None, wanted: Wanted) -> bool:
     """Does a DM that ``wanted`` (a new prompt) is to leave behind show a prompt of another turn,
     whose buttons the engine now refuses? (A reminder leaves the same turn's prompt: still good.)"""
@@ -263,7 +269,11 @@ class Presenter:
         try:
             await self._edit(person, message_id, record, None)
         except BadRequest as error:
-            log.info("DM %s: the prompt %s left as it is: %s", person, message_id, error)
+            if "not modified" in error.message.lower():
+                return
+            log.info("DM %s: the prompt %s could not be edited (%s): deleted", person, message_id, error)
+            with contextlib.suppress(BadRequest):  # (too old to edit, say)
+                await self.bot.delete_message(person, message_id)
 
     def _leave_behind(self, person: int, message_id: int, shown: str | None, record: str | None) -> None:
         """A new prompt has taken the place of ``person``'s DM: the one before stays as the record
@@ -491,12 +501,12 @@ class Presenter:
             ),
             key=lambda item: item[1].since,
         )
-        taken, length = [], len(_part(first))
+        taken, length = [], _telegram_length(_part(first))
         now = self.clock()
         for key, note in waiting:
             if note.rider and now - note.since > RIDE:
                 continue
-            length += 2 + len(_part(note))
+            length += 2 + _telegram_length(_part(note))
             if length > TEXT_LIMIT:
                 break
             taken.append((key, note))
@@ -531,7 +541,9 @@ class Presenter:
                 self._queue(job.key, replace(first, chat_id=group, text=text, reply_to=reply_to, group=None))
                 return
             if isinstance(error, BadRequest):
-                self._again(notes[1:], alone=True)  # one of them was refused: the others go on
+                if len(notes) > 1:  # which part was refused is not known: each goes on alone
+                    self._again(notes, alone=True)
+                    return
                 raise
             return  # nobody left to read it there
         except (RetryAfter, NetworkError):

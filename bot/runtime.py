@@ -228,15 +228,21 @@ class Paiju:
         self._called[live.table_id] = turn
         self.presenter.call(live.chat_id, live.table_id, turn_call(live, screen, people), live.message_id)
 
-    def confirmed_escape(self, table_id: int, person: int, within: float, quote: Hashable) -> bool:
+    def confirmed_escape(
+        self, table_id: int, person: int, within: float, quote: Hashable, by_reply: bool = False
+    ) -> bool:
         """An escape must be asked for twice: True the second time within ``within`` seconds of the
         price reaching them, at the same ``quote`` (the price they were told, in that round: a bet in
         between asks again), else the request is remembered (the first of two). A price still on its
-        way (``price_by_reply``) is not answered yet: asking again waits for it."""
+        way by a reply (``price_by_reply``) is not answered yet: a ``/leave`` again (``by_reply``)
+        waits for it; a press, whose popup shows the price at once, is the first of two itself."""
         now = self.clock()
         first = self._escapes.get((table_id, person))
         if first is not None and first[1] == quote:
+            if first[0] is None and by_reply:
+                return False
             if first[0] is None:
+                self._escapes[(table_id, person)] = (now, quote)
                 return False
             if now - first[0] <= within:
                 del self._escapes[(table_id, person)]

@@ -6,6 +6,7 @@ from when it is seen; /cancel naming its table; an old round's buttons gone befo
 from telegram import Update
 
 from bot.outbox import Limits
+from faketg.world import ApiError
 from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP, PEOPLE, start_bot, stop_bot, too_many
 from tests.bot.test_group_play import newest
@@ -157,6 +158,46 @@ async def test_a_leave_sent_before_the_price_is_seen_does_not_confirm(world, dat
     )
     await bot.driver.send(2, GROUP, "/leave")
     assert bot.driver.last(GROUP) == "🏃 小红 逃跑了" and await bot.balance(2) == 9_000
+    await stop_bot(bot)
+
+
+async def test_two_presses_confirm_an_escape_while_a_leaves_price_is_on_its_way(bot):
+    """A press's popup (or the Mini App) shows the price at once: two presses within the window
+    confirm, whatever a /leave's price by reply still waits for; another /leave still waits."""
+    escapes, quote = bot.paiju, (1_000, 1)
+    assert not escapes.confirmed_escape(7, 2, 5.0, quote, by_reply=True)  # /leave: the price goes by reply
+    escapes.price_by_reply(7, 2)  # ... and has not reached the group yet
+    assert not escapes.confirmed_escape(7, 2, 5.0, quote, by_reply=True), "a /leave again waits for it"
+    assert not escapes.confirmed_escape(7, 2, 5.0, quote), "a press: the first of two"
+    assert escapes.confirmed_escape(7, 2, 5.0, quote), "the second press confirms"
+
+
+async def test_replies_sent_together_and_refused_each_go_again_alone(world, database, monkeypatch):
+    """Telegram refuses a message of several replies (400): which part it minded is not known, so
+    each goes again on its own, the first one too (it was lost: often the price of an escape)."""
+    bot = await start_bot(world, database)
+    no_dm(world, 1, 2, 3)
+    real, sends = world.call, []
+
+    def call(method, params):
+        if method == "sendMessage" and params.get("chat_id") == GROUP:
+            sends.append(str(params.get("text")))
+            if len(sends) == 1:
+                raise too_many()  # the first waits: the others gather behind it
+            if "\n\n▸ " in sends[-1] and len([s for s in sends if "\n\n▸ " in s]) == 1:
+                raise ApiError(400, "Bad Request: message is too long")
+        return real(method, params)
+
+    monkeypatch.setattr(world, "call", call)
+    first = await command(bot, 1, "/help")
+    await until(lambda: sends, "a 429")
+    later = [await command(bot, person, text) for person, text in [(2, "/top"), (3, "/rules")]]
+    await bot.paiju.quiet()
+    assert answer_to(bot, first, 1, "/help") is not None, "the first reply is not lost"
+    assert all(
+        answer_to(bot, asked, person, text) is not None
+        for asked, (person, text) in zip(later, [(2, "/top"), (3, "/rules")], strict=True)
+    )
     await stop_bot(bot)
 
 
