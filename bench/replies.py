@@ -78,6 +78,7 @@ class Escape:
     asked: float  # the first /leave received by the emulator
     question: float | None  # the request carrying the price question accepted (None: never seen)
     charged: bool = False  # an escape_penalty row for them and that round
+    answer: str = ""  # what the group was told naming them after the second /leave (why a miss)
 
 
 class Questions:
@@ -162,14 +163,23 @@ async def escapes(run: Session, chat: int, count: int) -> list[Escape]:
             question: float | None = await asyncio.wait_for(seen, QUESTION_WAIT)
         except TimeoutError:
             question = None
+        answer = ""
         if question is not None:
+            start = len(run.world.requests)
             crowd.command(person, chat, "/leave")
             await run.until(run.now + ESCAPED_WAIT)
+            answer = " | ".join(
+                str(r.params.get("text", ""))
+                for r in run.world.requests[start:]
+                if r.chat_id == chat
+                and r.method == "sendMessage"
+                and name_of(person) in str(r.params.get("text"))
+            )
         questions.waiting = None
         someone.pending.cancel()
         someone.pending = None
         crowd.consider(someone)
-        tries.append(Escape(person, round_no, asked, question))
+        tries.append(Escape(person, round_no, asked, question, answer=answer))
     return tries
 
 
@@ -182,7 +192,9 @@ def charged(database: Path, tries: list[Escape]) -> list[Escape]:
             ).fetchall()
         )
     return [
-        Escape(one.person, one.round_no, one.asked, one.question, (one.person, one.round_no) in rows)
+        Escape(
+            one.person, one.round_no, one.asked, one.question, (one.person, one.round_no) in rows, one.answer
+        )
         for one in tries
     ]
 
@@ -301,7 +313,12 @@ def rows(
             "(c) /leave, then /leave as soon as the price question is seen, by a player of the muxi table "
             "after the deal: escapes charged of tries; first /leave to the question seen, p50 / max",
             f"{escaped} of {len(tries)} (of {wanted} wanted); "
-            + (f"{percentile(waits, 0.5):.2f} / {max(waits):.2f} s" if waits else "no question seen"),
+            + (f"{percentile(waits, 0.5):.2f} / {max(waits):.2f} s" if waits else "no question seen")
+            + "".join(
+                f"; not charged: {name_of(one.person)} round {one.round_no}, told {one.answer!r}"
+                for one in tries
+                if not one.charged
+            ),
             "every one charged",
             len(tries) == wanted and escaped == wanted,
         )
