@@ -64,14 +64,16 @@ async def join(context: Context, live: LiveTable, user: User) -> str:
     return "join.next_round" if live.in_round else "join.done"
 
 
-async def leave(context: Context, live: LiveTable, user: User, confirm_key: str) -> str:
+async def leave(
+    context: Context, live: LiveTable, user: User, confirm_key: str, *, by_reply: bool = False
+) -> str:
     """Get up (the caller holds the chat's lock). Leaving during one's round is an escape: it needs
     a second request within ``CONFIRM_SECONDS``; the first raises ``Refused`` with the price.
-    Returns the key of what to say."""
+    ``by_reply``: the price goes by a reply (``/leave``), not a popup shown at once. Returns the
+    key of what to say."""
     paiju = runtime(context)
     price = live.engine.escape_cost(user.id)
     quote = (price, live.round_no)  # confirmed at the price they were told only
-    by_reply = confirm_key == "leave.confirm_command"  # (a press and the Mini App show it at once)
     if price is not None and not paiju.confirmed_escape(
         live.table_id, user.id, CONFIRM_SECONDS, quote, by_reply
     ):

@@ -147,7 +147,7 @@ async def _table_command(update: Update, context: Context, what: str) -> None:
             if what == "join":
                 said = await join(context, live, user)
             else:
-                said = await leave(context, live, user, "leave.confirm_command")
+                said = await leave(context, live, user, "leave.confirm_command", by_reply=True)
         except Refused as error:
             if error.key.startswith("leave.confirm_command."):  # the price: they must answer it
                 seen = paiju.price_by_reply(live.table_id, user.id)  # their 5 s count from then on

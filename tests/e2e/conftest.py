@@ -14,10 +14,17 @@ async def stage(tmp_path):
 
 
 @pytest.fixture
-async def by_webhook(tmp_path):
+def webhook_env() -> dict[str, str]:
+    """More settings for the ``by_webhook`` bot (a test module overrides this fixture)."""
+    return {}
+
+
+@pytest.fixture
+async def by_webhook(tmp_path, webhook_env):
     """The bot by webhook: the emulator posts the updates to it, as Telegram does."""
     staged = await make_stage(make_world(), tmp_path)
     staged.bot.webhook = True
+    staged.bot.extra_env.update(webhook_env)
     await staged.bot.start()
     yield staged
     await staged.bot.stop()

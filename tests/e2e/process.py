@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 from faketg.driver import Driver
 from faketg.server import Emulator, Faults
@@ -96,6 +99,12 @@ class BotProcess:
                 self.process.kill()
                 await self.process.wait()
         return self.process.returncode or 0
+
+
+# Tests under a lowered open-file limit need util-linux's prlimit: skipped without it, except in CI.
+needs_prlimit = pytest.mark.skipif(
+    shutil.which("prlimit") is None and not os.environ.get("CI"), reason="needs prlimit (util-linux)"
+)
 
 
 def limited_python(folder: Path, open_files: int) -> Path:

@@ -6,16 +6,15 @@ needs; it keeps playing, ``accept()`` never runs out of files, and the log stays
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 
 import pytest
 
 from bot.openfiles import KEPT_FOR_THE_BOT
 from tests.bot.harness import GROUP, make_world
-from tests.e2e.process import limited_python, make_stage
+from tests.e2e.process import limited_python, make_stage, needs_prlimit
 
-pytestmark = pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
+pytestmark = needs_prlimit
 
 OPEN_FILES = KEPT_FOR_THE_BOT + 200  # the bot's limit: its server holds 200 connections
 FLOOD = 400  # idle connections opened: twice what it holds, more than its open files

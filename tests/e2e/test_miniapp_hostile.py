@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
 import time
 
@@ -21,9 +20,9 @@ from bot.miniapp.routes import HEADER
 from bot.miniapp.streams import PER_PERSON, RESERVED_FILES
 from faketg.server import Faults
 from tests.bot.harness import GROUP, make_world
-from tests.e2e.process import TOKEN, limited_python, make_stage
+from tests.e2e.process import TOKEN, limited_python, make_stage, needs_prlimit
 
-pytestmark = pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
+pytestmark = needs_prlimit
 
 OPEN_FILES = RESERVED_FILES + 128  # the bot's limit of open files: room for 128 streams
 CROWD_GROUP = -100_555

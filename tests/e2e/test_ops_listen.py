@@ -25,14 +25,8 @@ async def split(tmp_path):
 
 
 @pytest.fixture
-async def together(tmp_path):
-    staged = await make_stage(make_world(), tmp_path)
-    staged.bot.webhook = True
-    staged.bot.extra_env.update(PAIJU_METRICS="local")
-    await staged.bot.start()
-    yield staged
-    await staged.bot.stop()
-    await staged.emulator.stop()
+def webhook_env():
+    return {"PAIJU_METRICS": "local"}
 
 
 async def status(url: str, headers: dict[str, str] | None = None) -> int:
@@ -54,7 +48,7 @@ async def test_the_public_server_has_no_health_nor_metrics_when_they_have_their_
 @pytest.mark.parametrize(
     "forwarded", [{"X-Forwarded-For": "203.0.113.9"}, {"X-Real-IP": "203.0.113.9"}, {"Forwarded": "for=x"}]
 )
-async def test_local_metrics_refuse_what_a_proxy_passed_on(together, forwarded):
-    url = together.bot.http_url + "/metrics"
+async def test_local_metrics_refuse_what_a_proxy_passed_on(by_webhook, forwarded):
+    url = by_webhook.bot.http_url + "/metrics"
     assert await status(url) == 200
     assert await status(url, forwarded) == 403

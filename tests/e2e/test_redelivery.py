@@ -11,22 +11,15 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.bot.harness import GROUP, make_world
-from tests.e2e.process import make_stage
+from tests.bot.harness import GROUP
 from tests.e2e.test_whole_process import start_round
 
 PEOPLE = [1, 2, 3]
 
 
 @pytest.fixture
-async def by_webhook(tmp_path):
-    staged = await make_stage(make_world(), tmp_path)
-    staged.bot.webhook = True
-    staged.bot.extra_env["PAIJU_METRICS"] = "local"
-    await staged.bot.start()
-    yield staged
-    await staged.bot.stop()
-    await staged.emulator.stop()
+def webhook_env():
+    return {"PAIJU_METRICS": "local"}
 
 
 async def redelivered(stage) -> float:
