@@ -53,10 +53,10 @@ async def ours(tables: int, seconds: float, presenter: dict[str, Limits]) -> Tal
     seat_people(world, specs)
     with tempfile.TemporaryDirectory() as tmp:
         bot = await start_bot(world, str(Path(tmp) / "bench.sqlite3"), start_grant=WALLET, **presenter)
-        settle = bot.paiju.quiet  # an update is done once its edits are sent, as bare's is
+        settle = bot.runtime.wait_idle  # an update is done once its edits are sent, as bare's is
         front = Front(world, Driver.in_process(world, bot.application, settle).deliver, Tally())
         session = await play_tables(front, specs, Window(SETUP_LIMIT), seconds)  # opening is not timed
-        await bot.paiju.presenter.sender.stop()  # edits still waiting for a budget: not part of the window
+        await bot.runtime.presenter.sender.stop()  # edits still waiting for a budget: not part of the window
         await stop_bot(bot)
     return session.play
 

@@ -102,7 +102,7 @@ async def measure(streams: int, actions: int) -> dict[str, float]:
         bot = await start_bot(
             world, str(Path(folder) / "bench.sqlite3"), token=TOKEN, webapp_url="https://x/miniapp/"
         )
-        runner = web.AppRunner(build_web_app(bot.application, bot.paiju.settings), access_log=None)
+        runner = web.AppRunner(build_web_app(bot.application, bot.runtime.settings), access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
@@ -111,7 +111,7 @@ async def measure(streams: int, actions: int) -> dict[str, float]:
         await d.send(1, GROUP, "/newgame muxi")
         for person in (2, 3, 4):
             await d.press(person, GROUP, "加入")
-        live = bot.paiju.tables.get(GROUP)
+        live = bot.runtime.tables.get(GROUP)
         ours, theirs = multiprocessing.get_context("spawn").Pipe()
         child = multiprocessing.get_context("spawn").Process(
             target=_listen, args=(port, live.table_id, viewers, theirs)
@@ -119,7 +119,7 @@ async def measure(streams: int, actions: int) -> dict[str, float]:
         child.start()
         loop = asyncio.get_running_loop()
         assert await loop.run_in_executor(None, ours.recv) == "open"
-        hub = bot.paiju.watchers
+        hub = bot.runtime.watchers
         assert isinstance(hub, Hub)
         rss_open, made = _rss_mb(), hub.rendered
         started: dict[int, float] = {}

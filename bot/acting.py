@@ -9,7 +9,7 @@ import logging
 from telegram import User
 
 from bot.callbacks import Press
-from bot.handlers.common import Context, display_name, person_of, runtime
+from bot.handlers.common import Context, display_name, person_of, runtime_of
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.live import LiveTable
@@ -44,7 +44,7 @@ async def join(context: Context, live: LiveTable, user: User) -> str:
 
     Their coins are read under the lock that decides where they sit, so no escape being saved
     elsewhere can leave them seated here with coins their wallet no longer holds."""
-    paiju = runtime(context)
+    runtime = runtime_of(context)
 
     async def balance() -> int:
         person, _ = await person_of(context, user)
@@ -54,13 +54,13 @@ async def join(context: Context, live: LiveTable, user: User) -> str:
         return person.balance
 
     try:
-        events = await paiju.tables.seat(live, user.id, balance)
+        events = await runtime.tables.seat(live, user.id, balance)
     except SeatedElsewhere:
         raise Refused("join.elsewhere") from None
     except SeatRefused:  # their coins moved meanwhile (a refund, the daily bonus): read again next time
         log.warning("person %s was not seated at table %s: their coins moved", user.id, live.table_id)
         raise Refused("join.retry") from None
-    await paiju.present(live, events)
+    await runtime.present(live, events)
     return "join.next_round" if live.in_round else "join.done"
 
 
@@ -71,14 +71,14 @@ async def leave(
     a second request within ``CONFIRM_SECONDS``; the first raises ``Refused`` with the price.
     ``by_reply``: the price goes by a reply (``/leave``), not a popup shown at once. Returns the
     key of what to say."""
-    paiju = runtime(context)
+    runtime = runtime_of(context)
     price = live.engine.escape_cost(user.id)
     quote = (price, live.round_no)  # confirmed at the price they were told only
-    if price is not None and not paiju.confirmed_escape(
+    if price is not None and not runtime.confirmed_escape(
         live.table_id, user.id, CONFIRM_SECONDS, quote, by_reply
     ):
         raise Refused(f"{confirm_key}.{live.game}", amount=coins(price), seconds=CONFIRM_SECONDS)
-    await paiju.perform(live, Leave(user.id))
+    await runtime.perform(live, Leave(user.id))
     return "leave.done" if price is None else "leave.escaped"
 
 
@@ -92,9 +92,9 @@ async def act(
 ) -> tuple[str | None, bool]:
     """Carry out one press of ``user`` at the table of ``chat_id``, under the chat's lock; what to
     answer it with (text, as an alert). ``Refused`` or ``RuleError`` when it cannot be done."""
-    paiju = runtime(context)
-    async with paiju.tables.lock(chat_id):
-        live = paiju.tables.get(chat_id)
+    runtime = runtime_of(context)
+    async with runtime.tables.lock(chat_id):
+        live = runtime.tables.get(chat_id)
         if live is None or live.table_id != found.table_id:
             raise Refused("press.table_over")
         if found.round_no != live.round_no:
@@ -107,9 +107,9 @@ async def act(
         elif found.action == "leave":
             await leave(context, live, user, confirm_key)
         elif found.action == "ready":
-            await paiju.perform(live, Ready(user.id, paiju.shuffle(live.game)))
+            await runtime.perform(live, Ready(user.id, runtime.shuffle(live.game)))
         elif found.action in KINDS[live.game].moves:
-            await paiju.perform(live, KINDS[live.game].moves[found.action](user.id, found.arg))
+            await runtime.perform(live, KINDS[live.game].moves[found.action](user.id, found.arg))
             # the presser's own result in the answer (a toast): their hand as it is now
             return KINDS[live.game].private_hand(live, user.id, language), False
         else:

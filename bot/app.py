@@ -23,7 +23,7 @@ from bot.metrics import METRICS, Metrics
 from bot.outbox import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
 from bot.presenter import retry_seconds
 from bot.request import PollingRequest, RetryingRequest, env_proxy
-from bot.runtime import RUNTIME, Paiju
+from bot.runtime import RUNTIME, Runtime
 from bot.settings import Settings
 from storage import Store, hold_database, open_store
 
@@ -104,7 +104,7 @@ def build_application(
     return application
 
 
-async def prepare(application: Application) -> Paiju:
+async def prepare(application: Application) -> Runtime:
     """Take the database (``DatabaseInUse`` if another bot runs on it), open it, reload every open
     table with its timer; the command menu is set in the background (:func:`set_menu`)."""
     settings: Settings = application.bot_data["settings"]
@@ -116,7 +116,7 @@ async def prepare(application: Application) -> Paiju:
         tz=settings.timezone,
     )
     application.bot_data[STORE] = store
-    paiju = Paiju(
+    runtime = Runtime(
         settings,
         store,
         application.bot,
@@ -124,16 +124,16 @@ async def prepare(application: Application) -> Paiju:
         limits=application.bot_data["limits"],
         jobs=application.job_queue,
     )
-    application.bot_data[RUNTIME] = paiju
+    application.bot_data[RUNTIME] = runtime
     deliveries = application.bot_data[DELIVERIES] = Deliveries(store)
     await deliveries.load()
     metrics: Metrics = application.bot_data[METRICS]
-    store.on_batch, paiju.presenter.sender.on_sent = metrics.written, metrics.sent
-    restored = await paiju.restore()
+    store.on_batch, runtime.presenter.sender.on_sent = metrics.written, metrics.sent
+    restored = await runtime.restore()
     log.info("open tables restored: %d", len(restored))
     application.bot_data[MENU] = asyncio.create_task(set_menu(application), name="command menu")
     application.bot_data[GC_SETTINGS] = tune_collector()
-    return paiju
+    return runtime
 
 
 async def set_menu(application: Application) -> None:
@@ -211,10 +211,10 @@ async def halt(application: Application) -> None:
     """Polling has stopped and the connection to Telegram is still open: no deadline fires any more
     (those firing finish), and the table edits still held back go out."""
     await stop_menu(application)
-    paiju: Paiju | None = application.bot_data.get(RUNTIME)
-    if paiju is not None:
-        paiju.stop_timers()
-        await paiju.presenter.flush()
+    runtime: Runtime | None = application.bot_data.get(RUNTIME)
+    if runtime is not None:
+        runtime.stop_timers()
+        await runtime.presenter.flush()
 
 
 async def close(application: Application) -> None:
@@ -223,13 +223,13 @@ async def close(application: Application) -> None:
     getMe failed)."""
     if GC_SETTINGS in application.bot_data:
         untune_collector(application.bot_data.pop(GC_SETTINGS))
-    paiju: Paiju | None = application.bot_data.get(RUNTIME)
+    runtime: Runtime | None = application.bot_data.get(RUNTIME)
     store: Store | None = application.bot_data.get(STORE)
     try:
         try:
             await stop_menu(application)
-            if paiju is not None:
-                await paiju.settle()
+            if runtime is not None:
+                await runtime.wait_background()
                 await halt(application)  # done already when polling stopped; not when run in process
             deliveries: Deliveries | None = application.bot_data.get(DELIVERIES)
             if deliveries is not None:
@@ -261,8 +261,8 @@ async def _observe(update: Update, context: Context) -> None:
     (each update is handled in a task of its own: the names stay with it)."""
     context.application.bot_data[METRICS].update_received(update)
     chat, user = update.effective_chat, update.effective_user
-    paiju: Paiju | None = context.application.bot_data.get(RUNTIME)
-    live = paiju.tables.get(chat.id) if paiju is not None and chat is not None else None
+    runtime: Runtime | None = context.application.bot_data.get(RUNTIME)
+    live = runtime.tables.get(chat.id) if runtime is not None and chat is not None else None
     log_context(
         update_id=update.update_id,
         chat_id=chat.id if chat is not None else None,

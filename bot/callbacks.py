@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.telegram import CALLBACK_DATA_BYTES
+
 GAME_CODES = {"muxi": "m", "showhand": "s"}
 GAMES_BY_CODE = {code: game for game, code in GAME_CODES.items()}
 PICK = "pick"  # the game picker of a bare /newgame: ``pick:<game>``
-MAX_BYTES = 64
+MAX_BYTES = CALLBACK_DATA_BYTES
 # ASCII only: ``\d`` alone takes any script's digits (``١``), which ``int`` reads as ours.
 _PATTERN = re.compile(r"^([ms]):(\d{1,12}):(\d{1,9}):([a-z_]{1,16})(?::([0-9]{1,16}))?$", re.ASCII)
 

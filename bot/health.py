@@ -24,7 +24,7 @@ from telegram.error import TelegramError
 from bot.metrics import Metrics
 
 if TYPE_CHECKING:
-    from bot.runtime import Paiju
+    from bot.runtime import Runtime
     from storage import Store
 
 log = logging.getLogger(__name__)
@@ -42,10 +42,10 @@ class Health:
         self._probe: asyncio.Task[None] | None = None
         self._webhook_error: datetime | None = None  # the webhook delivery error last logged
 
-    async def check(self, paiju: Paiju | None) -> tuple[bool, dict[str, object]]:
+    async def check(self, runtime: Runtime | None) -> tuple[bool, dict[str, object]]:
         """Healthy or not, and the small JSON saying why."""
         problems = []
-        write_error = "not open yet" if paiju is None else await self.write_error(paiju.store)
+        write_error = "not open yet" if runtime is None else await self.write_error(runtime.store)
         if write_error is not None:
             problems.append(f"the database cannot be written: {write_error}")
         answered = self.metrics.last_answer
@@ -55,7 +55,7 @@ class Health:
         report: dict[str, object] = {
             "status": "failing" if problems else "ok",
             "uptime_seconds": round(self.clock() - self.started, 1),
-            "open_tables": len(paiju.tables.by_chat) if paiju is not None else 0,
+            "open_tables": len(runtime.tables.by_chat) if runtime is not None else 0,
             "database_writable": write_error is None,
             "telegram_answered_seconds_ago": None if silence is None else round(silence, 1),
         }

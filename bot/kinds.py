@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from bot.live import Engine, LiveTable, ResultLine, ViewState
 from bot.views import muxi as muxi_view
 from bot.views import showhand as showhand_view
-from bot.views.common import Markup, Screen
+from bot.views.common import Markup, Rendering
 from games import muxi, showhand
 from games.cards import DECK_28, DECK_54, Card
 from games.codec import Plain
@@ -25,11 +25,11 @@ class GameKind:
     load: Callable[[dict[str, Plain]], Engine]
     moves: dict[str, Move]  # a button's action code -> the engine action it stands for
     note: Callable[[LiveTable, object], list[ResultLine] | None]  # notes an event; a round's results
-    table_text: Callable[[LiveTable, Screen], str]
-    results_text: Callable[[LiveTable, Screen], str]  # a finished round's message once the next begins
+    table_text: Callable[[LiveTable, Rendering], str]
+    results_text: Callable[[LiveTable, Rendering], str]  # a finished round's message once the next begins
     table_keyboard: Callable[[LiveTable, str], Markup | None]
     private_hand: Callable[[LiveTable, int, str], str | None]  # the popup of "my cards"
-    dm: Callable[[LiveTable, int, Screen, str], tuple[str, Markup | None] | None]
+    dm: Callable[[LiveTable, int, Rendering, str], tuple[str, Markup | None] | None]
     private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
     acting: Callable[[LiveTable], list[int]]  # who must act now (each is prompted in their DM)
 

@@ -23,11 +23,12 @@ from prometheus_client.exposition import choose_encoder
 from telegram import Update
 from telegram.request import RequestData
 
-from bot.outbox import ANSWER_WITHIN, Job
+from bot.outbox import Job
 from bot.sender import SENDING
+from bot.telegram import ANSWER_WITHIN
 
 if TYPE_CHECKING:
-    from bot.runtime import Paiju
+    from bot.runtime import Runtime
 
 METRICS = "metrics"  # the key of the Metrics in application.bot_data
 KINDS = tuple(Update.ALL_TYPES)
@@ -146,25 +147,25 @@ class Metrics:
         self._pressed = {query: at for query, at in self._pressed.items() if at >= oldest}
 
     # -- when scraped -----------------------------------------------------------------------------
-    async def refresh(self, paiju: Paiju | None) -> None:
+    async def refresh(self, runtime: Runtime | None) -> None:
         """Read what is measured as a state: the open tables, escrow, the queue, the rounds settled
         (all of them, the first time: the counter goes on across restarts, never back)."""
-        if paiju is None:  # not started yet
+        if runtime is None:  # not started yet
             return
         async with self._refreshing:
-            await self._read(paiju)
+            await self._read(runtime)
 
-    async def _read(self, paiju: Paiju) -> None:
+    async def _read(self, runtime: Runtime) -> None:
         self.tables.clear()
         escrow = 0
-        for live in list(paiju.tables.by_chat.values()):
+        for live in list(runtime.tables.by_chat.values()):
             self.tables.labels(live.game, str(live.engine.phase)).inc()
             escrow += live.engine.core.escrow_total
         self.escrow.set(escrow)
-        sender = paiju.presenter.sender
+        sender = runtime.presenter.sender
         self.queued.set(sum(len(lane.jobs) for lane in sender.lanes.values()))
         self.new_budget.set(sender.new.rate(sender.clock()))
-        self._rounds_read, settled = await paiju.store.finished_rounds(self._rounds_read)
+        self._rounds_read, settled = await runtime.store.finished_rounds(self._rounds_read)
         for game, count in settled.items():
             self.rounds.labels(game).inc(count)
 

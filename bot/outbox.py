@@ -35,13 +35,11 @@ from typing import Protocol
 
 SENDS_AT_ONCE = 48  # sends in flight at once (of the request pool's connections)
 ANSWER_CONNECTIONS = 16  # kept for answers to presses and the handlers' own calls
-ANSWER_WITHIN = 10.0  # Telegram takes no answer to a press much older than this (10-15 s)
 REPLY_PATIENCE = 3.0  # a reply waiting this long goes ahead of the table's changes (they are coalesced)
 WINDOW = 60.0  # a group's limit is per minute, in any 60 s
 # A request leaves a group's window this much later than 60 s after it was sent: Telegram counts it
 # from when it arrived, a little later (and a window closed at both ends still holds it at 60 s).
 WINDOW_MARGIN = 0.5
-TEXT_LIMIT = 4096  # the longest text of one message (replies waiting together are sent as one)
 NEW_FLOOR = 3.0  # the least the new-messages budget backs off to
 NEW_RECOVERY = 1.0  # per second regained for every 10 s without a global 429
 # A new message that may be an edit instead (a prompt, a new round's table message) goes as one when

@@ -35,9 +35,10 @@ from telegram.warnings import PTBDeprecationWarning
 from bot import raw
 from bot.kinds import KINDS
 from bot.live import LiveTable
-from bot.outbox import TEXT_LIMIT, Job, Limits, Priority, Share
+from bot.outbox import Job, Limits, Priority, Share
 from bot.sender import Sender
-from bot.views.common import Markup, Screen
+from bot.telegram import MESSAGE_CHARACTERS, utf16_length
+from bot.views.common import Markup, Rendering
 from storage import Store
 
 log = logging.getLogger(__name__)
@@ -163,11 +164,6 @@ def _turn(shown: str | None) -> str | None:
 NO_BUTTONS = _hash(None)
 
 
-def _telegram_length(text: str) -> int:
-    """A text's length as Telegram counts it (UTF-16 code units: an emoji is two)."""
-    return len(text.encode("utf-16-le")) // 2
-
-
 def _answered(shown: str | None, wanted: Wanted) -> bool:
     """Does a DM that ``wanted`` (a new prompt) is to leave behind show a prompt of another turn,
     whose buttons the engine now refuses? (A reminder leaves the same turn's prompt: still good.)"""
@@ -215,7 +211,7 @@ class Presenter:
         self._sending: dict[Hashable, Wanted] = {}  # kept messages whose request is in flight
 
     # -- what the bot wants shown -----------------------------------------------------------------
-    def want_table(self, live: LiveTable, screen: Screen, *, anew: bool = False) -> None:
+    def want_table(self, live: LiveTable, screen: Rendering, *, anew: bool = False) -> None:
         """The table message should show the table now (``anew``: as a new message at the bottom
         of the chat, the old one deleted)."""
         if anew and live.message_id is not None:
@@ -229,7 +225,7 @@ class Presenter:
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
         self._want(live, None, text, markup)
 
-    def want_dm(self, live: LiveTable, person: int, screen: Screen, chat_title: str) -> None:
+    def want_dm(self, live: LiveTable, person: int, screen: Rendering, chat_title: str) -> None:
         """``person``'s DM for this table should show their cards and moves now (the views give the
         final state once the round is over); with nothing left to show them, its buttons go.
 
@@ -284,7 +280,7 @@ class Presenter:
         elif _buttons(shown) != NO_BUTTONS:
             self._delete(person, message_id)
 
-    def retire_table(self, live: LiveTable, screen: Screen) -> None:
+    def retire_table(self, live: LiveTable, screen: Rendering) -> None:
         """A new round gets its own table message (as a prompt does: a new message while the bot's
         new-message budget has room, else an edit of the last one): the last one keeps that round's
         results only (no lobby, no buttons). The first round goes on in its lobby's message."""
@@ -501,13 +497,13 @@ class Presenter:
             ),
             key=lambda item: item[1].since,
         )
-        taken, length = [], _telegram_length(_part(first))
+        taken, length = [], utf16_length(_part(first))
         now = self.clock()
         for key, note in waiting:
             if note.rider and now - note.since > RIDE:
                 continue
-            length += 2 + _telegram_length(_part(note))
-            if length > TEXT_LIMIT:
+            length += 2 + utf16_length(_part(note))
+            if length > MESSAGE_CHARACTERS:
                 break
             taken.append((key, note))
             del self._notes[key]

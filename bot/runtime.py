@@ -30,7 +30,7 @@ from bot.outbox import Limits
 from bot.presenter import Presenter
 from bot.service import SavedBefore, Tables
 from bot.settings import Settings
-from bot.views.common import Screen
+from bot.views.common import Rendering
 from bot.views.lobby import REMINDER_LEFT, turn_call
 from games.errors import StaleTimer
 from games.events import Paid, RoundStarted
@@ -52,7 +52,7 @@ class Watchers:
         """``live`` changed (the caller holds its chat's lock): called once per presented change."""
 
 
-class Paiju:
+class Runtime:
     def __init__(
         self,
         settings: Settings,
@@ -127,8 +127,8 @@ class Paiju:
         self._languages[person] = language
         return known
 
-    async def screen(self, chat_id: int) -> Screen:
-        return Screen(await self.chat_language(chat_id), self.time_text, self.bot.username or "")
+    async def screen(self, chat_id: int) -> Rendering:
+        return Rendering(await self.chat_language(chat_id), self.time_text, self.bot.username or "")
 
     def time_text(self, moment: float) -> str:
         """``21:05:30`` in the bot's zone (the last one kept: one action's views all show one deadline)."""
@@ -193,15 +193,15 @@ class Paiju:
         self.running.add(task)
         task.add_done_callback(self.running.discard)
 
-    async def settle(self) -> None:
+    async def wait_background(self) -> None:
         """Until the work started in the background is done (at shutdown, in tests)."""
         while self.running:
             await asyncio.gather(*self.running, return_exceptions=True)
 
-    async def quiet(self) -> None:
+    async def wait_idle(self) -> None:
         """Until nothing is left to do or send (tests read what people see after it)."""
         while self.running or self.presenter.sender.tasks:
-            await self.settle()
+            await self.wait_background()
             await self.presenter.sender.drain()
 
     async def send_private(self, live: LiveTable, people: Iterable[int]) -> None:
@@ -211,10 +211,12 @@ class Paiju:
         title = live.view.title = self.chat_titles.get(live.chat_id) or live.view.title
         for person in dict.fromkeys(people):
             if person not in live.view.dm_failed:
-                screen = Screen(await self.person_language(person), self.time_text, self.bot.username or "")
+                screen = Rendering(
+                    await self.person_language(person), self.time_text, self.bot.username or ""
+                )
                 self.presenter.want_dm(live, person, screen, title)
 
-    def _call_turn(self, live: LiveTable, screen: Screen) -> None:
+    def _call_turn(self, live: LiveTable, screen: Rendering) -> None:
         """Those who must act and cannot be told by DM are called in the group by a new message (it
         notifies them), withdrawn when the turn is over; one call a turn."""
         people = [person for person in KINDS[live.game].acting(live) if person in live.view.dm_failed]

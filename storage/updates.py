@@ -30,11 +30,14 @@ def remember(conn: sqlite3.Connection, update_ids: Iterable[int], now: str) -> N
 def forget(conn: sqlite3.Connection, before: str, newest: int = NEWEST) -> int:
     """Forget the updates taken before ``before``, and all but the ``newest``; how many."""
     forgotten = conn.execute("DELETE FROM updates_taken WHERE taken_at < ?", (before,)).rowcount
-    return forgotten + conn.execute(
-        "DELETE FROM updates_taken WHERE update_id <"
-        " (SELECT update_id FROM updates_taken ORDER BY update_id DESC LIMIT 1 OFFSET ?)",
-        (newest - 1,),
-    ).rowcount
+    return (
+        forgotten
+        + conn.execute(
+            "DELETE FROM updates_taken WHERE update_id <"
+            " (SELECT update_id FROM updates_taken ORDER BY update_id DESC LIMIT 1 OFFSET ?)",
+            (newest - 1,),
+        ).rowcount
+    )
 
 
 def taken(conn: sqlite3.Connection, update_id: int) -> bool:

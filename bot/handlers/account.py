@@ -17,7 +17,7 @@ from bot.handlers.common import (
     person_of,
     reply,
     reply_about_them,
-    runtime,
+    runtime_of,
 )
 from bot.i18n import t
 from bot.settings import LANGUAGES
@@ -37,7 +37,7 @@ async def start(update: Update, context: Context) -> None:
         return
     lines = [t(language, "start.welcome", name=name(user.first_name))]
     if granted:
-        lines.append(t(language, "start.granted", amount=coins(runtime(context).settings.start_grant)))
+        lines.append(t(language, "start.granted", amount=coins(runtime_of(context).settings.start_grant)))
     lines.append(t(language, "start.balance", amount=coins(person.balance)))
     payload = context.args[0] if context.args else ""
     table_id = parse_id(payload[1:]) if payload.startswith("t") else None
@@ -49,14 +49,14 @@ async def start(update: Update, context: Context) -> None:
 
 async def _back_to_table(context: Context, person: int, table_id: int, language: str) -> str:
     """A deep link from a table whose DM failed: the person's cards now, and the way back."""
-    paiju = runtime(context)
-    live = paiju.tables.by_id(table_id)
+    runtime = runtime_of(context)
+    live = runtime.tables.by_id(table_id)
     if live is None or person not in live.seated():
         return t(language, "start.table_gone")
-    async with paiju.tables.lock(live.chat_id):
+    async with runtime.tables.lock(live.chat_id):
         if person in live.view.dm_failed:
             live.view.dm_failed.remove(person)
-        await paiju.send_private(live, [person])
+        await runtime.send_private(live, [person])
     return t(language, "start.back_to_table")
 
 
@@ -87,17 +87,17 @@ async def daily(update: Update, context: Context) -> None:
     user = update.effective_user
     assert user is not None
     await person_of(context, user)
-    paiju = runtime(context)
-    claim = await paiju.store.claim_daily(user.id)
+    runtime = runtime_of(context)
+    claim = await runtime.store.claim_daily(user.id)
     balance = coins(claim.balance)
     if claim.claimed:
-        await paiju.credit_outside(user.id)
+        await runtime.credit_outside(user.id)
         amount = coins(claim.amount)
         await reply_about_them(
             context, update, lambda language: t(language, "daily.claimed", amount=amount, balance=balance)
         )
     else:
-        when = claim.next_claim_at.astimezone(paiju.zone).strftime("%m-%d %H:%M")
+        when = claim.next_claim_at.astimezone(runtime.zone).strftime("%m-%d %H:%M")
         await reply_about_them(
             context, update, lambda language: t(language, "daily.already", time=when, balance=balance)
         )
@@ -119,18 +119,18 @@ async def language_pick(update: Update, context: Context) -> None:
     query, chat, user = update.callback_query, update.effective_chat, update.effective_user
     assert query is not None and chat is not None and user is not None
     code = (query.data or "").removeprefix(LANGUAGE_PICK)
-    paiju = runtime(context)
+    runtime = runtime_of(context)
     if code not in LANGUAGES:
-        await answer(query, t(paiju.settings.language, "press.unknown"))
+        await answer(query, t(runtime.settings.language, "press.unknown"))
         return
     if is_group(chat):
         if not await may_manage(context, chat.id, user.id):
-            await answer(query, t(await paiju.chat_language(chat.id), "language.admins_only"), True)
+            await answer(query, t(await runtime.chat_language(chat.id), "language.admins_only"), True)
             return
-        await paiju.update_chat_settings(chat.id, language=code)
+        await runtime.update_chat_settings(chat.id, language=code)
     else:
         await person_of(context, user)
-        await paiju.set_person_language(user.id, display_name(user), code)
+        await runtime.set_person_language(user.id, display_name(user), code)
     await answer(query, t(code, "language.set"))
     if query.message is not None:
         await patiently(lambda: query.edit_message_text(t(code, "language.set")))
@@ -140,13 +140,13 @@ async def verify(update: Update, context: Context) -> None:
     """/verify [table round]: a round's deck order and salt, and how to recompute its commitment."""
     chat = update.effective_chat
     assert chat is not None
-    paiju, language = runtime(context), await language_for(context, update)
+    runtime, language = runtime_of(context), await language_for(context, update)
     args = context.args or []
     numbers = [number for number in map(parse_id, args) if number is not None]
     if len(args) == 2 and len(numbers) == 2:
-        found = await paiju.store.get_round(numbers[0], numbers[1])
+        found = await runtime.store.get_round(numbers[0], numbers[1])
     elif not args and is_group(chat):
-        rounds = await paiju.store.last_rounds(chat_id=chat.id, limit=1)
+        rounds = await runtime.store.last_rounds(chat_id=chat.id, limit=1)
         found = rounds[0] if rounds else None
     else:
         reply(context, update, t(language, "verify.usage"))

@@ -14,7 +14,7 @@ from bot.handlers.common import (
     parse_id,
     patiently,
     reply,
-    runtime,
+    runtime_of,
 )
 from bot.i18n import t
 from bot.kinds import KINDS
@@ -69,15 +69,15 @@ def settings_keyboard(settings: ChatSettings, language: str, default_language: s
 async def settings_command(update: Update, context: Context) -> None:
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
-    paiju, language = runtime(context), await language_for(context, update)
+    runtime, language = runtime_of(context), await language_for(context, update)
     if not is_group(chat):
         reply(context, update, t(language, "group_only"))
         return
     if not await may_manage(context, chat.id, user.id):
         reply(context, update, t(language, "settings.admins_only"))
         return
-    current = await paiju.chat_settings(chat.id)
-    default = paiju.settings.language
+    current = await runtime.chat_settings(chat.id)
+    default = runtime.settings.language
     reply(
         context,
         update,
@@ -89,33 +89,33 @@ async def settings_command(update: Update, context: Context) -> None:
 async def settings_press(update: Update, context: Context) -> None:
     query, chat, user = update.callback_query, update.effective_chat, update.effective_user
     assert query is not None and chat is not None and user is not None
-    paiju = runtime(context)
-    language = await paiju.chat_language(chat.id)
+    runtime = runtime_of(context)
+    language = await runtime.chat_language(chat.id)
     if not is_group(chat) or not await may_manage(context, chat.id, user.id):
         await answer(query, t(language, "settings.admins_only"), True)
         return
     field, _, value = (query.data or "").removeprefix(PREFIX).partition(":")
-    current = before = await paiju.chat_settings(chat.id)
+    current = before = await runtime.chat_settings(chat.id)
     if field == "lang" and value in LANGUAGES:
-        current = await paiju.update_chat_settings(chat.id, language=value)
+        current = await runtime.update_chat_settings(chat.id, language=value)
     elif field == "turn" and (seconds := parse_id(value)) in TURN_CHOICES:
-        current = await paiju.update_chat_settings(chat.id, turn_seconds=seconds)
+        current = await runtime.update_chat_settings(chat.id, turn_seconds=seconds)
     elif field == "lobby" and (seconds := parse_id(value)) in LOBBY_CHOICES:
-        current = await paiju.update_chat_settings(chat.id, lobby_seconds=seconds)
+        current = await runtime.update_chat_settings(chat.id, lobby_seconds=seconds)
     elif field == "game" and value in KINDS:
         games = set(current.allowed_games) ^ {value}
         if not games:
             await answer(query, t(language, "settings.one_game"), True)
             return
-        current = await paiju.update_chat_settings(chat.id, allowed_games=[g for g in KINDS if g in games])
+        current = await runtime.update_chat_settings(chat.id, allowed_games=[g for g in KINDS if g in games])
     else:
         await answer(query, t(language, "press.unknown"))
         return
-    language = current.language or paiju.settings.language
+    language = current.language or runtime.settings.language
     await answer(query, t(language, "settings.saved"))
     if current == before:  # the choice already made: the message shows it (an edit would be refused)
         return
-    default = paiju.settings.language
+    default = runtime.settings.language
     await patiently(
         lambda: query.edit_message_text(
             settings_text(current, language, default),

@@ -14,9 +14,10 @@ from telegram.error import BadRequest, NetworkError, RetryAfter
 from telegram.ext import ContextTypes
 
 from bot.i18n import language_of, t
-from bot.outbox import ANSWER_WITHIN, Priority
+from bot.outbox import Priority
 from bot.presenter import retry_seconds
-from bot.runtime import RUNTIME, Paiju
+from bot.runtime import RUNTIME, Runtime
+from bot.telegram import ANSWER_WITHIN
 from bot.views.common import Markup, clean_name, name
 from storage import Person
 
@@ -27,7 +28,7 @@ T = TypeVar("T")
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger one overflows in the query
 
 
-def runtime(context: Context) -> Paiju:
+def runtime_of(context: Context) -> Runtime:
     return context.application.bot_data[RUNTIME]
 
 
@@ -38,7 +39,7 @@ def display_name(user: User) -> str:
 
 def remember_title(context: Context, chat: Chat) -> None:
     """Keep a group's title (cleaned) for the DMs that name it."""
-    runtime(context).chat_titles[chat.id] = clean_name(chat.title or "")
+    runtime_of(context).chat_titles[chat.id] = clean_name(chat.title or "")
 
 
 def parse_id(text: str) -> int | None:
@@ -52,11 +53,11 @@ def parse_id(text: str) -> int | None:
 
 async def person_of(context: Context, user: User) -> tuple[Person, bool]:
     """The person (created with the starting grant on first sight) and whether they were just granted."""
-    paiju = runtime(context)
-    person, granted = await paiju.store.ensure_person(user.id, display_name(user))
+    runtime = runtime_of(context)
+    person, granted = await runtime.store.ensure_person(user.id, display_name(user))
     if person.language is None and user.language_code:
-        language = language_of(user.language_code, paiju.settings.language)
-        person = await paiju.set_person_language(user.id, display_name(user), language)
+        language = language_of(user.language_code, runtime.settings.language)
+        person = await runtime.set_person_language(user.id, display_name(user), language)
     return person, granted
 
 
@@ -66,11 +67,11 @@ def is_group(chat: Chat) -> bool:
 
 async def language_for(context: Context, update: Update) -> str:
     """The language to answer in: the chat's in a group, the person's in a DM."""
-    paiju, chat, user = runtime(context), update.effective_chat, update.effective_user
+    runtime, chat, user = runtime_of(context), update.effective_chat, update.effective_user
     assert chat is not None
     if is_group(chat):
-        return await paiju.chat_language(chat.id)
-    return await paiju.person_language(user.id, user.language_code) if user else paiju.settings.language
+        return await runtime.chat_language(chat.id)
+    return await runtime.person_language(user.id, user.language_code) if user else runtime.settings.language
 
 
 def reply(
@@ -95,7 +96,7 @@ def reply(
     once = (sender.id, text) if is_group(chat) and sender is not None else None
     if reply_to is None and is_group(chat) and message is not None:
         reply_to = message.message_id
-    runtime(context).presenter.reply(
+    runtime_of(context).presenter.reply(
         chat.id,
         text,
         markup=reply_markup,
@@ -128,7 +129,7 @@ async def reply_about_them(context: Context, update: Update, render: Callable[[s
     if not is_group(chat) or user is None:
         reply(context, update, render(language))
         return
-    own = await runtime(context).person_language(user.id, user.language_code)
+    own = await runtime_of(context).person_language(user.id, user.language_code)
     line = t(language, "reply.in_dm", name=name(display_name(user)))
     reply(context, update, render(language), dm=(user.id, render(own), line))
 
@@ -172,7 +173,7 @@ async def may_manage(context: Context, chat_id: int, user_id: int) -> bool:
     """Chat admins and the bot's owners may cancel tables and change a chat's settings;
     ``RightsUnknown`` when Telegram cannot tell now. Tried again by one layer each: a 5xx, a timeout
     or a dropped connection by ``bot.request.RetryingRequest``, a short 429 by :func:`patiently`."""
-    if user_id in runtime(context).settings.owners:
+    if user_id in runtime_of(context).settings.owners:
         return True
     try:
         member = await patiently(lambda: context.bot.get_chat_member(chat_id, user_id))

@@ -15,7 +15,7 @@ from __future__ import annotations
 from telegram import Message, Update
 from telegram.ext import ApplicationHandlerStop, CommandHandler, TypeHandler
 
-from bot.handlers.common import Context, answer, is_group, reply, runtime
+from bot.handlers.common import Context, answer, is_group, reply, runtime_of
 from bot.i18n import t
 
 CHANNEL_BOT = 136817688  # "Channel_Bot": messages sent as a channel
@@ -61,9 +61,11 @@ def _for_a_command(update: Update, context: Context) -> bool:
 
 async def _language(update: Update, context: Context) -> str:
     """The chat's language (read, never written); the bot's own outside a group."""
-    paiju, chat = runtime(context), update.effective_chat
+    runtime, chat = runtime_of(context), update.effective_chat
     return (
-        await paiju.chat_language(chat.id) if chat is not None and is_group(chat) else paiju.settings.language
+        await runtime.chat_language(chat.id)
+        if chat is not None and is_group(chat)
+        else runtime.settings.language
     )
 
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CommandHandler
 
-from bot.handlers.common import Context, is_group, language_for, person_of, reply, reply_about_them, runtime
+from bot.handlers.common import (
+    Context,
+    is_group,
+    language_for,
+    person_of,
+    reply,
+    reply_about_them,
+    runtime_of,
+)
 from bot.i18n import t
 from bot.views.common import coins, name, short_hash, signed
 from games.muxi import Kind
@@ -29,12 +37,12 @@ def best_hand(game: str, hands: tuple[str, ...]) -> str | None:
 async def top(update: Update, context: Context) -> None:
     chat = update.effective_chat
     assert chat is not None
-    paiju, language = runtime(context), await language_for(context, update)
+    runtime, language = runtime_of(context), await language_for(context, update)
     wants_global = bool(context.args) and context.args[0].lower() in ("global", "all", "全服", "全球")
     if wants_global or not is_group(chat):
-        rows, title, key = await paiju.store.global_leaderboard(10), "top.global", "top.line_global"
+        rows, title, key = await runtime.store.global_leaderboard(10), "top.global", "top.line_global"
     else:
-        rows, title, key = await paiju.store.chat_leaderboard(chat.id, 10), "top.chat", "top.line_chat"
+        rows, title, key = await runtime.store.chat_leaderboard(chat.id, 10), "top.chat", "top.line_chat"
     if not rows:
         reply(context, update, t(language, "top.empty"))
         return
@@ -58,10 +66,10 @@ async def stats(update: Update, context: Context) -> None:
     user = update.effective_user
     assert user is not None
     await person_of(context, user)
-    paiju = runtime(context)
-    found = await paiju.store.person_stats(user.id)
-    held = await paiju.store.hands_held(user.id)
-    balance = await paiju.store.balance(user.id)
+    runtime = runtime_of(context)
+    found = await runtime.store.person_stats(user.id)
+    held = await runtime.store.hands_held(user.id)
+    balance = await runtime.store.balance(user.id)
 
     def render(language: str) -> str:
         lines = [t(language, "stats.title", name=name(user.full_name), balance=coins(balance))]
@@ -88,11 +96,11 @@ async def stats(update: Update, context: Context) -> None:
 async def history(update: Update, context: Context) -> None:
     chat = update.effective_chat
     assert chat is not None
-    paiju, language = runtime(context), await language_for(context, update)
+    runtime, language = runtime_of(context), await language_for(context, update)
     if not is_group(chat):
         reply(context, update, t(language, "group_only"))
         return
-    rounds = await paiju.store.last_rounds(chat_id=chat.id, limit=HISTORY_ROUNDS)
+    rounds = await runtime.store.last_rounds(chat_id=chat.id, limit=HISTORY_ROUNDS)
     if not rounds:
         reply(context, update, t(language, "history.empty"))
         return
@@ -100,7 +108,7 @@ async def history(update: Update, context: Context) -> None:
     for saved in rounds:
         results = []
         for result in saved.results:
-            person = await paiju.store.get_person(result.person_id)
+            person = await runtime.store.get_person(result.person_id)
             results.append(f"{name(person.name if person else str(result.person_id))} {signed(result.net)}")
         lines.append(
             t(

@@ -21,13 +21,13 @@ from bot.handlers.common import (
     person_of,
     remember_title,
     reply,
-    runtime,
+    runtime_of,
 )
 from bot.i18n import t
 from bot.kinds import KINDS
 from bot.live import LiveTable
 from bot.outbox import Priority
-from bot.runtime import Paiju
+from bot.runtime import Runtime
 from bot.views.common import coins, keyboard, name
 from games.errors import RuleError
 from games.events import Paid, PayReason
@@ -75,18 +75,18 @@ async def newgame(update: Update, context: Context) -> None:
 async def open_table(update: Update, context: Context, game: str, user: User, language: str) -> None:
     chat = update.effective_chat
     assert chat is not None
-    paiju = runtime(context)
-    settings = await paiju.chat_settings(chat.id)
+    runtime = runtime_of(context)
+    settings = await runtime.chat_settings(chat.id)
     if game not in settings.allowed_games:
         reply(context, update, t(language, "newgame.not_allowed"))
         return
-    async with paiju.tables.lock(chat.id):
-        existing = paiju.tables.get(chat.id)
+    async with runtime.tables.lock(chat.id):
+        existing = runtime.tables.get(chat.id)
         if existing is not None:
             title = t(language, f"{existing.game}.title")
             reply(context, update, t(language, "newgame.exists", game=title), reply_to=existing.message_id)
             return
-        elsewhere = paiju.tables.table_of(user.id)
+        elsewhere = runtime.tables.table_of(user.id)
         if elsewhere is not None:
             reply(context, update, t(language, "join.elsewhere"))
             return
@@ -98,11 +98,11 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
                 t(language, "join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE)),
             )
             return
-        live = await paiju.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
+        live = await runtime.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
         try:
             await join(context, live, user)  # (the new table is the answer)
         except BaseException as error:
-            await paiju.perform(live, Cancel())  # nobody sat down: no empty table is left behind
+            await runtime.perform(live, Cancel())  # nobody sat down: no empty table is left behind
             if not isinstance(error, Refused | RuleError):
                 raise
             reply(context, update, refusal_text(language, error))
@@ -137,9 +137,9 @@ async def _table_command(update: Update, context: Context, what: str) -> None:
         return
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
-    paiju, language = runtime(context), await language_for(context, update)
-    async with paiju.tables.lock(chat.id):
-        live = paiju.tables.get(chat.id)
+    runtime, language = runtime_of(context), await language_for(context, update)
+    async with runtime.tables.lock(chat.id):
+        live = runtime.tables.get(chat.id)
         if live is None:
             reply(context, update, t(language, "table.none"))
             return
@@ -150,7 +150,7 @@ async def _table_command(update: Update, context: Context, what: str) -> None:
                 said = await leave(context, live, user, "leave.confirm_command", by_reply=True)
         except Refused as error:
             if error.key.startswith("leave.confirm_command."):  # the price: they must answer it
-                seen = paiju.price_by_reply(live.table_id, user.id)  # their 5 s count from then on
+                seen = runtime.price_by_reply(live.table_id, user.id)  # their 5 s count from then on
                 reply(context, update, refusal_text(language, error), priority=Priority.ACT, seen=seen)
             else:
                 reply(context, update, refusal_text(language, error))
@@ -167,13 +167,13 @@ async def table_command(update: Update, context: Context) -> None:
         return
     chat = update.effective_chat
     assert chat is not None
-    paiju = runtime(context)
-    async with paiju.tables.lock(chat.id):
-        live = paiju.tables.get(chat.id)
+    runtime = runtime_of(context)
+    async with runtime.tables.lock(chat.id):
+        live = runtime.tables.get(chat.id)
         if live is None:
             reply(context, update, t(await language_for(context, update), "table.none"))
             return
-        paiju.presenter.want_table(live, await paiju.screen(chat.id), anew=True)
+        runtime.presenter.want_table(live, await runtime.screen(chat.id), anew=True)
 
 
 async def cancel(update: Update, context: Context) -> None:
@@ -181,27 +181,27 @@ async def cancel(update: Update, context: Context) -> None:
         return
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
-    paiju, language = runtime(context), await language_for(context, update)
+    runtime, language = runtime_of(context), await language_for(context, update)
     if not await may_manage(context, chat.id, user.id):
         reply(context, update, t(language, "cancel.admins_only"))
         return
     # An admin may be seated and losing: the round under way is settled first (at once in the
     # lobby). The bot's owners keep an immediate cancel for emergencies; the table lists the refunds.
-    action = Cancel() if user.id in paiju.settings.owners else CloseAfterRound(user.id)
-    async with paiju.tables.lock(chat.id):
-        live = paiju.tables.get(chat.id)
+    action = Cancel() if user.id in runtime.settings.owners else CloseAfterRound(user.id)
+    async with runtime.tables.lock(chat.id):
+        live = runtime.tables.get(chat.id)
         if live is None:
             reply(context, update, t(language, "table.none"))
             return
         live.view.names.setdefault(user.id, display_name(user))
         try:
-            events = await paiju.perform(live, action)
+            events = await runtime.perform(live, action)
         except RuleError as error:
             reply(context, update, refusal_text(language, error))
             return
         except StorageError:  # the round cannot go on (its saves are refused): it ends now
             log.exception("table %s could not be closed after its round: closed now", live.table_id)
-            events = await paiju.perform(live, Cancel())
+            events = await runtime.perform(live, Cancel())
         reply(context, update, cancelled_text(live, events, language))
 
 
@@ -240,11 +240,11 @@ async def member_left(update: Update, context: Context) -> None:
     message, chat = update.effective_message, update.effective_chat
     if message is None or chat is None or message.left_chat_member is None:
         return
-    paiju, person = runtime(context), message.left_chat_member.id
-    async with paiju.tables.lock(chat.id):
-        live = paiju.tables.get(chat.id)
+    runtime, person = runtime_of(context), message.left_chat_member.id
+    async with runtime.tables.lock(chat.id):
+        live = runtime.tables.get(chat.id)
         if live is not None and person in live.seated():
-            await paiju.perform(live, Leave(person))
+            await runtime.perform(live, Leave(person))
 
 
 async def bot_removed(update: Update, context: Context) -> None:
@@ -254,11 +254,11 @@ async def bot_removed(update: Update, context: Context) -> None:
         return
     if change.new_chat_member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
         return
-    paiju = runtime(context)
-    async with paiju.tables.lock(chat.id):
-        live = paiju.tables.get(chat.id)
+    runtime = runtime_of(context)
+    async with runtime.tables.lock(chat.id):
+        live = runtime.tables.get(chat.id)
         if live is not None:
-            await paiju.abandon(live)
+            await runtime.abandon(live)
 
 
 async def group_upgraded(update: Update, context: Context) -> None:
@@ -272,12 +272,12 @@ async def group_upgraded(update: Update, context: Context) -> None:
         old, new = message.migrate_from_chat_id, chat.id
     else:
         return
-    paiju = runtime(context)
-    async with paiju.tables.lock(old):
-        live = await paiju.migrate(old, new)
+    runtime = runtime_of(context)
+    async with runtime.tables.lock(old):
+        live = await runtime.migrate(old, new)
     if live is not None:
-        async with paiju.tables.lock(new):
-            await paiju.present(live, [])
+        async with runtime.tables.lock(new):
+            await runtime.present(live, [])
 
 
 # -- the buttons -----------------------------------------------------------------------------------
@@ -285,13 +285,13 @@ async def press(update: Update, context: Context) -> None:
     """Every table button: always answered, with the reason when the press is refused."""
     query, user = update.callback_query, update.effective_user
     assert query is not None and user is not None
-    paiju = runtime(context)
-    language = await paiju.person_language(user.id, user.language_code)
+    runtime = runtime_of(context)
+    language = await runtime.person_language(user.id, user.language_code)
     try:
         reply_with = await _press(query, context, user, language)
     except (Refused, RuleError) as error:
         await answer(query, refusal_text(language, error), isinstance(error, Refused))
-        _forget_stale_prompt(paiju, query, user.id)
+        _forget_stale_prompt(runtime, query, user.id)
         return
     except Exception:
         log.exception("a button press failed")
@@ -300,15 +300,15 @@ async def press(update: Update, context: Context) -> None:
     await answer(query, *reply_with)
 
 
-def _forget_stale_prompt(paiju: Paiju, query: CallbackQuery, person: int) -> None:
+def _forget_stale_prompt(runtime: Runtime, query: CallbackQuery, person: int) -> None:
     """A refused press on a DM message the bot does not keep as that person's DM for the table:
     its buttons go (it cannot have known the message to take them away sooner)."""
     message, found = query.message, callbacks.decode(query.data)
     if message is None or found is None or is_group(message.chat):
         return
-    live = paiju.tables.by_id(found.table_id)
+    live = runtime.tables.by_id(found.table_id)
     if live is None or live.dm_ids.get(person) != message.message_id:
-        paiju.presenter.stale_buttons(message.chat.id, message.message_id)
+        runtime.presenter.stale_buttons(message.chat.id, message.message_id)
 
 
 async def _press(
@@ -319,11 +319,11 @@ async def _press(
     message = query.message
     if found is None or message is None:
         raise Refused("press.unknown")
-    paiju, chat_id = runtime(context), message.chat.id
+    runtime, chat_id = runtime_of(context), message.chat.id
     if is_group(message.chat):
         remember_title(context, message.chat)
     else:  # a button in a player's DM: only their own moves and their cards, never a seat
-        found_live = paiju.tables.by_id(found.table_id)
+        found_live = runtime.tables.by_id(found.table_id)
         if found_live is None:
             raise Refused("press.table_over")
         if found.action not in KINDS[found_live.game].moves and found.action != "cards":

@@ -43,7 +43,7 @@ from bot.miniapp.hub import Hub, Subscriber, encode
 from bot.miniapp.members import Busy, Members
 from bot.miniapp.streams import LIFETIME, RETRY_AFTER, WRITE_TIMEOUT, Full, StreamLimits, Tickets
 from bot.refusals import RefusalLog
-from bot.runtime import RUNTIME, Paiju
+from bot.runtime import RUNTIME, Runtime
 from bot.settings import DEFAULT_LANGUAGE
 from games.errors import RuleError
 
@@ -83,7 +83,7 @@ class MiniApp:
         self.clock = clock
         self.hub = Hub(clock, limits or StreamLimits.for_this_process())
         self.checker = checker
-        self.members = Members(lambda: self.checker or self.paiju().bot, clock)
+        self.members = Members(lambda: self.checker or self.runtime().bot, clock)
         self.tickets = Tickets(clock)
         self.refusals = RefusalLog(log)
         self.stopping = asyncio.Event()
@@ -126,13 +126,13 @@ class MiniApp:
         return refusal
 
     # -- who asks, and what they may see --------------------------------------------------------
-    def paiju(self) -> Paiju:
-        paiju: Paiju | None = self.application().bot_data.get(RUNTIME)
-        if paiju is None:
+    def runtime(self) -> Runtime:
+        runtime: Runtime | None = self.application().bot_data.get(RUNTIME)
+        if runtime is None:
             raise web.HTTPServiceUnavailable(text="the bot is starting")
-        if paiju.watchers is not self.hub:
-            paiju.watchers = self.hub
-        return paiju
+        if runtime.watchers is not self.hub:
+            runtime.watchers = self.hub
+        return runtime
 
     def who(self, request: web.Request) -> WebAppUser:
         if "init" in request.query:  # a URL is written to access logs: initData never goes there
@@ -149,10 +149,10 @@ class MiniApp:
         """The table the app was opened for (its link's ``startapp=t<id>``), if ``person`` may see it."""
         if not _is_table(table_text) or person.start_param != f"t{table_text}":
             raise self.refuse(403, "forbidden", "not the table this app was opened for", "another table")
-        paiju = self.paiju()
-        live = paiju.tables.by_id(int(table_text))
+        runtime = self.runtime()
+        live = runtime.tables.by_id(int(table_text))
         if live is None:
-            raise _error(404, "table_over", t(await self.language(paiju, person), "miniapp.closed"))
+            raise _error(404, "table_over", t(await self.language(runtime, person), "miniapp.closed"))
         if not await self.may_see(live, person):
             raise self.refuse(403, "forbidden", "not a member of the table's group", "not a member")
         return live
@@ -164,11 +164,11 @@ class MiniApp:
         try:
             return await self.members.is_member(live.chat_id, person.id)
         except Busy as busy:
-            busy_text = t(await self.language(self.paiju(), person), "miniapp.busy")
+            busy_text = t(await self.language(self.runtime(), person), "miniapp.busy")
             raise self.refuse(503, "busy", busy_text, "membership checks busy", busy.retry_after) from None
 
-    async def language(self, paiju: Paiju, person: WebAppUser) -> str:
-        return await paiju.person_language(person.id, person.language_code)
+    async def language(self, runtime: Runtime, person: WebAppUser) -> str:
+        return await runtime.person_language(person.id, person.language_code)
 
     # -- the routes -----------------------------------------------------------------------------
     async def page(self, _request: web.Request) -> web.Response:
@@ -177,7 +177,7 @@ class MiniApp:
         # What to say when opened without Telegram's initData: before any person is known, in the
         # bot's language and English.
         try:
-            language = self.paiju().settings.language
+            language = self.runtime().settings.language
         except web.HTTPException:  # not started yet (the sandbox adds the routes before the bot)
             language = DEFAULT_LANGUAGE
         said = " · ".join(t(code, "miniapp.unauthorized") for code in dict.fromkeys([language, "en"]))
@@ -187,14 +187,14 @@ class MiniApp:
     async def state(self, request: web.Request) -> web.Response:
         person = self.who(request)
         live = await self.table_for(request, person, request.query.get("table", ""))
-        view = self.hub.view(live, person.id, await self.language(self.paiju(), person))
+        view = self.hub.view(live, person.id, await self.language(self.runtime(), person))
         return web.Response(text=view, content_type="application/json")
 
     async def ticket(self, request: web.Request) -> web.Response:
         """A ticket that opens one event stream, for a little while (the page asks for it at once)."""
         person = self.who(request)
         live = await self.table_for(request, person, request.query.get("table", ""))
-        language = await self.language(self.paiju(), person)
+        language = await self.language(self.runtime(), person)
         try:
             self.hub.room_for(person.id, live)  # (said now: the stream's refusal is not readable)
             code = self.tickets.give(person.id, live.table_id, language)
@@ -214,7 +214,7 @@ class MiniApp:
             raise self.refuse(
                 401, "unauthorized", "no ticket, or a used or old one", "stream without a good ticket"
             )
-        live = self.paiju().tables.by_id(ticket.table)
+        live = self.runtime().tables.by_id(ticket.table)
         if live is None:
             raise _error(404, "table_over", t(ticket.language, "miniapp.closed"))
         page = Subscriber(live.table_id, ticket.person, ticket.language)
@@ -275,9 +275,9 @@ class MiniApp:
         if not _ACTION.fullmatch(action) or (arg_text is not None and not _ARG.fullmatch(arg_text)):
             raise self.refuse(400, "bad_request", "no such action", "no such action")
         found = callbacks.Press(live.game, live.table_id, round_no, action, arg_text)
-        paiju = self.paiju()
+        runtime = self.runtime()
         application = self.application()
-        language = await self.language(paiju, person)
+        language = await self.language(runtime, person)
         user = User(
             id=person.id,
             first_name=person.first_name or str(person.id),

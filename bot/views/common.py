@@ -131,7 +131,7 @@ MINI_APP = MiniAppLink()
 
 
 @dataclass(frozen=True)
-class Screen:
+class Rendering:
     """How a message is drawn: its language, how it shows a deadline, and the bot's username."""
 
     language: str

@@ -9,7 +9,7 @@ from bot.live import LiveTable
 from bot.views.common import (
     MINI_APP,
     Markup,
-    Screen,
+    Rendering,
     coins,
     duration,
     keyboard,
@@ -34,7 +34,7 @@ def seat_lines(live: LiveTable, language: str) -> list[str]:
 
 
 def lobby_lines(
-    live: LiveTable, screen: Screen, title: str, closed: bool, *, low: int, high: int
+    live: LiveTable, screen: Rendering, title: str, closed: bool, *, low: int, high: int
 ) -> list[str]:
     """A table between rounds: who sits, who pressed Start, when the lobby closes."""
     language = screen.language
@@ -54,7 +54,7 @@ def lobby_lines(
     return lines
 
 
-def notice_lines(live: LiveTable, screen: Screen, round_no: int) -> list[str]:
+def notice_lines(live: LiveTable, screen: Rendering, round_no: int) -> list[str]:
     """What happened worth a line in round ``round_no`` (an escape, someone unseated, a DM that
     failed): it stays with that round's message."""
     link = screen.deep_link(live.table_id)
@@ -71,7 +71,7 @@ def notice_lines(live: LiveTable, screen: Screen, round_no: int) -> list[str]:
     ]
 
 
-def results_footer(live: LiveTable, screen: Screen) -> list[str]:
+def results_footer(live: LiveTable, screen: Rendering) -> list[str]:
     """Under a round's results: its notices and where its fairness proof is."""
     return [
         *notice_lines(live, screen, live.view.results_round),
@@ -79,7 +79,7 @@ def results_footer(live: LiveTable, screen: Screen) -> list[str]:
     ]
 
 
-def footer_lines(live: LiveTable, screen: Screen, in_round: bool) -> list[str]:
+def footer_lines(live: LiveTable, screen: Rendering, in_round: bool) -> list[str]:
     """Under the table: this round's notices (those of a round with results are under them) and the
     round's commitment, or its proof when it ended without results (nobody took the bank, the
     table was cancelled: its deck was revealed all the same)."""
@@ -93,7 +93,7 @@ def footer_lines(live: LiveTable, screen: Screen, in_round: bool) -> list[str]:
     return lines
 
 
-def turn_deadline(live: LiveTable, screen: Screen) -> str:
+def turn_deadline(live: LiveTable, screen: Rendering) -> str:
     """The running turn's deadline, ``30 秒 · 21:05:30 截止`` ("" when none runs)."""
     deadline = live.view.deadline
     return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
@@ -106,14 +106,14 @@ def who(live: LiveTable, person: int) -> str:
     return mention(person, shown) if person in live.view.dm_failed else shown
 
 
-def no_dm_line(live: LiveTable, screen: Screen, people: list[int]) -> list[str]:
+def no_dm_line(live: LiveTable, screen: Rendering, people: list[int]) -> list[str]:
     """For those who must act and never opened a DM with the bot: the link that opens it."""
     if not any(person in live.view.dm_failed for person in people):
         return []
     return [t(screen.language, "dm.open", link=screen.deep_link(live.table_id))]
 
 
-def turn_call(live: LiveTable, screen: Screen, people: list[int]) -> str:
+def turn_call(live: LiveTable, screen: Rendering, people: list[int]) -> str:
     """The group message that calls those who must act and cannot be told by DM (a new message:
     its mentions notify them), with the deadline and the link that opens the DM."""
     names = t(screen.language, "list.separator").join(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
-from bot.views.common import Markup, Screen, cards_text, closed_up, keyboard, name, signed
+from bot.views.common import Markup, Rendering, cards_text, closed_up, keyboard, name, signed
 from bot.views.lobby import (
     app_row,
     dm_prompt,
@@ -82,7 +82,7 @@ def acting(live: LiveTable) -> list[int]:
     return list(engine.pending())
 
 
-def _play_lines(live: LiveTable, screen: Screen) -> list[str]:
+def _play_lines(live: LiveTable, screen: Rendering) -> list[str]:
     engine, language = _engine(live), screen.language
     banker = engine.state.banker
     assert banker is not None
@@ -104,7 +104,7 @@ def _play_lines(live: LiveTable, screen: Screen) -> list[str]:
     return lines + no_dm_line(live, screen, acting(live))
 
 
-def _banker_choice_lines(live: LiveTable, screen: Screen) -> list[str]:
+def _banker_choice_lines(live: LiveTable, screen: Rendering) -> list[str]:
     engine, language = _engine(live), screen.language
     asked = engine.asked_person()
     lines = [_header(live, language, "muxi.header.round")]
@@ -143,7 +143,7 @@ def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
     )
 
 
-def _results_lines(live: LiveTable, screen: Screen) -> list[str]:
+def _results_lines(live: LiveTable, screen: Rendering) -> list[str]:
     view, language = live.view, screen.language
     lines = [t(language, "muxi.header.results", title=t(language, "muxi.title"), round=view.results_round)]
     banker_first = sorted(view.results, key=lambda line: not line.is_banker)
@@ -151,12 +151,12 @@ def _results_lines(live: LiveTable, screen: Screen) -> list[str]:
     return lines + results_footer(live, screen)
 
 
-def results_text(live: LiveTable, screen: Screen) -> str:
+def results_text(live: LiveTable, screen: Rendering) -> str:
     """The last round's message once the next round has its own: its results only, no buttons."""
     return "\n".join(_results_lines(live, screen))
 
 
-def table_text(live: LiveTable, screen: Screen) -> str:
+def table_text(live: LiveTable, screen: Rendering) -> str:
     """The whole table message in the chat's language."""
     engine, language = _engine(live), screen.language
     lines: list[str] = []
@@ -265,7 +265,7 @@ def _did(live: LiveTable, person: int, language: str) -> str:
     return ""
 
 
-def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[str, Markup | None] | None:
+def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tuple[str, Markup | None] | None:
     """A person's DM for this round: the banker question or their cards; on their turn, what they
     must choose with its deadline and their buttons; after it, what they did; once the round is
     over, their final cards and their result."""

@@ -6,7 +6,17 @@ from __future__ import annotations
 from bot import callbacks
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
-from bot.views.common import Markup, Screen, card_text, cards_text, closed_up, coins, keyboard, name, signed
+from bot.views.common import (
+    Markup,
+    Rendering,
+    card_text,
+    cards_text,
+    closed_up,
+    coins,
+    keyboard,
+    name,
+    signed,
+)
 from bot.views.lobby import (
     app_row,
     dm_prompt,
@@ -74,7 +84,7 @@ def acting(live: LiveTable) -> list[int]:
     return [] if turn is None else [turn]
 
 
-def _game_lines(live: LiveTable, screen: Screen) -> list[str]:
+def _game_lines(live: LiveTable, screen: Rendering) -> list[str]:
     engine, language = _engine(live), screen.language
     lines = [
         t(
@@ -127,7 +137,7 @@ def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
     )
 
 
-def _results_lines(live: LiveTable, screen: Screen) -> list[str]:
+def _results_lines(live: LiveTable, screen: Rendering) -> list[str]:
     view, language = live.view, screen.language
     title = t(language, "showhand.title")
     lines = [t(language, "showhand.header.results", title=title, round=view.results_round)]
@@ -148,12 +158,12 @@ def _results_lines(live: LiveTable, screen: Screen) -> list[str]:
     return lines + results_footer(live, screen)
 
 
-def results_text(live: LiveTable, screen: Screen) -> str:
+def results_text(live: LiveTable, screen: Rendering) -> str:
     """The last game's message once the next game has its own: its results only, no buttons."""
     return "\n".join(_results_lines(live, screen))
 
 
-def table_text(live: LiveTable, screen: Screen) -> str:
+def table_text(live: LiveTable, screen: Rendering) -> str:
     engine, language = _engine(live), screen.language
     lines: list[str] = []
     if live.view.results and live.view.results_round == engine.game_no:
@@ -217,7 +227,7 @@ def _did(live: LiveTable, person: int, language: str) -> list[str]:
     return [t(language, f"showhand.did.{move}", pay=coins(int(paid or 0)))]
 
 
-def dm(live: LiveTable, person: int, screen: Screen, chat_title: str) -> tuple[str, Markup | None] | None:
+def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tuple[str, Markup | None] | None:
     """A person's DM for this game: their cards; on their turn what the pot stands at, the deadline
     and their buttons; after it, what they did; once the game is over, their cards as it ended and
     their result."""

@@ -20,9 +20,9 @@ class Stacked(random.Random):
 
 def stack(bot, order, hands, draws=""):
     """Muxi: deal ``hands`` (person -> "C1 C2") round robin in ``order``, then ``draws``."""
-    bot.paiju.rng = Stacked(rigged(order, hands, draws).deck)
+    bot.runtime.rng = Stacked(rigged(order, hands, draws).deck)
 
 
 def stack_showhand(bot, seats, lead, hands):
     """Showhand: deal ``hands`` (person -> "hole up2 up3 up4 up5") as the table deals them."""
-    bot.paiju.rng = Stacked(showhand_rigged(seats, lead, hands).deck)
+    bot.runtime.rng = Stacked(showhand_rigged(seats, lead, hands).deck)

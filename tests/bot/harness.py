@@ -9,7 +9,7 @@ from telegram.ext import Application
 
 from bot.app import build_application, close, prepare
 from bot.outbox import Limits
-from bot.runtime import RUNTIME, Paiju
+from bot.runtime import RUNTIME, Runtime
 from bot.settings import Settings
 from faketg.driver import Driver
 from faketg.request import FakeRequest
@@ -27,19 +27,19 @@ class Bot:
     driver: Driver
 
     @property
-    def paiju(self) -> Paiju:
+    def runtime(self) -> Runtime:
         return self.application.bot_data[RUNTIME]
 
     async def balance(self, person: int) -> int:
-        return await self.paiju.store.balance(person)
+        return await self.runtime.store.balance(person)
 
     async def fire_timer(self) -> None:
         """The running deadline of the group's table passes now."""
-        live = self.paiju.tables.get(GROUP)
-        assert live is not None and live.table_id in self.paiju.deadlines, "no deadline is armed"
-        self.paiju.disarm(live.table_id)
-        await self.paiju.timeout(GROUP, live.table_id, live.engine.core.timer)
-        await self.paiju.quiet()
+        live = self.runtime.tables.get(GROUP)
+        assert live is not None and live.table_id in self.runtime.deadlines, "no deadline is armed"
+        self.runtime.disarm(live.table_id)
+        await self.runtime.timeout(GROUP, live.table_id, live.engine.core.timer)
+        await self.runtime.wait_idle()
 
 
 def make_world() -> World:
@@ -63,8 +63,8 @@ async def start_bot(
     application.bot_data["limits"] = limits or Limits.unlimited()  # every change sent at once, unless given
     await application.initialize()
     await prepare(application)
-    paiju = application.bot_data[RUNTIME]
-    return Bot(world, application, Driver.in_process(world, application, paiju.quiet))
+    runtime = application.bot_data[RUNTIME]
+    return Bot(world, application, Driver.in_process(world, application, runtime.wait_idle))
 
 
 async def stop_bot(bot: Bot) -> None:

@@ -23,9 +23,9 @@ async def test_a_failing_settle_still_closes_the_store_before_the_lock_goes(tmp_
     async def settle():
         raise OSError(28, "No space left on device")
 
-    paiju = SimpleNamespace(settle=settle, store=store)
+    runtime = SimpleNamespace(wait_background=settle, store=store)
     application = SimpleNamespace(
-        bot_data={RUNTIME: paiju, botapp.STORE: store, botapp.DATABASE_LOCK: lock}
+        bot_data={RUNTIME: runtime, botapp.STORE: store, botapp.DATABASE_LOCK: lock}
     )
     with pytest.raises(OSError, match="No space left"):
         await botapp.close(application)

@@ -43,7 +43,7 @@ async def test_daily_once_a_day_and_the_table_learns_of_it(bot):
     assert "领取每日奖励 2,000 金币，现在有 12,000" in d.last(1)
     await d.send(1, 1, "/daily")
     assert "今天已经领过了" in d.last(1)
-    assert bot.paiju.tables.get(GROUP).engine.core.seat_of(1).balance == 12_000
+    assert bot.runtime.tables.get(GROUP).engine.core.seat_of(1).balance == 12_000
 
 
 async def test_language_for_a_person_and_for_a_group(bot):
@@ -86,7 +86,7 @@ async def test_join_leave_and_table_commands(bot, world):
     assert "本群现在没有牌桌" in d.last(GROUP)
     await d.send(1, GROUP, "/newgame muxi")
     await d.send(2, GROUP, "/join")
-    table_message = bot.paiju.tables.get(GROUP).message_id
+    table_message = bot.runtime.tables.get(GROUP).message_id
     assert "2. 小红" in world.messages[(GROUP, table_message)].text
     await d.send(2, GROUP, "/join")
     assert "你已经入座了" in d.last(GROUP)
@@ -156,11 +156,11 @@ async def test_where_someone_sits_is_known_after_they_move_and_after_a_restart(w
     await d.send(2, -200, "/newgame muxi")
     await d.press(1, GROUP, "离桌")  # free in the lobby: the table closes with nobody left
     await d.press(1, -200, "加入")
-    assert first.paiju.tables.table_of(1) is first.paiju.tables.get(-200)
+    assert first.runtime.tables.table_of(1) is first.runtime.tables.get(-200)
     await stop_bot(first)
     second = await start_bot(world, database)
     await second.driver.send(3, GROUP, "/newgame muxi")
     await second.driver.press(1, GROUP, "加入")
     assert "你已在另一桌" in second.driver.popup(1)
-    assert second.paiju.tables.table_of(1) is second.paiju.tables.get(-200)
+    assert second.runtime.tables.table_of(1) is second.runtime.tables.get(-200)
     await stop_bot(second)

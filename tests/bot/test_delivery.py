@@ -23,7 +23,7 @@ async def handle(bot, update):
 
 def empty_the_table_budget(bot, chat_id=GROUP, seconds=1.6):
     """The group's table share is spent: its next edit waits about ``seconds``."""
-    bucket = bot.paiju.presenter.sender.lanes[chat_id].budget.table
+    bucket = bot.runtime.presenter.sender.lanes[chat_id].budget.table
     bucket.tokens = 1 - seconds * bucket.per_second
     bucket.at = time.monotonic()
 
@@ -39,8 +39,8 @@ async def test_a_press_is_answered_before_anything_is_sent(world, database):
     sent = [r.method for r in world.requests[requests:]]
     assert sent[0] == "answerCallbackQuery", sent
     assert "editMessageText" not in [r.method for r in world.requests[requests:] if r.chat_id == GROUP]
-    assert bot.paiju.presenter.sender.pending(GROUP), "the table's edit waits for the group's budget"
-    await bot.paiju.presenter.sender.stop()
+    assert bot.runtime.presenter.sender.pending(GROUP), "the table's edit waits for the group's budget"
+    await bot.runtime.presenter.sender.stop()
     await stop_bot(bot)
 
 
@@ -50,9 +50,9 @@ async def test_a_turn_shown_late_gets_that_time_back(world, database):
     await open_and_start(bot, [1, 2])
     empty_the_table_budget(bot)
     await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     deadline = live.view.deadline
-    await bot.paiju.presenter.sender.drain()  # the table shows the draw about 1.6 s late
+    await bot.runtime.presenter.sender.drain()  # the table shows the draw about 1.6 s late
     assert live.view.deadline - deadline > 1.0, "the turn got the delay back"
     assert live.view.deadline - deadline < 5.0
     await stop_bot(bot)
@@ -76,12 +76,12 @@ async def test_a_restart_sends_nothing_that_did_not_change(world, database):
     await stop_bot(first)
     requests = len(world.requests)
     second = await start_bot(world, database)
-    await second.paiju.settle()
-    await second.paiju.presenter.sender.drain()
+    await second.runtime.wait_background()
+    await second.runtime.presenter.sender.drain()
     sent = [r.method for r in world.requests[requests:] if r.chat_id is not None]
     assert sent == [], "every message shows what it should already"
     await second.driver.press(2, GROUP, "不补")
-    assert "小红  ✋ 不补" in world.messages[(GROUP, second.paiju.tables.get(GROUP).message_id)].text
+    assert "小红  ✋ 不补" in world.messages[(GROUP, second.runtime.tables.get(GROUP).message_id)].text
     await stop_bot(second)
 
 
@@ -108,7 +108,7 @@ async def test_a_handlers_own_call_refused_with_a_429_is_waited_out(bot, world, 
     monkeypatch.setattr(world, "call", call)
     await bot.driver.send(1, GROUP, "/newgame muxi")
     await bot.driver.send(ADMIN, GROUP, "/cancel")
-    assert refused and bot.paiju.tables.get(GROUP) is None, "the lookup was tried again and the table ended"
+    assert refused and bot.runtime.tables.get(GROUP) is None, "the lookup was tried again and the table ended"
 
 
 @pytest.fixture
@@ -140,8 +140,8 @@ async def a_draw_whose_prompt_to_2_waits(bot, world, refusing):
     await open_and_start(bot, [1, 2])
     refusing.add(2)
     await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
-    live = bot.paiju.tables.get(GROUP)
-    assert bot.paiju.presenter.prompt_waits(live)
+    live = bot.runtime.tables.get(GROUP)
+    assert bot.runtime.presenter.prompt_waits(live)
     return live
 
 
@@ -152,25 +152,25 @@ async def test_a_deadline_waits_for_its_prompt_and_the_turn_starts_when_sent(pac
     bot = paced_bot
     live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
     timer, turn = live.engine.core.timer, live.engine.core.turn_seconds
-    reminder = bot.paiju.reminders.pop(live.table_id)
+    reminder = bot.runtime.reminders.pop(live.table_id)
     reminder.schedule_removal()
-    await bot.paiju._remind(SimpleNamespace(job=reminder))
+    await bot.runtime._remind(SimpleNamespace(job=reminder))
     assert live.reminded
 
-    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    await bot.runtime.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer == timer, "nobody timed out: 2 has not been asked yet"
-    assert live.table_id in bot.paiju.deadlines, "looked at again soon"
-    bot.paiju.disarm(live.table_id)  # (the test looks again itself)
+    assert live.table_id in bot.runtime.deadlines, "looked at again soon"
+    bot.runtime.disarm(live.table_id)  # (the test looks again itself)
 
     refusing.clear()
-    await bot.paiju.presenter.sender.drain()  # the prompt reaches 2
+    await bot.runtime.presenter.sender.drain()  # the prompt reaches 2
     prompt = newest(bot, 2)
-    assert labels(prompt) == ["补牌", "不补"] and not bot.paiju.presenter.prompt_waits(live)
+    assert labels(prompt) == ["补牌", "不补"] and not bot.runtime.presenter.prompt_waits(live)
     shown = prompt.text
-    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    await bot.runtime.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer == timer, "still 2's turn"
-    assert live.view.deadline == pytest.approx(bot.paiju.clock() + turn, abs=1.0), "a whole turn from now"
-    await bot.paiju.quiet()
+    assert live.view.deadline == pytest.approx(bot.runtime.clock() + turn, abs=1.0), "a whole turn from now"
+    await bot.runtime.wait_idle()
     assert world.messages[(2, prompt.message_id)].text != shown, "the DM shows the new deadline"
     await bot.driver.press(2, 2, "不补")
     assert "小红  ✋ 不补" in bot.driver.table(GROUP)
@@ -180,8 +180,8 @@ async def test_a_deadline_waits_for_its_prompt_one_turn_at_most(paced_bot, world
     bot = paced_bot
     live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
     timer = live.engine.core.timer
-    live.view.deadline = bot.paiju.clock() - live.engine.core.turn_seconds - 0.1  # a turn past it
-    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    live.view.deadline = bot.runtime.clock() - live.engine.core.turn_seconds - 0.1  # a turn past it
+    await bot.runtime.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer != timer, "the table does not hang: the turn timed out"
 
 
@@ -192,16 +192,16 @@ async def test_a_reminder_still_queued_does_not_hold_the_deadline(paced_bot, wor
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
     await bot.driver.press(1, GROUP, "当庄")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     timer = live.engine.core.timer
     assert labels(newest(bot, 2)) == ["补牌", "不补"]
     refusing.add(2)
-    reminder = bot.paiju.reminders.pop(live.table_id)
+    reminder = bot.runtime.reminders.pop(live.table_id)
     reminder.schedule_removal()
-    await bot.paiju._remind(SimpleNamespace(job=reminder))
-    assert ("d", live.table_id, 2) in bot.paiju.presenter._kept, "the reminder waits"
-    assert not bot.paiju.presenter.prompt_waits(live)
-    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    await bot.runtime._remind(SimpleNamespace(job=reminder))
+    assert ("d", live.table_id, 2) in bot.runtime.presenter._kept, "the reminder waits"
+    assert not bot.runtime.presenter.prompt_waits(live)
+    await bot.runtime.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer != timer, "2 timed out (stood)"
 
 
@@ -213,15 +213,15 @@ async def test_a_held_turn_whose_prompt_comes_late_gets_a_whole_turn_not_only_it
     bot = paced_bot
     live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
     timer, turn = live.engine.core.timer, live.engine.core.turn_seconds
-    live.view.deadline = bot.paiju.clock() - turn / 2
-    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    live.view.deadline = bot.runtime.clock() - turn / 2
+    await bot.runtime.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer == timer
-    bot.paiju.disarm(live.table_id)
+    bot.runtime.disarm(live.table_id)
     refusing.clear()
-    await bot.paiju.presenter.sender.drain()  # 2 s late
-    await bot.paiju.timeout(GROUP, live.table_id, timer)
+    await bot.runtime.presenter.sender.drain()  # 2 s late
+    await bot.runtime.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer == timer, "2 has their turn"
-    assert live.view.deadline == pytest.approx(bot.paiju.clock() + turn, abs=1.0)
+    assert live.view.deadline == pytest.approx(bot.runtime.clock() + turn, abs=1.0)
 
 
 async def test_a_first_prompt_sent_after_the_reminder_gives_its_delay_back(paced_bot, world, refusing):
@@ -230,11 +230,11 @@ async def test_a_first_prompt_sent_after_the_reminder_gives_its_delay_back(paced
     bot = paced_bot
     live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
     deadline = live.view.deadline
-    reminder = bot.paiju.reminders.pop(live.table_id)
+    reminder = bot.runtime.reminders.pop(live.table_id)
     reminder.schedule_removal()
-    await bot.paiju._remind(SimpleNamespace(job=reminder))
+    await bot.runtime._remind(SimpleNamespace(job=reminder))
     refusing.clear()
-    await bot.paiju.presenter.sender.drain()  # 2 s late
+    await bot.runtime.presenter.sender.drain()  # 2 s late
     assert "只剩" in newest(bot, 2).text and labels(newest(bot, 2)) == ["补牌", "不补"]
     assert live.view.deadline - deadline > 1.5, "the turn got its delay back"
 
@@ -243,7 +243,7 @@ async def test_a_prompt_being_sent_still_holds_the_deadline(paced_bot, world, mo
     bot = paced_bot
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
-    presenter, release = bot.paiju.presenter, asyncio.Event()
+    presenter, release = bot.runtime.presenter, asyncio.Event()
     real = presenter._send
 
     async def slow(wanted, message_id):
@@ -253,7 +253,7 @@ async def test_a_prompt_being_sent_still_holds_the_deadline(paced_bot, world, mo
 
     monkeypatch.setattr(presenter, "_send", slow)
     await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     for _ in range(500):  # until its request is on its way
         if ("d", live.table_id, 2) not in presenter._kept:
             break

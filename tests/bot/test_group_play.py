@@ -32,12 +32,12 @@ def labels(message):
 
 async def remind(bot):
     """A third of the running turn is left now."""
-    live = bot.paiju.tables.get(GROUP)
-    job = bot.paiju.reminders[live.table_id]
-    bot.paiju.reminders.pop(live.table_id)
+    live = bot.runtime.tables.get(GROUP)
+    job = bot.runtime.reminders[live.table_id]
+    bot.runtime.reminders.pop(live.table_id)
     job.schedule_removal()
-    await bot.paiju._remind(SimpleNamespace(job=job))
-    await bot.paiju.quiet()
+    await bot.runtime._remind(SimpleNamespace(job=job))
+    await bot.runtime.wait_idle()
 
 
 async def test_each_turn_is_a_new_dm_that_notifies_and_then_says_what_was_done(bot):
@@ -79,10 +79,10 @@ async def test_a_restarted_bot_neither_reminds_again_nor_prompts_anew(world, dat
     sent = len(world.requests)
     await stop_bot(bot)
     bot = await start_bot(world, database)
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     assert [r.method for r in world.requests[sent:] if r.chat_id in (1, 2)] == [], "nothing new in the DMs"
-    live = bot.paiju.tables.get(GROUP)
-    assert live.reminded and live.table_id not in bot.paiju.reminders
+    live = bot.runtime.tables.get(GROUP)
+    assert live.reminded and live.table_id not in bot.runtime.reminders
     await stop_bot(bot)
 
 
@@ -118,7 +118,7 @@ async def test_the_last_rounds_message_keeps_its_results_only(bot):
     await d.press(1, GROUP, "当庄")
     await d.press(2, GROUP, "不补")
     await d.press(1, GROUP, "不补")
-    first = bot.paiju.tables.get(GROUP).message_id
+    first = bot.runtime.tables.get(GROUP).message_id
     assert "继续下一局" in labels(world.messages[(GROUP, first)])
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     for person in (1, 2):
@@ -127,7 +127,7 @@ async def test_the_last_rounds_message_keeps_its_results_only(bot):
     assert old.buttons == [], "an old round's message has no buttons"
     assert "第 1 局 · 结算" in old.text and "/verify 1 1" in old.text
     assert "未准备" not in old.text and "继续下一局" not in old.text, "no lobby lines on a results message"
-    assert "第 2 局" in d.table(GROUP) and bot.paiju.tables.get(GROUP).message_id != first
+    assert "第 2 局" in d.table(GROUP) and bot.runtime.tables.get(GROUP).message_id != first
 
 
 async def test_every_table_command_gets_a_short_reply_to_it(world, database):
@@ -135,7 +135,7 @@ async def test_every_table_command_gets_a_short_reply_to_it(world, database):
     d = bot.driver
     stack(bot, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "2C 2D"})
     await open_and_start(bot, [1, 2, 3])
-    table_id = bot.paiju.tables.get(GROUP).message_id
+    table_id = bot.runtime.tables.get(GROUP).message_id
     asked = await d.send(4, GROUP, "/newgame showhand")
     reply = newest(bot, GROUP)
     assert "本群已有一桌🀄 木虱" in reply.text and reply.reply_to == table_id, "it points at the table"
@@ -180,9 +180,12 @@ async def test_leaving_says_what_it_costs_and_an_escape_needs_a_second_press(bot
     await d.press(2, GROUP, "逃跑")
     popup = bot.world.popups[2][-1]
     assert popup.show_alert and "罚 1,000" in popup.text and "5 秒内再按一次确认" in popup.text
-    assert await bot.balance(2) == 10_000 and 2 in bot.paiju.tables.get(GROUP).seated()
-    key = (bot.paiju.tables.get(GROUP).table_id, 2)
-    bot.paiju._escapes[key] = (bot.paiju._escapes[key][0] - 10, bot.paiju._escapes[key][1])  # too long ago
+    assert await bot.balance(2) == 10_000 and 2 in bot.runtime.tables.get(GROUP).seated()
+    key = (bot.runtime.tables.get(GROUP).table_id, 2)
+    bot.runtime._escapes[key] = (
+        bot.runtime._escapes[key][0] - 10,
+        bot.runtime._escapes[key][1],
+    )  # too long ago
     await d.press(2, GROUP, "逃跑")
     assert "再按一次确认" in d.popup(2) and await bot.balance(2) == 10_000
     await d.press(2, GROUP, "逃跑")
@@ -201,7 +204,7 @@ async def test_someone_the_bot_cannot_dm_is_told_once_and_called_on_their_turn(b
     assert '<a href="tg://user?id=2">小红</a>' in table, "a real mention on the line of their turn"
     assert "打开与我的私聊" in table and "start=t" in table
     call = newest(bot, GROUP)
-    assert call.reply_to == bot.paiju.tables.get(GROUP).message_id and 2 in call.notified
+    assert call.reply_to == bot.runtime.tables.get(GROUP).message_id and 2 in call.notified
     assert "轮到你了" in call.text and DEADLINE.search(call.text), "a new message: the mention notifies"
     await d.press(2, GROUP, "不补")
     table = d.table(GROUP)
@@ -216,10 +219,10 @@ async def test_showhand_in_players_words_to_a_show_down_decided_by_a_suit(bot):
     stack_showhand(bot, [1, 2], 1, hands)
     await open_showhand(bot, [1, 2])
     assert d.labels(GROUP)[:3] == ["🂠 看我的牌", "过牌", "下注 100"]
-    prompt = newest(bot, bot.paiju.tables.get(GROUP).engine.turn)
+    prompt = newest(bot, bot.runtime.tables.get(GROUP).engine.turn)
     assert "🔔 轮到你了" in prompt.text and "底池 200 · 你已下 100" in prompt.text
     assert DEADLINE.search(prompt.text)
-    while bot.paiju.tables.get(GROUP).engine.phase == "betting":
+    while bot.runtime.tables.get(GROUP).engine.phase == "betting":
         await act(bot, "过牌")
     result = d.table(GROUP)
     assert "🏆 阿明  底牌 A♠︎ · K♥️ A♣︎ 9♦️ 10♣︎  一对 A  +100" in result, result
@@ -276,11 +279,11 @@ def test_one_point_is_not_plural():
 async def test_the_first_round_goes_on_in_its_lobbys_message(bot):
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await bot.driver.send(1, GROUP, "/newgame muxi")
-    lobby = bot.paiju.tables.get(GROUP).message_id
+    lobby = bot.runtime.tables.get(GROUP).message_id
     await bot.driver.press(2, GROUP, "加入")
     for person in (1, 2):
         await bot.driver.press(person, GROUP, "开始")
-    assert bot.paiju.tables.get(GROUP).message_id == lobby
+    assert bot.runtime.tables.get(GROUP).message_id == lobby
     assert "第 1 局" in bot.world.messages[(GROUP, lobby)].text
 
 
@@ -318,8 +321,8 @@ async def test_a_last_rounds_dm_still_gets_its_end_when_the_next_round_starts_fi
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     for person in (1, 2):
         await fast.press(person, GROUP, "继续下一局")
-    assert bot.paiju.tables.get(GROUP).round_no == 2 and refused
-    await bot.paiju.quiet()
+    assert bot.runtime.tables.get(GROUP).round_no == 2 and refused
+    await bot.runtime.wait_idle()
     last = world.messages[(1, prompt.message_id)]
     assert last.buttons == [] and "🏁 本局 +200" in last.text, last.text
 
@@ -328,18 +331,18 @@ async def test_the_reminder_is_armed_for_a_third_of_the_turn_left_and_not_once_t
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await open_and_start(bot, [1, 2])
     await bot.driver.press(1, GROUP, "当庄")
-    paiju, live = bot.paiju, bot.paiju.tables.get(GROUP)
-    due = paiju.reminders[live.table_id].job.trigger.run_date.timestamp()
+    runtime, live = bot.runtime, bot.runtime.tables.get(GROUP)
+    due = runtime.reminders[live.table_id].job.trigger.run_date.timestamp()
     assert abs(due - (live.view.deadline - 10)) < 1, "a third of 30 s before the deadline"
-    paiju.clock = lambda: time.time() + 25  # re-armed 5 s before the end (as by a restart then)
-    paiju.arm(live)
-    assert live.table_id in paiju.deadlines and live.table_id not in paiju.reminders
+    runtime.clock = lambda: time.time() + 25  # re-armed 5 s before the end (as by a restart then)
+    runtime.arm(live)
+    assert live.table_id in runtime.deadlines and live.table_id not in runtime.reminders
 
 
 async def test_a_showhand_reminder_goes_to_the_one_to_bet(bot):
     stack_showhand(bot, [1, 2], 1, TWO)
     await open_showhand(bot, [1, 2])
-    turn = bot.paiju.tables.get(GROUP).engine.turn
+    turn = bot.runtime.tables.get(GROUP).engine.turn
     other = 3 - turn
     before = len(bot.world.bot_messages(other))
     await remind(bot)
@@ -354,7 +357,7 @@ async def test_someone_unseated_after_the_round_still_reads_their_coins_in_the_d
     await bot.driver.press(1, GROUP, "当庄")
     await bot.driver.press(2, GROUP, "不补")
     await bot.driver.press(1, GROUP, "不补")  # the banker's 7 points beat 1 point: 小红 is under 1,000
-    assert 2 not in bot.paiju.tables.get(GROUP).seated()
+    assert 2 not in bot.runtime.tables.get(GROUP).seated()
     assert "🏁 本局 −20 · 现有 980 金币" in newest(bot, 2).text
     await stop_bot(bot)
 
@@ -367,6 +370,6 @@ async def test_an_escape_is_confirmed_only_at_the_price_it_was_told(bot):
     assert "输掉已下的 100" in d.popup(2)
     assert await act(bot, "下注 100") == 2  # the price changes before the second press
     await d.press(2, GROUP, "逃跑")
-    assert "输掉已下的 200" in d.popup(2) and 2 in bot.paiju.tables.get(GROUP).seated(), "asked again"
+    assert "输掉已下的 200" in d.popup(2) and 2 in bot.runtime.tables.get(GROUP).seated(), "asked again"
     await d.press(2, GROUP, "逃跑")
-    assert 2 not in bot.paiju.tables.get(GROUP).seated(), "confirmed at the price told"
+    assert 2 not in bot.runtime.tables.get(GROUP).seated(), "confirmed at the price told"

@@ -34,7 +34,7 @@ async def test_the_operators_seconds_are_the_default_of_every_chat_that_chose_no
     bot = await start_bot(world, database, turn_seconds=10, lobby_seconds=120)
     d = bot.driver
     await d.send(1, GROUP, "/newgame muxi")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     assert (live.engine.core.turn_seconds, live.engine.core.lobby_seconds) == (10, 120)
     assert 115 < live.view.deadline - time.time() <= 120, "the lobby closes after 120 s, not 300"
     await d.press(2, GROUP, "加入")
@@ -53,10 +53,10 @@ async def test_the_operators_seconds_are_the_default_of_every_chat_that_chose_no
     await d.send(ADMIN, GROUP, "/settings")
     assert "每步限时：20 秒" in d.last(GROUP) and "无人开局 90 秒后解散" in d.last(GROUP)
     await d.press(ADMIN, GROUP, "45 秒")
-    assert (await bot.paiju.store.chat_settings(GROUP)).turn_seconds == 45
+    assert (await bot.runtime.store.chat_settings(GROUP)).turn_seconds == 45
     await stop_bot(bot)
     bot = await start_bot(world, database, turn_seconds=10)
-    assert (await bot.paiju.chat_settings(GROUP)).turn_seconds == 45
+    assert (await bot.runtime.chat_settings(GROUP)).turn_seconds == 45
     await stop_bot(bot)
 
 
@@ -119,7 +119,7 @@ async def test_a_table_cancelled_during_a_game_leaves_no_prompt_in_the_dms(world
     await open_and_start_showhand(bot, [1, 2])
     assert "轮到你了" in dm(bot, 2)[0]
     await bot.driver.send(ADMIN, GROUP, "/cancel")  # an owner's cancel: at once, the antes refunded
-    assert bot.paiju.tables.get(GROUP) is None
+    assert bot.runtime.tables.get(GROUP) is None
     assert_over(bot, 1, "底牌：8♠︎", "明牌：9♥️")
     assert_over(bot, 2, "底牌：A♦️", "明牌：A♥️")
     await stop_bot(bot)
@@ -190,7 +190,7 @@ async def test_an_escaped_players_cards_are_not_shown_at_the_show_down(bot):
 async def test_the_commitment_of_a_round_nobody_banks_can_be_verified(bot):
     d = bot.driver
     await open_and_start(bot, [1, 2])
-    table_id = bot.paiju.tables.get(GROUP).table_id
+    table_id = bot.runtime.tables.get(GROUP).table_id
     shown = re.search(r"洗牌承诺 (\w{4})…(\w{3})", d.table(GROUP))
     assert shown, d.table(GROUP)
     await d.press(1, GROUP, "不当庄")
@@ -213,7 +213,7 @@ async def test_a_forged_game_pick_is_answered_with_a_popup(bot, world):
     picker = d.message_with(GROUP, label="木虱")
     await d.press_data(1, GROUP, picker.message_id, "pick:poker")
     assert world.popups[1][-1].text == "这个按钮已失效" and world.popups[1][-1].show_alert
-    assert world.open_queries == {} and bot.paiju.tables.get(GROUP) is None
+    assert world.open_queries == {} and bot.runtime.tables.get(GROUP) is None
 
 
 async def test_a_round_without_results_reads_as_not_settled_in_the_history(bot):

@@ -66,7 +66,7 @@ async def served(bot):
 
 async def open_table(bot, chat=GROUP, opener=1):
     await bot.driver.send(opener, chat, "/newgame muxi")
-    return bot.paiju.tables.get(chat).table_id
+    return bot.runtime.tables.get(chat).table_id
 
 
 async def ticket(client, person, table):
@@ -92,7 +92,7 @@ def calls(world, method="getChatMember"):
 async def test_init_data_in_a_url_is_refused_everywhere(served):
     bot, _miniapp, client = served
     table = await open_table(bot)
-    version = bot.paiju.tables.get(GROUP).engine.version
+    version = bot.runtime.tables.get(GROUP).engine.version
     signed = init(2, table)
     query = {"table": str(table), "init": signed}
     assert (await client.get(API + "state", params=query)).status == 400
@@ -102,8 +102,8 @@ async def test_init_data_in_a_url_is_refused_everywhere(served):
     body = {"table": table, "round": 0, "action": "join", "arg": None}
     assert (await client.post(API + "act", params={"init": signed}, json=body)).status == 400
     assert (
-        bot.paiju.tables.get(GROUP).engine.version == version
-        and 2 not in bot.paiju.tables.get(GROUP).seated()
+        bot.runtime.tables.get(GROUP).engine.version == version
+        and 2 not in bot.runtime.tables.get(GROUP).seated()
     )
     # the header form works
     assert (await client.post(API + "act", json=body, headers={HEADER: signed})).status == 200
@@ -186,7 +186,7 @@ async def test_bytes_that_are_no_init_data_are_a_4xx_and_a_few_log_lines(served,
     told = [record for record in caplog.records if record.levelno >= logging.WARNING]
     assert not any(record.exc_info for record in told), "no traceback"
     assert 1 <= len(told) <= 5, [record.getMessage() for record in told]  # one per cause
-    assert bot.paiju.tables.get(GROUP).seated() == [1]
+    assert bot.runtime.tables.get(GROUP).seated() == [1]
 
 
 async def test_an_action_body_no_parser_takes_is_a_400_not_a_traceback(served, caplog):
@@ -251,7 +251,7 @@ async def test_an_outsiders_flood_costs_telegram_one_question_and_many_a_bounded
 
     # the games go on: a table elsewhere takes a press
     await bot.driver.press(2, OTHER_GROUP, "加入")
-    assert bot.paiju.tables.by_id(other).seated() == [3, 2]
+    assert bot.runtime.tables.by_id(other).seated() == [3, 2]
 
 
 # -- open streams: capped, refused with Retry-After, given back when they close ---------------------
@@ -329,7 +329,7 @@ async def test_fifty_identical_bets_at_once_take_one_and_bad_actions_are_refused
     await bot.driver.press(2, GROUP, "加入")
     for person in (1, 2):
         await bot.driver.press(person, GROUP, "开始")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     table, turn = live.table_id, live.engine.turn
     other = 2 if turn == 1 else 1
     view = await state(client, turn, table)

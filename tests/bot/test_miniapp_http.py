@@ -31,7 +31,7 @@ async def served(tmp_path):
     world = make_world()
     world.add_person(STRANGER, "过客")  # on Telegram, not in the group
     bot = await start_bot(world, str(tmp_path / "served.sqlite3"), webapp_url=URL)
-    client = TestClient(TestServer(build_web_app(bot.application, bot.paiju.settings)))
+    client = TestClient(TestServer(build_web_app(bot.application, bot.runtime.settings)))
     await client.start_server()
     yield bot, client
     await client.close()
@@ -65,7 +65,7 @@ async def test_the_page_is_served_and_the_table_has_the_button(served):
     assert response.status == 200 and "app.js" in page
     assert 'data-unauthorized="无法确认你是谁：请从群里牌桌消息的按钮打开 · Cannot tell who you are' in page
     await bot.driver.send(1, GROUP, "/newgame muxi")
-    table = bot.paiju.tables.get(GROUP).table_id
+    table = bot.runtime.tables.get(GROUP).table_id
     message = bot.driver.message_with(GROUP, label="🀄 打开牌桌")
     urls = [button.get("url") for row in message.reply_markup["inline_keyboard"] for button in row]
     assert f"https://t.me/paiju_test_bot/table?startapp=t{table}" in urls
@@ -74,7 +74,7 @@ async def test_the_page_is_served_and_the_table_has_the_button(served):
 async def test_forged_stale_or_foreign_init_data_is_refused_and_changes_nothing(served):
     bot, client = served
     await bot.driver.send(1, GROUP, "/newgame muxi")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     table, version = live.table_id, live.engine.version
     refused = {
         "unsigned": {},
@@ -94,7 +94,7 @@ async def test_forged_stale_or_foreign_init_data_is_refused_and_changes_nothing(
     stranger = await post(client, STRANGER, table, "join", 0)  # not in the group
     assert stranger.status == 403
     assert live.engine.version == version and live.seated() == [1]
-    assert await bot.paiju.store.get_person(2) is None, "nobody was even created"
+    assert await bot.runtime.store.get_person(2) is None, "nobody was even created"
 
 
 async def test_acting_in_the_mini_app_is_exactly_a_press(served, tmp_path):
@@ -104,7 +104,7 @@ async def test_acting_in_the_mini_app_is_exactly_a_press(served, tmp_path):
     try:
         for each in (bot, pressed):
             await each.driver.send(1, GROUP, "/newgame muxi")
-        table = bot.paiju.tables.get(GROUP).table_id
+        table = bot.runtime.tables.get(GROUP).table_id
         steps = [(2, "join", "加入"), (1, "ready", "开始"), (2, "ready", "开始"), (1, "banker", "当庄")]
         steps += [(2, "draw", "补牌"), (1, "draw", "补牌")]
         for person, action, label in steps:
@@ -112,7 +112,7 @@ async def test_acting_in_the_mini_app_is_exactly_a_press(served, tmp_path):
             view = await state(client, person, table)
             response = await post(client, person, table, action, view["round"])
             assert response.status == 200, await response.text()
-            await bot.paiju.quiet()
+            await bot.runtime.wait_idle()
             assert bot.driver.table(GROUP) == pressed.driver.table(GROUP), action
             assert bot.driver.texts(person) == pressed.driver.texts(person), action
         for person in (1, 2):
@@ -131,15 +131,15 @@ async def test_an_escape_must_be_confirmed_in_the_mini_app_too(served):
     for person in (1, 2):
         await bot.driver.press(person, GROUP, "开始")
     await bot.driver.press(1, GROUP, "当庄")
-    table = bot.paiju.tables.get(GROUP).table_id
+    table = bot.runtime.tables.get(GROUP).table_id
     view = await state(client, 2, table)
     first = await post(client, 2, table, "leave", view["round"])
     answer = await first.json()
     assert first.status == 409 and answer["confirm"] and "逃跑" in answer["text"]
-    assert 2 in bot.paiju.tables.get(GROUP).seated()
+    assert 2 in bot.runtime.tables.get(GROUP).seated()
     second = await post(client, 2, table, "leave", view["round"])
     assert second.status == 200
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     assert "逃跑" in bot.driver.table(GROUP)
 
 
@@ -164,7 +164,7 @@ async def read_event(stream):
 async def test_an_open_page_is_updated_within_200_ms_of_an_action(served):
     bot, client = served
     await bot.driver.send(1, GROUP, "/newgame muxi")
-    table = bot.paiju.tables.get(GROUP).table_id
+    table = bot.runtime.tables.get(GROUP).table_id
     spectator = await events(client, 6, table)
     player = await events(client, 1, table)
     assert spectator.status == 200 and spectator.headers["Content-Type"].startswith("text/event-stream")
@@ -194,7 +194,7 @@ async def showhand_for_two(bot):
     await bot.driver.press(2, GROUP, "加入")
     for person in (1, 2):
         await bot.driver.press(person, GROUP, "开始")
-    return bot.paiju.tables.get(GROUP)
+    return bot.runtime.tables.get(GROUP)
 
 
 async def test_showhand_bets_with_their_amounts_from_the_mini_app(served):
@@ -242,16 +242,16 @@ async def test_a_turn_given_its_time_back_is_pushed_to_open_pages(world, databas
     bot = await start_bot(world, database, limits=Limits.of_settings(60))
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     hub = Hub(time.time)
-    bot.paiju.watchers = hub
+    bot.runtime.watchers = hub
     page = Subscriber(live.table_id, 2, "zh-hans")
     hub.subscribe(page, live)
     empty_the_table_budget(bot)
     try:
         await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
         told = json.loads(await page.next(1.0) or "{}")
-        await bot.paiju.presenter.sender.drain()  # the table shows the draw about 1.6 s late
+        await bot.runtime.presenter.sender.drain()  # the table shows the draw about 1.6 s late
         assert live.view.deadline - told["deadline"] > 1.0
         pushed = json.loads(await page.next(1.0) or "{}")
         assert pushed.get("deadline") == live.view.deadline, "the new deadline was pushed"

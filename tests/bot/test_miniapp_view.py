@@ -12,7 +12,7 @@ SPECTATOR = 6
 
 
 def wire(bot, viewer):
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     return json.dumps(table_view(live, viewer, "zh-hans", 0.0), ensure_ascii=False)
 
 
@@ -30,7 +30,7 @@ def hidden_cards(live):
 
 
 def assert_no_leak(bot):
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     hidden = hidden_cards(live)
     public: set[str] = set()
     shuffle = live.engine.core.shuffle
@@ -96,7 +96,7 @@ async def test_showhand_views_hide_each_hole_card(bot):
     await d.press(3, GROUP, "加入")
     for person in (1, 2, 3):
         await d.press(person, GROUP, "开始")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     assert isinstance(live.engine, showhand.ShowhandTable)
     for _ in range(4):  # a few bets, looking after each
         assert_no_leak(bot)
@@ -123,7 +123,7 @@ async def test_a_bet_of_any_step_up_to_the_cap_is_offered_as_a_range(bot):
     await d.press(2, GROUP, "加入")
     for person in (1, 2):
         await d.press(person, GROUP, "开始")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     engine, turn = live.engine, live.engine.turn
     own = engine.player(turn).total
     view = table_view(live, turn, "en", 0.0)

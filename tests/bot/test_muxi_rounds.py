@@ -88,7 +88,7 @@ async def test_a_player_escapes_and_the_banker_escapes_by_leaving_the_group(bot)
     result = d.table(GROUP)
     assert "阿明 逃跑，罚 5,000" in result and "第 1 局 · 结算" in result
     assert {p: await bot.balance(p) for p in (1, 2, 3, 4)} == {1: 5_000, 2: 9_000, 3: 11_000, 4: 11_000}
-    report = await bot.paiju.store.check()
+    report = await bot.runtime.store.check()
     assert report.ok, report
 
 
@@ -142,7 +142,9 @@ async def test_a_restarted_bot_carries_on_the_round(world, database):
 
     second = await start_bot(world, database)
     d = second.driver
-    assert second.paiju.tables.get(GROUP).table_id in second.paiju.deadlines, "the deadline is armed again"
+    assert second.runtime.tables.get(GROUP).table_id in second.runtime.deadlines, (
+        "the deadline is armed again"
+    )
     await d.press(2, GROUP, "补牌")
     assert "你已经选过了" in d.popup(2)
     await d.press(3, GROUP, "不补")
@@ -150,7 +152,7 @@ async def test_a_restarted_bot_carries_on_the_round(world, database):
     assert "第 1 局 · 结算" in d.table(GROUP)
     total = sum([await second.balance(p) for p in (1, 2, 3)])
     assert total == 30_000
-    report = await second.paiju.store.check()
+    report = await second.runtime.store.check()
     assert report.ok, report
     await stop_bot(second)
 
@@ -176,7 +178,7 @@ async def test_cancel_is_for_admins_and_ends_the_table_once_the_round_is_settled
     await d.send(3, GROUP, "/cancel")
     assert "只有群管理员" in d.last(GROUP)
     await d.send(ADMIN, GROUP, "/cancel")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     assert "群主 要求关桌：本局结算后牌桌关闭" in bot.world.messages[(GROUP, live.message_id)].text
     await d.send(ADMIN, GROUP, "/cancel")
     assert "已经要求关桌" in d.last(GROUP)
@@ -188,7 +190,7 @@ async def test_cancel_is_for_admins_and_ends_the_table_once_the_round_is_settled
     assert await bot.balance(2) == 9_000, "the escape was paid as the rules say, not voided"
     await d.send(1, GROUP, "/newgame muxi")
     assert "等待开局" in d.table(GROUP)
-    report = await bot.paiju.store.check()
+    report = await bot.runtime.store.check()
     assert report.ok and MINT
 
 
@@ -196,7 +198,7 @@ async def test_cancel_in_the_lobby_ends_the_table_at_once(bot):
     d = bot.driver
     await d.send(1, GROUP, "/newgame muxi")
     await d.send(ADMIN, GROUP, "/cancel")
-    assert "管理员已结束本桌" in d.table(GROUP) and bot.paiju.tables.get(GROUP) is None
+    assert "管理员已结束本桌" in d.table(GROUP) and bot.runtime.tables.get(GROUP) is None
 
 
 async def test_the_lobby_expires(bot):
@@ -213,12 +215,12 @@ async def test_a_turn_is_a_deadline_and_a_reminder_named_after_its_table_none_fi
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
     await bot.driver.press(1, GROUP, "当庄")
-    live = bot.paiju.tables.get(GROUP)
-    job = bot.paiju.deadlines[live.table_id]
+    live = bot.runtime.tables.get(GROUP)
+    job = bot.runtime.deadlines[live.table_id]
     jobs = sorted(j.name for j in bot.application.job_queue.jobs())
     assert jobs == [f"reminder {live.table_id}", f"table {live.table_id}"]
     await stop_bot(bot)
-    assert bot.paiju.deadlines == bot.paiju.reminders == {}, "nothing armed"
+    assert bot.runtime.deadlines == bot.runtime.reminders == {}, "nothing armed"
     assert bot.application.job_queue.jobs() == ()
-    await bot.paiju._deadline(SimpleNamespace(job=job))  # a deadline running as the bot stopped
+    await bot.runtime._deadline(SimpleNamespace(job=job))  # a deadline running as the bot stopped
     assert "小红  ⏳" in bot.world.messages[(GROUP, live.message_id)].text, "it carried out nothing"

@@ -134,14 +134,14 @@ async def test_a_round_in_process_moves_the_counters(bot):
     await d.press(1, GROUP, "开始")
     await d.press(2, GROUP, "开始")
     await d.press(1, GROUP, "当庄")
-    await metrics.refresh(bot.paiju)
+    await metrics.refresh(bot.runtime)
     assert metrics.tables.labels("muxi", "draw")._value.get() == 1
     assert metrics.escrow._value.get() == 0  # muxi pays at the show-down: nothing held
-    assert metrics.new_budget._value.get() == bot.paiju.presenter.sender.limits.new_per_second
+    assert metrics.new_budget._value.get() == bot.runtime.presenter.sender.limits.new_per_second
     await d.press(2, GROUP, "补牌")
     await d.press(1, GROUP, "补牌")
-    await metrics.refresh(bot.paiju)
-    await metrics.refresh(bot.paiju)  # a round is counted once
+    await metrics.refresh(bot.runtime)
+    await metrics.refresh(bot.runtime)  # a round is counted once
     assert metrics.rounds.labels("muxi")._value.get() == 1
     assert metrics.updates.labels("callback_query")._value.get() == 6
     assert metrics.updates.labels("message")._value.get() == 1
@@ -178,7 +178,7 @@ class Store:
             raise self.error
 
 
-def runtime(store: Store) -> SimpleNamespace:
+def runtime_of(store: Store) -> SimpleNamespace:
     return SimpleNamespace(store=store, tables=SimpleNamespace(by_chat={-1: object(), -2: object()}))
 
 
@@ -186,12 +186,12 @@ async def test_healthy_until_telegram_is_silent_for_a_minute():
     clock = Clock()
     metrics = Metrics(clock)
     health = Health(metrics, clock)
-    paiju = runtime(Store())
-    healthy, report = await health.check(paiju)
+    runtime = runtime_of(Store())
+    healthy, report = await health.check(runtime)
     assert not healthy and report["telegram_answered_seconds_ago"] is None  # nothing answered yet
     metrics.answered("getMe", None, 200)
     clock.now += 30
-    healthy, report = await health.check(paiju)
+    healthy, report = await health.check(runtime)
     assert healthy, report
     assert report == {
         "status": "ok",
@@ -201,7 +201,7 @@ async def test_healthy_until_telegram_is_silent_for_a_minute():
         "telegram_answered_seconds_ago": 30.0,
     }
     clock.now += 31
-    healthy, report = await health.check(paiju)
+    healthy, report = await health.check(runtime)
     assert not healthy and report["problems"] == ["Telegram has not answered for more than 60 s"]
 
 
@@ -212,17 +212,17 @@ async def test_unhealthy_while_a_write_fails_or_waits(monkeypatch):
     metrics.answered("getMe", None, 200)
     health, store = Health(metrics, clock), Store()
     store.error = OSError("disk I/O error")
-    healthy, report = await health.check(runtime(store))
+    healthy, report = await health.check(runtime_of(store))
     assert not healthy and report["database_writable"] is False
     assert report["problems"] == ["the database cannot be written: OSError: disk I/O error"]
 
     store.error, store.gate = None, asyncio.Event()  # the database locked by someone else
     for _ in range(2):
-        healthy, report = await health.check(runtime(store))
+        healthy, report = await health.check(runtime_of(store))
         assert not healthy and "a write has waited more than 0.05 s" in report["problems"][0]
     assert store.writes == 2, "a check waits on the write still waiting rather than queue another"
     store.gate.set()
-    healthy, _ = await health.check(runtime(store))
+    healthy, _ = await health.check(runtime_of(store))
     assert healthy
 
 

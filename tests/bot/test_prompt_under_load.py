@@ -93,12 +93,12 @@ async def until(condition, within=5.0):
 
 def spend_new_messages(bot, seconds=30.0):
     """The bot's new-message budget is spent: the next token is ``seconds`` away."""
-    budget = bot.paiju.presenter.sender.new.bucket
+    budget = bot.runtime.presenter.sender.new.bucket
     budget.tokens, budget.at = 1 - seconds * budget.per_second, time.monotonic()
 
 
 def refill_new_messages(bot):
-    budget = bot.paiju.presenter.sender.new.bucket
+    budget = bot.runtime.presenter.sender.new.bucket
     budget.tokens, budget.at = budget.burst, time.monotonic()
 
 
@@ -110,7 +110,7 @@ def sent_as_edit(bot, message):
 
 def dm_bookkeeping(bot, person):
     """The DM the table keeps for ``person``, and the prompt its saved state names (or None)."""
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     shown = live.shown[str(person)].split(":")
     return live.dm_ids[person], shown[2] if len(shown) > 2 else None
 
@@ -139,10 +139,10 @@ async def test_with_the_budget_spent_a_new_turn_is_an_edit_of_their_dm(world, da
     assert world.bot_messages(1) == [turn], "no new DM"
     assert "🔔 轮到你了" in turn.text and labels(turn) == ["补牌", "不补"]
     assert [r.method for r in world.requests[before:] if r.chat_id == 1] == ["editMessageText"]
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     timer = live.engine.core.timer
     assert dm_bookkeeping(bot, 1) == (asked.message_id, f"{timer}.0"), "it shows this turn's prompt"
-    assert bot.paiju.presenter._once == {}, "nothing left behind: it is the same message"
+    assert bot.runtime.presenter._once == {}, "nothing left behind: it is the same message"
     assert sent_as_edit(bot, "dm") == 1 and sent_as_edit(bot, "table") == 0, "the metrics count it"
 
     await remind(bot)  # still busy: the reminder is an edit of it too
@@ -154,10 +154,10 @@ async def test_with_the_budget_spent_a_new_turn_is_an_edit_of_their_dm(world, da
     requests = len(world.requests)
     await stop_bot(bot)
     bot = await start_bot(world, database)  # a restart: nothing to post, nobody to remind again
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     assert [r.method for r in world.requests[requests:] if r.chat_id in (1, 2)] == []
-    live = bot.paiju.tables.get(GROUP)
-    assert live.shown[REMINDED] == str(timer) and live.table_id not in bot.paiju.reminders
+    live = bot.runtime.tables.get(GROUP)
+    assert live.shown[REMINDED] == str(timer) and live.table_id not in bot.runtime.reminders
     await bot.driver.press(1, 1, "补牌")
     done = world.messages[(1, asked.message_id)]
     assert done.buttons == [] and "3♥️ 4♥️ 7♠︎" in done.text and "🏁 本局" in done.text
@@ -172,9 +172,9 @@ async def test_with_room_a_new_turn_is_a_new_dm_and_the_one_before_stays(bot, wo
     assert turn.message_id != asked.message_id and 1 in turn.notified and labels(turn) == ["补牌", "不补"]
     earlier = world.messages[(1, asked.message_id)]
     assert not earlier.deleted and earlier.buttons == [] and "你是庄家" in earlier.text
-    timer = bot.paiju.tables.get(GROUP).engine.core.timer
+    timer = bot.runtime.tables.get(GROUP).engine.core.timer
     assert dm_bookkeeping(bot, 1) == (turn.message_id, f"{timer}.0")
-    assert bot.paiju.presenter._once == {}
+    assert bot.runtime.presenter._once == {}
     assert live_buttons(world, 1) == [turn.message_id]
     assert sent_as_edit(bot, "dm") == 0
 
@@ -190,12 +190,12 @@ async def test_a_prompt_wanted_with_room_but_sent_when_busy_is_an_edit(bot, worl
     await handle(bot, world.press(2, 2, message_id, data))
     await until(lambda: refused)
     spend_new_messages(bot)
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     turn = world.messages[(1, asked.message_id)]
     assert world.bot_messages(1) == [turn] and "🔔 轮到你了" in turn.text and labels(turn) == ["补牌", "不补"]
-    timer = bot.paiju.tables.get(GROUP).engine.core.timer
+    timer = bot.runtime.tables.get(GROUP).engine.core.timer
     assert dm_bookkeeping(bot, 1) == (asked.message_id, f"{timer}.0")
-    assert bot.paiju.presenter._once == {}
+    assert bot.runtime.presenter._once == {}
     refill_new_messages(bot)
 
 
@@ -213,15 +213,15 @@ async def test_a_new_dm_leaves_the_one_before_with_what_they_did_when_that_was_s
     await handle(bot, world.press(1, 1, *bot.driver.button_data(1, "当庄")))
     await until(lambda: refused and world.bot_messages(2) and labels(newest(bot, 2)) == ["补牌", "不补"])
     await handle(bot, world.press(2, 2, *bot.driver.button_data(2, "不补")))
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     turn = newest(bot, 1)
     assert turn.message_id != asked.message_id and labels(turn) == ["补牌", "不补"] and 1 in turn.notified
     earlier = world.messages[(1, asked.message_id)]
     assert not earlier.deleted and earlier.buttons == [] and "你是庄家" in earlier.text
     assert "轮到你了" not in earlier.text
-    timer = bot.paiju.tables.get(GROUP).engine.core.timer
+    timer = bot.runtime.tables.get(GROUP).engine.core.timer
     assert dm_bookkeeping(bot, 1) == (turn.message_id, f"{timer}.0")
-    assert bot.paiju.presenter._once == {} and live_buttons(world, 1) == [turn.message_id]
+    assert bot.runtime.presenter._once == {} and live_buttons(world, 1) == [turn.message_id]
 
 
 # -- a new round's table message, the same way ----------------------------------------------------------
@@ -233,7 +233,7 @@ async def play_a_round(bot):
     await d.press(2, GROUP, "不补")
     await d.press(1, GROUP, "不补")
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
-    return bot.paiju.tables.get(GROUP).message_id
+    return bot.runtime.tables.get(GROUP).message_id
 
 
 def table_messages(world):
@@ -244,11 +244,11 @@ async def test_with_room_a_new_round_gets_a_new_table_message(bot, world):
     first = await play_a_round(bot)
     for person in (1, 2):
         await bot.driver.press(person, GROUP, "继续下一局")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     assert [m.message_id for m in table_messages(world)] == [first, live.message_id]
     old = world.messages[(GROUP, first)]
     assert old.buttons == [] and "第 1 局 · 结算" in old.text and "第 2 局" in bot.driver.table(GROUP)
-    assert ("t", live.table_id) not in bot.paiju.presenter._retired and bot.paiju.presenter._once == {}
+    assert ("t", live.table_id) not in bot.runtime.presenter._retired and bot.runtime.presenter._once == {}
     assert sent_as_edit(bot, "table") == 0
 
 
@@ -260,14 +260,14 @@ async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_mess
     spend_new_messages(bot, seconds=1.5)
     before = len(world.requests)
     await bot.driver.press(1, GROUP, "继续下一局")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     assert live.message_id == first and [m.message_id for m in table_messages(world)] == [first]
     table = world.messages[(GROUP, first)]
     assert "第 2 局" in table.text and "当庄" in labels(table), "round 2, with its buttons"
     group = [r.method for r in world.requests[before:] if r.chat_id == GROUP]
     assert "sendMessage" not in group and "editMessageText" in group
     assert sent_as_edit(bot, "table") == 1
-    assert ("t", live.table_id) not in bot.paiju.presenter._retired and bot.paiju.presenter._once == {}
+    assert ("t", live.table_id) not in bot.runtime.presenter._retired and bot.runtime.presenter._once == {}
     banker = next(person for person in (1, 2) if "你要当庄吗" in newest(bot, person).text)
     assert banker in newest(bot, banker).notified, "a new round's DM did wait for its token"
     await bot.driver.press(banker, GROUP, "当庄")  # the round goes on in that message
@@ -278,21 +278,21 @@ async def test_a_change_while_the_new_rounds_message_is_sent_edits_that_message(
     """The new round's table message is on its way when the table changes again: that change is an
     edit of the new message, not one more new message (with the new one edited to old results)."""
     first = await play_a_round(bot)
-    live = bot.paiju.tables.get(GROUP)
-    screen = await bot.paiju.screen(GROUP)
+    live = bot.runtime.tables.get(GROUP)
+    screen = await bot.runtime.screen(GROUP)
     real, changed = world.call, []
 
     def call(method, params):
         result = real(method, params)
         if method == "sendMessage" and params.get("chat_id") == GROUP and not changed:
             changed.append(result["message_id"])
-            bot.paiju.presenter.want_table(live, screen)  # e.g. someone's coins changed meanwhile
+            bot.runtime.presenter.want_table(live, screen)  # e.g. someone's coins changed meanwhile
         return result
 
     monkeypatch.setattr(world, "call", call)
     for person in (2, 1):
         await bot.driver.press(person, GROUP, "继续下一局")
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     assert [m.message_id for m in table_messages(world)] == [first, *changed] == [first, live.message_id]
     assert "第 1 局 · 结算" in world.messages[(GROUP, first)].text
     assert "第 2 局" in bot.driver.table(GROUP)
@@ -304,8 +304,8 @@ async def test_table_before_the_new_rounds_message_is_sent_keeps_the_last_rounds
     first = await play_a_round(bot)
     for person in (2, 1):
         await bot.driver.press(person, GROUP, "继续下一局")  # (sent at once: the budget had room)
-    await bot.paiju.quiet()
-    second = bot.paiju.tables.get(GROUP).message_id
+    await bot.runtime.wait_idle()
+    second = bot.runtime.tables.get(GROUP).message_id
     await bot.driver.press(2, GROUP, "当庄")
     await bot.driver.press(1, GROUP, "不补")
     await bot.driver.press(2, GROUP, "不补")
@@ -313,8 +313,8 @@ async def test_table_before_the_new_rounds_message_is_sent_keeps_the_last_rounds
     for person in (2, 1):
         await handle(bot, world.press(person, GROUP, *bot.driver.button_data(GROUP, "继续下一局")))
     await bot.driver.send(1, GROUP, "/table")
-    await bot.paiju.quiet()
-    live = bot.paiju.tables.get(GROUP)
+    await bot.runtime.wait_idle()
+    live = bot.runtime.tables.get(GROUP)
     kept = [m for m in table_messages(world) if not m.deleted]
     assert [m.message_id for m in kept] == [first, second, live.message_id]
     assert "第 2 局 · 结算" in world.messages[(GROUP, second)].text, "round 2's results stay"
@@ -325,13 +325,13 @@ async def round_one_over_and_round_two_asked(bot, budget_spent):
     """Round 1 played; round 2 starts (its banker question goes to a DM) with the bot's new-message
     budget spent (a token 30 s away) or not. Who is asked, and their DMs before round 2."""
     await play_a_round(bot)
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     before = {person: [m.message_id for m in bot.world.bot_messages(person)] for person in (1, 2)}
     await bot.driver.press(2, GROUP, "继续下一局")
     if budget_spent:
         spend_new_messages(bot)
     await bot.driver.press(1, GROUP, "继续下一局")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     asked = live.engine.asked_person()
     return asked, before[asked]
 
@@ -342,9 +342,9 @@ async def test_with_the_budget_spent_a_new_rounds_dm_goes_on_in_the_last_rounds_
     assert after == before, "no new DM: the last round's took the new round"
     dm = world.messages[(asked, before[-1])]
     assert "第 2 局" in dm.text and "当庄" in labels(dm)
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     assert (
-        live.dm_ids[asked] == before[-1] and ("d", live.table_id, asked) not in bot.paiju.presenter._retired
+        live.dm_ids[asked] == before[-1] and ("d", live.table_id, asked) not in bot.runtime.presenter._retired
     )
     await bot.driver.press(asked, asked, "当庄")  # the round goes on there
     assert [m.message_id for m in world.bot_messages(asked)] == before
@@ -377,9 +377,9 @@ async def test_a_last_rounds_end_still_queued_never_overwrites_the_new_round(bot
     await bot.driver.press(2, GROUP, "继续下一局")
     spend_new_messages(bot)
     await bot.driver.press(1, GROUP, "继续下一局")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     assert live.round_no == 2 and refused == {1, 2}
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     asked = live.engine.asked_person()
     other = 3 - asked
     assert "第 2 局" in world.messages[(asked, live.dm_ids[asked])].text

@@ -57,7 +57,7 @@ async def play_a_showhand_game(bot, labels):
 @pytest.mark.parametrize("language", ["zh-hans", "zh-hant", "en"])
 async def test_top_stats_history_in_every_language(bot, world, language):
     labels = LABELS[language]
-    await bot.paiju.update_chat_settings(GROUP, language=language)
+    await bot.runtime.update_chat_settings(GROUP, language=language)
     for person in world.people.values():
         person.language_code = language
     d = bot.driver
@@ -80,7 +80,7 @@ async def test_top_stats_history_in_every_language(bot, world, language):
 @pytest.mark.parametrize("language", ["zh-hans", "zh-hant", "en"])
 async def test_settings_by_buttons_for_admins_only(bot, language):
     labels = LABELS[language]
-    await bot.paiju.update_chat_settings(GROUP, language=language)
+    await bot.runtime.update_chat_settings(GROUP, language=language)
     d = bot.driver
     await d.send(1, GROUP, "/settings")
     assert labels["admins"] in d.last(GROUP)
@@ -90,16 +90,16 @@ async def test_settings_by_buttons_for_admins_only(bot, language):
     assert labels["admins"] in d.popup(1)
     await d.press(ADMIN, GROUP, data="cfg:turn:60")
     await d.press(ADMIN, GROUP, data="cfg:lobby:600")
-    settings = await bot.paiju.store.chat_settings(GROUP)
+    settings = await bot.runtime.store.chat_settings(GROUP)
     assert (settings.turn_seconds, settings.lobby_seconds) == (60, 600)
     await d.press(ADMIN, GROUP, data="cfg:game:showhand")
-    assert (await bot.paiju.store.chat_settings(GROUP)).allowed_games == ("muxi",)
+    assert (await bot.runtime.store.chat_settings(GROUP)).allowed_games == ("muxi",)
     await d.press(ADMIN, GROUP, data="cfg:game:muxi")
-    assert (await bot.paiju.store.chat_settings(GROUP)).allowed_games == ("muxi",), "one game stays"
+    assert (await bot.runtime.store.chat_settings(GROUP)).allowed_games == ("muxi",), "one game stays"
     await d.send(1, GROUP, "/newgame showhand")
-    assert bot.paiju.tables.get(GROUP) is None, "showhand is not allowed here any more"
+    assert bot.runtime.tables.get(GROUP) is None, "showhand is not allowed here any more"
     await d.send(1, GROUP, "/newgame muxi")
-    assert bot.paiju.tables.get(GROUP).engine.core.turn_seconds == 60
+    assert bot.runtime.tables.get(GROUP).engine.core.turn_seconds == 60
     await d.press(ADMIN, GROUP, "English")
     assert (
         "Group settings"

@@ -65,7 +65,7 @@ async def test_a_quiet_group_answers_five_commands_from_five_people(world, datab
     no_dm(world, 1, 2, 3, 4, 5)  # so every answer is in the group
     said = [(1, "/balance"), (2, "/stats"), (3, "/top"), (4, "/balance"), (5, "/help")]
     asked = [(person, text, await command(bot, person, text)) for person, text in said]
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     unanswered = [text for person, text, message in asked if answer_to(bot, message, person, text) is None]
     assert unanswered == [], "every command is answered, none dropped"
     assert "阿明 有 10,000 金币" in answer_to(bot, asked[0][2], 1, "/balance")
@@ -84,7 +84,7 @@ async def test_replies_waiting_together_go_as_one_message_naming_each_command(wo
         await command(bot, person, text) for person, text in [(2, "/top"), (3, "/balance"), (4, "/rules")]
     ]
     sent_before = len(bot.world.bot_messages(GROUP))
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     [merged] = bot.world.bot_messages(GROUP)[sent_before:]
     assert merged.reply_to == first, "it answers the first command"
     heads = [line for line in merged.text.split("\n") if line.startswith("▸ ")]
@@ -122,8 +122,8 @@ async def leave_with_the_price_held(world, database, monkeypatch):
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await open_and_start(bot, [1, 2])
     await bot.driver.press(1, GROUP, "当庄")
-    real_clock, late = bot.paiju.clock, [0.0]
-    monkeypatch.setattr(bot.paiju, "clock", lambda: real_clock() + late[0])
+    real_clock, late = bot.runtime.clock, [0.0]
+    monkeypatch.setattr(bot.runtime, "clock", lambda: real_clock() + late[0])
 
     def held(method, params):
         if method == "sendMessage" and "/leave" in str(params.get("text")):
@@ -152,9 +152,11 @@ async def test_a_leave_sent_before_the_price_is_seen_does_not_confirm(world, dat
     await command(bot, 2, "/leave")
     await until(lambda: refused, "a 429")
     await command(bot, 2, "/leave")  # sent before the price reached the group: no answer to it
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     assert (
-        questions(world) == 1 and await bot.balance(2) == 10_000 and 2 in bot.paiju.tables.get(GROUP).seated()
+        questions(world) == 1
+        and await bot.balance(2) == 10_000
+        and 2 in bot.runtime.tables.get(GROUP).seated()
     )
     await bot.driver.send(2, GROUP, "/leave")
     assert bot.driver.last(GROUP) == "🏃 小红 逃跑了" and await bot.balance(2) == 9_000
@@ -164,7 +166,7 @@ async def test_a_leave_sent_before_the_price_is_seen_does_not_confirm(world, dat
 async def test_two_presses_confirm_an_escape_while_a_leaves_price_is_on_its_way(bot):
     """A press's popup (or the Mini App) shows the price at once: two presses within the window
     confirm, whatever a /leave's price by reply still waits for; another /leave still waits."""
-    escapes, quote = bot.paiju, (1_000, 1)
+    escapes, quote = bot.runtime, (1_000, 1)
     assert not escapes.confirmed_escape(7, 2, 5.0, quote, by_reply=True)  # /leave: the price goes by reply
     escapes.price_by_reply(7, 2)  # ... and has not reached the group yet
     assert not escapes.confirmed_escape(7, 2, 5.0, quote, by_reply=True), "a /leave again waits for it"
@@ -192,7 +194,7 @@ async def test_replies_sent_together_and_refused_each_go_again_alone(world, data
     first = await command(bot, 1, "/help")
     await until(lambda: sends, "a 429")
     later = [await command(bot, person, text) for person, text in [(2, "/top"), (3, "/rules")]]
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     assert answer_to(bot, first, 1, "/help") is not None, "the first reply is not lost"
     assert all(
         answer_to(bot, asked, person, text) is not None
@@ -221,7 +223,7 @@ async def test_the_last_rounds_buttons_go_before_the_new_rounds_moves(world, dat
     await d.press(1, GROUP, "当庄")
     await d.press(2, GROUP, "补牌")
     await d.press(1, GROUP, "补牌")
-    old = bot.paiju.tables.get(GROUP).message_id
+    old = bot.runtime.tables.get(GROUP).message_id
     assert "继续下一局" in d.labels(GROUP)
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
 
@@ -232,10 +234,10 @@ async def test_the_last_rounds_buttons_go_before_the_new_rounds_moves(world, dat
     await d.press(2, GROUP, "继续下一局")
     await handle(bot, world.press(1, GROUP, *d.button_data(GROUP, "继续下一局")))  # the new round
     await until(lambda: refused, "the old round's message refused")  # the group got a 429
-    start, new = len(world.requests), bot.paiju.tables.get(GROUP).message_id
+    start, new = len(world.requests), bot.runtime.tables.get(GROUP).message_id
     for person in (1, 2):  # whoever is asked calls the bank: the new table's buttons change
         await handle(bot, world.press(person, GROUP, *d.button_data(GROUP, "当庄")))
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     edits = [
         r.params["message_id"]
         for r in world.requests[start:]

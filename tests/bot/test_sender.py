@@ -455,14 +455,14 @@ async def play_to_the_draw(world, database):
 async def test_a_restarted_bot_sends_only_what_changed_while_it_was_down(world, database):
     await play_to_the_draw(world, database)
     checking = await start_bot(world, database)
-    live = checking.paiju.tables.get(GROUP)
+    live = checking.runtime.tables.get(GROUP)
     table_id, table_message = live.table_id, live.message_id
-    await checking.paiju.store.update_messages(table_id, shown={"table": "not:what it shows"})
+    await checking.runtime.store.update_messages(table_id, shown={"table": "not:what it shows"})
     await stop_bot(checking)
     before = len(world.requests)
 
     second = await start_bot(world, database)
-    await second.paiju.quiet()
+    await second.runtime.wait_idle()
     sent = [(r.method, r.chat_id) for r in world.requests[before:] if r.method in MESSAGES]
     assert sent == [("editMessageText", GROUP)], "the table only; no DM"
     edit = next(r for r in world.requests[before:] if r.method == "editMessageText")

@@ -16,7 +16,7 @@ async def open_and_start(bot, people, game="showhand"):
 
 
 def live(bot):
-    return bot.paiju.tables.get(GROUP)
+    return bot.runtime.tables.get(GROUP)
 
 
 async def act(bot, label):
@@ -151,7 +151,7 @@ async def test_a_restart_in_the_middle_of_a_betting_round_carries_on(world, data
         await act(second, "过牌")
     assert "结算" in d.table(GROUP)
     assert (await second.balance(1), await second.balance(2)) == (9_800, 10_200)
-    report = await second.paiju.store.check()
+    report = await second.runtime.store.check()
     assert report.ok, report
     await stop_bot(second)
 

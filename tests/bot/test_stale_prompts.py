@@ -24,6 +24,6 @@ async def test_a_refused_press_on_a_prompt_the_bot_never_knew_takes_its_buttons_
     await bot.driver.press(2, 2, "不补")  # 2 chose, by the prompt the bot knows
     data = str(bot.world.messages[(2, orphan_id)].buttons[0]["callback_data"])
     await bot.driver.press_data(2, 2, orphan_id, data)  # refused: 2 has chosen
-    await bot.paiju.quiet()
+    await bot.runtime.wait_idle()
     assert bot.world.messages[(2, orphan_id)].buttons == [], "its buttons are gone"
     assert labels(bot.world.messages[(2, prompt.message_id)]) == [], "the known one is their record"

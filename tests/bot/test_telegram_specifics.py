@@ -23,10 +23,10 @@ async def test_edits_of_the_table_are_coalesced(world, database):
         update = world.press(person, GROUP, *join)
         await bot.application.process_update(Update.de_json(update, bot.application.bot))
     assert world.open_queries == {}, "every press answered at once"
-    await bot.paiju.presenter.flush()
+    await bot.runtime.presenter.flush()
     edits = [r for r in world.requests if r.method == "editMessageText" and r.chat_id == GROUP]
     assert len(edits) == 1, "four quick joins make one edit"
-    table_message = world.messages[(GROUP, bot.paiju.tables.get(GROUP).message_id)]
+    table_message = world.messages[(GROUP, bot.runtime.tables.get(GROUP).message_id)]
     assert "5. 阿珍" in table_message.text, "the latest state wins"
     await stop_bot(bot)
 
@@ -52,7 +52,7 @@ async def test_players_get_their_own_buttons_by_dm(bot):
 
 async def test_the_table_speaks_the_chats_language_and_popups_the_persons(bot, world):
     d = bot.driver
-    await bot.paiju.update_chat_settings(GROUP, language="en")
+    await bot.runtime.update_chat_settings(GROUP, language="en")
     world.people[2].language_code = "zh-hant"
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S")
     await d.send(1, GROUP, "/newgame muxi")

@@ -72,6 +72,7 @@ async def test_a_post_without_the_secret_token_is_refused_and_changes_nothing(by
     stage = by_webhook
     update = stage.world.post(1, GROUP, "/newgame muxi")
     stage.world.updates.remove(update)  # posted by hand below, not by the emulator
+
     def about_chats():  # (the menu, set in the background, and pings name none)
         return [request for request in stage.world.requests if request.chat_id is not None]
 

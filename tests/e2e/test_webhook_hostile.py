@@ -22,9 +22,17 @@ async def raw_post(url: str, header: bytes) -> bytes:
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     body = b'{"update_id": 1}'
     writer.write(
-        b"POST " + parts.path.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-        + SECRET_HEADER.encode() + b": " + header + b"\r\nContent-Type: application/json\r\n"
-        + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        b"POST "
+        + parts.path.encode()
+        + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        + SECRET_HEADER.encode()
+        + b": "
+        + header
+        + b"\r\nContent-Type: application/json\r\n"
+        + b"Content-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
     )
     await writer.drain()
     answer = await reader.read()

@@ -15,7 +15,7 @@ from tests.bot.test_showhand_games import open_and_start as open_showhand
 async def press_all_at_once(bot, presses):
     """Every (person, data) press delivered concurrently, as updates arriving together."""
     d, application = bot.driver, bot.application
-    message_id = bot.paiju.tables.get(GROUP).message_id
+    message_id = bot.runtime.tables.get(GROUP).message_id
     updates = [bot.world.press(person, GROUP, message_id, data) for person, data in presses]
     await asyncio.gather(*(application.process_update(Update.de_json(u, application.bot)) for u in updates))
     return d
@@ -25,7 +25,7 @@ async def test_fifty_presses_of_draw_take_effect_once(bot):
     stack(bot, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "2C 2D"}, "7S 8H 9H")
     await open_and_start(bot, [1, 2, 3])
     await bot.driver.press(1, GROUP, "当庄")
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     data = f"m:{live.table_id}:{live.round_no}:draw"
     version = live.engine.version
     presses = [(2, data)] * 25 + [(person, data) for person in (1, 3, 4, 5, 6) for _ in range(5)]
@@ -42,12 +42,12 @@ async def test_fifty_presses_of_draw_take_effect_once(bot):
 async def test_fifty_presses_of_a_bet_take_effect_once(bot):
     stack_showhand(bot, [1, 2], 1, TWO)
     await open_showhand(bot, [1, 2])
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     data = f"s:{live.table_id}:{live.round_no}:bet:200"  # the lead (2) bets 100 more: total 200
     presses = [(2, data)] * 30 + [(1, data)] * 20
     await press_all_at_once(bot, presses)
     assert {p.person: p.total for p in live.engine.players} == {1: 100, 2: 200}
     assert live.engine.pot == 300
     assert bot.world.open_queries == {}
-    report = await bot.paiju.store.check()
+    report = await bot.runtime.store.check()
     assert report.ok

@@ -6,7 +6,7 @@ from tests.bot.harness import ADMIN, GROUP, escape
 
 
 async def snapshot(bot):
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     coins = {person: await bot.balance(person) for person in (1, 2, 3)}
     return (live.engine.to_dict() if live else None), coins
 
@@ -28,7 +28,7 @@ async def snapshot(bot):
 )
 async def test_forged_callback_data_is_answered_and_changes_nothing(playing, data, answer):
     bot = playing
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     before = await snapshot(bot)
     await bot.driver.press_data(2, GROUP, live.message_id, data.format(table=live.table_id))
     assert bot.world.open_queries == {}
@@ -76,7 +76,7 @@ async def test_names_that_could_break_the_markup(bot, world, name):
     await d.press(2, GROUP, "加入")
     await d.press(50, GROUP, "开始")
     await d.press(2, GROUP, "开始")
-    table = bot.world.messages[(GROUP, bot.paiju.tables.get(GROUP).message_id)].text
+    table = bot.world.messages[(GROUP, bot.runtime.tables.get(GROUP).message_id)].text
     assert "叫庄" in table and "<b>Bold" not in table, "names are escaped"
     errors = [r for r in world.requests if r.error]
     assert errors == [], "every message parsed as Telegram HTML"
@@ -87,21 +87,21 @@ async def test_names_that_could_break_the_markup(bot, world, name):
 async def test_a_table_in_a_chat_the_bot_was_removed_from(playing, world):
     bot, d = playing, playing.driver
     await escape(d, 2)  # an escape: 1,000 held in escrow
-    assert bot.paiju.tables.get(GROUP).engine.core.escrow_total == 1_000
+    assert bot.runtime.tables.get(GROUP).engine.core.escrow_total == 1_000
     await d.deliver(world.remove_bot(GROUP, ADMIN))
-    assert bot.paiju.tables.get(GROUP) is None, "the table ended"
+    assert bot.runtime.tables.get(GROUP) is None, "the table ended"
     assert await bot.balance(2) == 10_000, "the escrow went back"
     message_id = world.bot_messages(GROUP)[-1].message_id
     await d.press_data(3, GROUP, message_id, "m:1:1:draw")
     assert "这一桌已经结束" in d.popup(3)
-    assert (await bot.paiju.store.check()).ok
+    assert (await bot.runtime.store.check()).ok
 
 
 async def test_an_edit_refused_because_the_bot_was_removed_ends_the_table(playing, world):
     bot, d = playing, playing.driver
     world.chats[GROUP].bot_is_member = False  # removed, and the bot missed the notice
     await d.press(2, GROUP, "不补")
-    assert bot.paiju.tables.get(GROUP) is None
+    assert bot.runtime.tables.get(GROUP) is None
     assert {p: await bot.balance(p) for p in (1, 2, 3)} == {1: 10_000, 2: 10_000, 3: 10_000}
     assert bot.world.open_queries == {}
 
@@ -112,16 +112,16 @@ async def test_a_group_upgraded_to_a_supergroup_keeps_its_table_and_coins(playin
     new_id = -100_999
     for update in world.upgrade_group(GROUP, new_id):
         await d.deliver(update)
-    live = bot.paiju.tables.get(new_id)
-    assert live is not None and bot.paiju.tables.get(GROUP) is None
+    live = bot.runtime.tables.get(new_id)
+    assert live is not None and bot.runtime.tables.get(GROUP) is None
     assert "庄家 阿明" in d.last(new_id)
     await d.press(3, new_id, "不补")
     await d.press(1, new_id, "不补")
     assert "结算" in d.last(new_id)
-    saved = await bot.paiju.store.open_table(new_id)
+    saved = await bot.runtime.store.open_table(new_id)
     assert saved is not None and saved.escrow == 0
     assert sum([await bot.balance(p) for p in (1, 2, 3)]) == 30_000 - 200, "the house kept 2/10 of the escape"
-    assert (await bot.paiju.store.check()).ok
+    assert (await bot.runtime.store.check()).ok
     await d.send(1, new_id, "/history")
     assert "/verify 1 1" in d.last(new_id)
 
@@ -131,5 +131,5 @@ async def test_a_call_to_the_old_group_id_moves_the_table(playing, world):
     bot, d = playing, playing.driver
     world.upgrade_group(GROUP, -100_777)  # the notices are not delivered
     await d.press(2, GROUP, "不补")
-    assert bot.paiju.tables.get(-100_777) is not None
+    assert bot.runtime.tables.get(-100_777) is not None
     assert "庄家 阿明" in d.last(-100_777)

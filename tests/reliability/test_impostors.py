@@ -45,7 +45,7 @@ async def test_commands_sent_as_a_channel_or_an_anonymous_admin_are_refused_and_
         told.add(as_chat)
     assert await snapshot(bot) == before, "nobody got up, nothing was paid"
     for shared in shared_ids():
-        assert await bot.paiju.store.get_person(shared) is None, "no person, no starting grant"
+        assert await bot.runtime.store.get_person(shared) is None, "no person, no starting grant"
     sent = len(world.bot_messages(GROUP))
     for text in ("hello", "/daily@some_other_bot", "/nosuchcommand"):
         await d.send_as(GROUP, CHANNEL, text)
@@ -59,7 +59,7 @@ async def test_a_member_kicked_by_an_anonymous_admin_still_leaves_the_table(play
     update["message"]["from"] = GROUP_ANONYMOUS_BOT
     update["message"]["sender_chat"] = world.chats[GROUP].to_json(world.people)
     await d.deliver(update)
-    assert 2 not in bot.paiju.tables.get(GROUP).seated()
+    assert 2 not in bot.runtime.tables.get(GROUP).seated()
 
 
 async def test_a_press_from_a_shared_sender_is_answered_and_changes_nothing(playing, world):
@@ -70,7 +70,7 @@ async def test_a_press_from_a_shared_sender_is_answered_and_changes_nothing(play
     await d.press(anonymous, GROUP, "补牌")
     assert PLAY_AS_YOURSELF in d.popup(anonymous) and world.open_queries == {}
     assert await snapshot(bot) == before
-    assert await bot.paiju.store.get_person(anonymous) is None
+    assert await bot.runtime.store.get_person(anonymous) is None
 
 
 # -- 2. edited messages ------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ async def test_numbers_that_are_not_plain_digits_get_a_clear_reply(bot, caplog, 
 async def test_forged_presses_with_strange_digits_are_answered_and_log_no_error(playing, caplog, data):
     bot = playing
     caplog.set_level(logging.ERROR)
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     before = await snapshot(bot)
     await bot.driver.press_data(2, GROUP, live.message_id, data.format(table=live.table_id))
     assert "已失效" in bot.driver.popup(2) and bot.world.open_queries == {}
@@ -129,7 +129,7 @@ async def test_forged_bet_amounts_are_answered_and_log_no_error(bot, caplog, amo
     caplog.set_level(logging.ERROR)
     stack_showhand(bot, [1, 2], 1, SHOWHAND_TWO)
     await open_showhand(bot, [1, 2])
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     before = live.engine.to_dict()
     data = f"s:{live.table_id}:{live.engine.game_no}:bet:{amount}"
     await bot.driver.press_data(live.engine.turn, GROUP, live.message_id, data)
@@ -142,11 +142,11 @@ async def test_settings_pressed_with_strange_digits_change_nothing(bot, caplog):
     caplog.set_level(logging.ERROR)
     await bot.driver.send(ADMIN, GROUP, "/settings")
     message = bot.driver.message_with(GROUP, data="cfg:turn:30")
-    before = await bot.paiju.chat_settings(GROUP)
+    before = await bot.runtime.chat_settings(GROUP)
     for data in ("cfg:turn:²", "cfg:lobby:٣٠", "cfg:turn:" + "9" * 5000):
         await bot.driver.press_data(ADMIN, GROUP, message.message_id, data)
         assert "已失效" in bot.driver.popup(ADMIN)
-    assert await bot.paiju.chat_settings(GROUP) == before
+    assert await bot.runtime.chat_settings(GROUP) == before
     assert errors_logged(caplog) == []
 
 
@@ -156,13 +156,13 @@ async def test_bidi_controls_never_reach_a_table_a_leaderboard_or_a_dm(bot, worl
     world.add_person(50, "\u202eabc\u200b")
     world.chats[GROUP].members.add(50)
     world.chats[GROUP].title = "\u2067潮汕\u202e老乡\u2069"
-    await bot.paiju.store.ensure_person(51, "\u202bold\u061cname\u202c")  # stored before names were cleaned
+    await bot.runtime.store.ensure_person(51, "\u202bold\u061cname\u202c")  # stored before names were cleaned
     stack(bot, [2, 50], {50: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await open_and_start(bot, [50, 2])
     await d.press(50, GROUP, "当庄")
     table = d.table(GROUP)
     assert "abc" in table and not BIDI.search(table)
-    assert (await bot.paiju.store.get_person(50)).name == "abc", "cleaned on the way in"
+    assert (await bot.runtime.store.get_person(50)).name == "abc", "cleaned on the way in"
     dm = d.texts(50)[-1]
     assert "潮汕老乡" in dm and not BIDI.search(dm)
     await d.send(2, GROUP, "/top global")
@@ -176,7 +176,7 @@ async def test_bidi_controls_never_reach_a_table_a_leaderboard_or_a_dm(bot, worl
 # -- 5. /verify gives away only rounds that are over -------------------------------------------------
 async def test_verify_never_shows_the_deck_of_a_round_still_running(playing, world):
     bot, d = playing, playing.driver
-    live = bot.paiju.tables.get(GROUP)
+    live = bot.runtime.tables.get(GROUP)
     await d.send(2, GROUP, f"/verify {live.table_id} 1")
     assert "找不到这一局" in d.last(GROUP)
     await d.send(2, GROUP, "/verify")

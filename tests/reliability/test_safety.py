@@ -20,7 +20,7 @@ OTHER = -100_456  # a second group, where some of the same people play
 @contextlib.asynccontextmanager
 async def write_lock_held(bot, database):
     """Another process holds the database's write lock: the bot's saves fail (after 50 ms)."""
-    await on_thread(bot.paiju.store._writer, lambda db: db.execute("PRAGMA busy_timeout = 50"))
+    await on_thread(bot.runtime.store._writer, lambda db: db.execute("PRAGMA busy_timeout = 50"))
     blocker = sqlite3.connect(database, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
     try:
@@ -31,7 +31,7 @@ async def write_lock_held(bot, database):
 
 
 def table_message(bot, chat_id=GROUP):
-    live = bot.paiju.tables.get(chat_id)
+    live = bot.runtime.tables.get(chat_id)
     return bot.world.messages[(chat_id, live.message_id)].text
 
 
@@ -54,9 +54,9 @@ async def test_an_escaping_banker_cannot_sit_elsewhere_with_the_coins_of_the_esc
     await asyncio.gather(d.send(1, GROUP, "/leave"), d.send(1, OTHER, "/join"))
     wallet = await bot.balance(1)
     assert wallet == 5_000, "the banker's escape was paid"
-    seat = bot.paiju.tables.get(OTHER).engine.core.seat_of(1)
+    seat = bot.runtime.tables.get(OTHER).engine.core.seat_of(1)
     assert seat is None or seat.balance == wallet, "seated with coins the wallet no longer holds"
-    report = await bot.paiju.store.check()
+    report = await bot.runtime.store.check()
     assert report.ok, report
 
 
@@ -68,28 +68,28 @@ async def test_a_join_racing_an_escape_either_order_never_seats_unbacked_coins(b
     await open_and_start(bot, [1, 2, 3])
     await d.press(1, GROUP, "当庄")
     await asyncio.gather(d.send(1, OTHER, "/join"), d.send(1, GROUP, "/leave"))
-    live = bot.paiju.tables.get(OTHER)
+    live = bot.runtime.tables.get(OTHER)
     seat = live.engine.core.seat_of(1)
     assert seat is None or seat.balance == await bot.balance(1)
-    assert (await bot.paiju.store.check()).ok
+    assert (await bot.runtime.store.check()).ok
 
 
 async def test_storage_refuses_a_seat_the_wallet_does_not_back(bot, world):
     """The last line: whatever path the bot takes, storage will not save such a seat."""
     d = bot.driver
     await d.send(1, GROUP, "/newgame muxi")
-    live = bot.paiju.tables.get(GROUP)
-    await bot.paiju.store.ensure_person(2, "小红")
+    live = bot.runtime.tables.get(GROUP)
+    await bot.runtime.store.ensure_person(2, "小红")
     before = live.engine.to_dict()
 
     async def wrong_balance():  # a path that read the wallet wrong (or too early)
         return 9_000
 
     with pytest.raises(SeatRefused, match="sits down with 9000 coins but the wallet holds 10000"):
-        await bot.paiju.tables.seat(live, 2, wrong_balance)
+        await bot.runtime.tables.seat(live, 2, wrong_balance)
     assert live.engine.to_dict() == before
     with pytest.raises(TypeError):
-        await bot.paiju.tables.apply(live, Join(2, 10_000))  # a seat is given by Tables.seat only
+        await bot.runtime.tables.apply(live, Join(2, 10_000))  # a seat is given by Tables.seat only
 
 
 async def test_a_failed_save_after_a_restart_is_undone_and_its_deadline_tried_again(world, database):
@@ -100,18 +100,18 @@ async def test_a_failed_save_after_a_restart_is_undone_and_its_deadline_tried_ag
     await stop_bot(first)
 
     second = await start_bot(world, database)
-    live = second.paiju.tables.get(GROUP)
+    live = second.runtime.tables.get(GROUP)
     saved = live.engine.to_dict()
     async with write_lock_held(second, database):
         await second.fire_timer()
     assert live.engine.to_dict() == saved, "memory went back to what is saved"
-    assert live.table_id in second.paiju.deadlines, "the deadline is tried again"
+    assert live.table_id in second.runtime.deadlines, "the deadline is tried again"
     await second.fire_timer()
     assert "小红  ✋ 不补" in table_message(second)
     await second.driver.press(1, GROUP, "不补")
     assert "结算" in second.driver.table(GROUP)
     assert sum((await coins(second, (1, 2))).values()) == 20_000
-    assert (await second.paiju.store.check()).ok
+    assert (await second.runtime.store.check()).ok
     await stop_bot(second)
 
 
@@ -124,7 +124,7 @@ async def test_a_failed_press_after_a_restart_leaves_memory_as_saved(world, data
     await stop_bot(first)
 
     second = await start_bot(world, database)
-    live = second.paiju.tables.get(GROUP)
+    live = second.runtime.tables.get(GROUP)
     saved = live.engine.to_dict()
     async with write_lock_held(second, database):
         await second.driver.press(1, GROUP, "不补")  # the show-down: its save fails
@@ -132,7 +132,7 @@ async def test_a_failed_press_after_a_restart_leaves_memory_as_saved(world, data
     assert live.engine.to_dict() == saved, "no settled round in memory that the books do not have"
     await second.driver.press(1, GROUP, "不补")
     assert "结算" in second.driver.table(GROUP)
-    assert (await second.paiju.store.check()).ok
+    assert (await second.runtime.store.check()).ok
     await stop_bot(second)
 
 
@@ -148,7 +148,7 @@ async def late_upgrade(bot, world):
     notices = world.upgrade_group(GROUP, new)
     world.chats[new].members.update({4, 5})
     await d.send(4, new, "/newgame muxi")
-    assert bot.paiju.tables.get(new) is not None
+    assert bot.runtime.tables.get(new) is not None
     return new, notices
 
 
@@ -157,32 +157,32 @@ async def test_a_table_the_upgrade_cannot_move_ends_with_its_escrow_returned(bot
     d = bot.driver
     await d.press(3, GROUP, "不补")
     assert "出了点问题" not in d.popup(3)
-    assert bot.paiju.tables.get(GROUP) is None, "no table plays on unseen"
+    assert bot.runtime.tables.get(GROUP) is None, "no table plays on unseen"
     assert await coins(bot, (1, 2, 3)) == {1: 10_000, 2: 10_000, 3: 10_000}, "the escrow went back"
     told = [text for text in d.texts(new) if "升级前的牌桌已结束" in text]
     assert told and "退还 小红 1,000" in told[0]
     for update in notices:  # the notices arrive late: nothing more happens
         await d.deliver(update)
-    assert bot.paiju.tables.get(new).game == "muxi" and 4 in bot.paiju.tables.get(new).seated()
-    assert (await bot.paiju.store.check()).ok
+    assert bot.runtime.tables.get(new).game == "muxi" and 4 in bot.runtime.tables.get(new).seated()
+    assert (await bot.runtime.store.check()).ok
     assert bot.world.open_queries == {}
 
 
 async def test_a_deadline_of_a_table_the_upgrade_cannot_move_ends_it(bot, world):
     await late_upgrade(bot, world)
-    old = bot.paiju.tables.get(GROUP)
+    old = bot.runtime.tables.get(GROUP)
     await bot.fire_timer()
-    assert bot.paiju.tables.get(GROUP) is None and old.table_id not in bot.paiju.deadlines
-    assert (await bot.paiju.store.check()).ok
+    assert bot.runtime.tables.get(GROUP) is None and old.table_id not in bot.runtime.deadlines
+    assert (await bot.runtime.store.check()).ok
 
 
 async def test_the_upgrade_notice_ends_a_table_the_new_chat_already_replaced(bot, world):
     new, notices = await late_upgrade(bot, world)
     for update in notices:
         await bot.driver.deliver(update)
-    assert bot.paiju.tables.get(GROUP) is None and bot.paiju.tables.get(new).seated() == [4]
+    assert bot.runtime.tables.get(GROUP) is None and bot.runtime.tables.get(new).seated() == [4]
     assert await coins(bot, (1, 2, 3)) == {1: 10_000, 2: 10_000, 3: 10_000}
-    assert (await bot.paiju.store.check()).ok
+    assert (await bot.runtime.store.check()).ok
 
 
 async def test_a_game_is_not_picked_outside_a_group(bot, world):
@@ -193,7 +193,7 @@ async def test_a_game_is_not_picked_outside_a_group(bot, world):
     dm_message = world.bot_messages(2)[-1].message_id
     await d.press_data(2, 2, dm_message, group_pick)
     assert "请在群里使用" in d.popup(2)
-    assert bot.paiju.tables.get(2) is None and bot.paiju.tables.get(GROUP) is None
+    assert bot.runtime.tables.get(2) is None and bot.runtime.tables.get(GROUP) is None
     assert world.open_queries == {}
 
 
@@ -208,7 +208,7 @@ async def test_a_seat_is_not_taken_from_a_dm(bot, world):
     for data in (join_data, join_data.replace("join", "ready"), join_data.replace("join", "leave")):
         await d.press_data(70, 70, dm_message, data)
         assert "请在群里的牌桌上按" in d.popup(70)
-    assert bot.paiju.tables.get(GROUP).seated() == [1]
+    assert bot.runtime.tables.get(GROUP).seated() == [1]
     assert world.open_queries == {}
 
 
@@ -228,12 +228,12 @@ async def test_an_owner_cancels_at_once_and_the_table_lists_the_refunds(world, d
     await open_and_start(bot, [1, 2, 3])
     await d.press(1, GROUP, "当庄")
     await escape(d, 2)
-    message_id = bot.paiju.tables.get(GROUP).message_id
+    message_id = bot.runtime.tables.get(GROUP).message_id
     await d.send(ADMIN, GROUP, "/cancel")
     closed = world.messages[(GROUP, message_id)].text
     assert "管理员已结束本桌" in closed and "退还 小红 1,000" in closed
     assert await coins(bot, (1, 2, 3)) == {1: 10_000, 2: 10_000, 3: 10_000}
-    assert (await bot.paiju.store.check()).ok
+    assert (await bot.runtime.store.check()).ok
     await stop_bot(bot)
 
 
@@ -245,11 +245,11 @@ async def test_a_seated_admin_cannot_void_a_round_they_are_losing(world, databas
     await open_and_start(bot, [1, ADMIN])
     await d.press(1, GROUP, "当庄")
     await d.send(ADMIN, GROUP, "/cancel")
-    assert bot.paiju.tables.get(GROUP) is not None, "the round goes on"
+    assert bot.runtime.tables.get(GROUP) is not None, "the round goes on"
     await bot.fire_timer()  # the admin never decides: the deadline settles the round
-    assert bot.paiju.tables.get(GROUP) is None, "then the table closes"
+    assert bot.runtime.tables.get(GROUP) is None, "then the table closes"
     assert await bot.balance(ADMIN) < 10_000, "the admin's loss stands"
-    assert (await bot.paiju.store.check()).ok
+    assert (await bot.runtime.store.check()).ok
     await stop_bot(bot)
 
 
@@ -263,11 +263,11 @@ async def test_a_refund_to_someone_seated_elsewhere_reaches_that_table(world, da
     await d.press(1, GROUP, "当庄")
     await escape(d, 2)  # 1,000 held in escrow
     await d.send(2, OTHER, "/join")
-    assert bot.paiju.tables.get(OTHER).engine.core.seat_of(2).balance == 9_000
+    assert bot.runtime.tables.get(OTHER).engine.core.seat_of(2).balance == 9_000
     await d.send(ADMIN, GROUP, "/cancel")  # the owner's: the escrow goes back at once
     assert await bot.balance(2) == 10_000
-    assert bot.paiju.tables.get(OTHER).engine.core.seat_of(2).balance == 10_000, "that table learnt of it"
-    assert (await bot.paiju.store.check()).ok
+    assert bot.runtime.tables.get(OTHER).engine.core.seat_of(2).balance == 10_000, "that table learnt of it"
+    assert (await bot.runtime.store.check()).ok
     await stop_bot(bot)
 
 
@@ -276,10 +276,10 @@ async def test_an_admins_close_before_the_deal_is_at_once_and_a_closing_table_se
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])  # the banker question: no card is out yet
     await d.send(ADMIN, GROUP, "/cancel")
-    assert bot.paiju.tables.get(GROUP) is None, "nothing to void: closed at once"
+    assert bot.runtime.tables.get(GROUP) is None, "nothing to void: closed at once"
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
     await d.press(1, GROUP, "当庄")
     await d.send(ADMIN, GROUP, "/cancel")
     await d.send(3, GROUP, "/join")
-    assert "本局结算后牌桌就会关闭" in d.last(GROUP) and bot.paiju.tables.get(GROUP).seated() == [1, 2]
+    assert "本局结算后牌桌就会关闭" in d.last(GROUP) and bot.runtime.tables.get(GROUP).seated() == [1, 2]
