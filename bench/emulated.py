@@ -33,7 +33,7 @@ from bench.report import Result, markdown_table
 from bench.session import Session
 from bench.stage import BotSpec
 from bench.telegram_cost import per_round
-from faketg.limits import Limits
+from faketg.limits import FloodLimits
 
 BENCH = "5 load at a human pace"
 
@@ -55,10 +55,10 @@ class Scenario:
     timing: Timing
     targets: dict[str, float]  # answer_p99_ms, prompt_p99_s, too_many, timeouts, cpu, rss_mb
 
-    def make_limits(self) -> Limits | None:
+    def make_limits(self) -> FloodLimits | None:
         if self.limits == "none":
             return None
-        return Limits(pessimistic=self.limits == "pessimistic")
+        return FloodLimits(pessimistic=self.limits == "pessimistic")
 
 
 LIMITS_TEXT = {

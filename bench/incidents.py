@@ -2,7 +2,7 @@
 at a human pace (``bench.crowd``), the bot as a subprocess (see ``bench.emulated``).
 
 (c) **One group's 429.** 100 tables play; then every request to one group is answered 429 with
-    retry_after 30 for 30 s (``Limits.force``), as Telegram does to a group edited too often. The
+    retry_after 30 for 30 s (``FloodLimits.force``), as Telegram does to a group edited too often. The
     other groups' press → answer and turn → prompt p99 during those 30 s against the same figures
     in the minute before.
 (d) **Restart.** 1,000 tables are opened and play one round each (a fast setup: no limits, people
@@ -35,7 +35,7 @@ from bench.people import table_specs
 from bench.report import Result, markdown_table
 from bench.session import Session
 from bench.stage import BotSpec
-from faketg.limits import Limits, group_peaks
+from faketg.limits import FloodLimits, group_peaks
 
 BENCH = "6 incidents"
 GROWTH_TARGET_MS = 100
@@ -106,7 +106,7 @@ class Group429:
 
 
 async def one_group_429(plan: Plan, bot: BotSpec) -> Group429:
-    limits = Limits()
+    limits = FloodLimits()
     async with Session(plan.tables_429, limits, bot) as run:
         assert run.crowd is not None
         run.crowd.open_tables(plan.ramp)
@@ -207,7 +207,7 @@ async def restart(plan: Plan, bot: BotSpec) -> Restart:
         quiet = await run.quiet(3.0, 30.0)
         ready = len({end.table for end in seen.rounds})
         setup_seconds = run.now - run.t0
-        process = await run.restart(bot, Limits())
+        process = await run.restart(bot, FloodLimits())
         started = process.started_at
         presses: list[tuple[str, float]] = []
         tables = [table for table in run.crowd.tables if table.index in {end.table for end in seen.rounds}]
@@ -306,7 +306,7 @@ BYSTANDER = 1_900_000
 async def flood(plan: Plan, bot: BotSpec) -> Flood:
     specs = table_specs(1)
     chat = specs[0].chat_id
-    async with Session(1, Limits(), bot, specs=specs) as run:
+    async with Session(1, FloodLimits(), bot, specs=specs) as run:
         assert run.crowd is not None
         run.world.add_person(BYSTANDER, f"P{BYSTANDER}", language=LANGUAGE)
         run.world.chats[chat].members.add(BYSTANDER)

@@ -37,7 +37,7 @@ from bench.report import Result, markdown_table
 from bench.session import Session
 from bench.stage import BotSpec
 from bot.i18n import catalog
-from faketg.limits import Limits, group_peaks
+from faketg.limits import FloodLimits, group_peaks
 from faketg.world import JSON, ApiError, Request, World
 
 BENCH = "8 replies"
@@ -202,7 +202,7 @@ def charged(database: Path, tries: list[Escape]) -> list[Escape]:
 async def measure(plan: Plan, bot: BotSpec) -> tuple[list[Asked], list[Asked], list[Escape], World, int]:
     specs = table_specs(1)
     chat = specs[0].chat_id
-    async with Session(1, Limits(), bot, specs=specs) as run:
+    async with Session(1, FloodLimits(), bot, specs=specs) as run:
         assert run.crowd is not None
         for person in BYSTANDERS:
             run.world.add_person(person, f"P{person}", language=LANGUAGE)

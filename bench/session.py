@@ -1,7 +1,7 @@
 """One run of benchmark 5 or 6: the emulator (with Telegram's limits, or not), the bot process, and
 the simulated people, with the moments that frame the figures.
 
-    async with Session(tables=100, limits=Limits(), bot=BotSpec()) as run:
+    async with Session(tables=100, limits=FloodLimits(), bot=BotSpec()) as run:
         run.crowd.open_tables(over=20)
         await run.until(run.t0 + 40)
         window = await run.measure(60)        # the bot's CPU over exactly this span
@@ -20,7 +20,7 @@ from bench.crowd import GIVE_UP, Crowd, PressRecord, seat_people
 from bench.figures import Figures, Span
 from bench.people import TableSpec, table_specs
 from bench.stage import BotProcess, BotSpec, WatchedWorld, cpu_seconds, own_cpu
-from faketg.limits import Limits
+from faketg.limits import FloodLimits
 from faketg.server import Emulator
 
 DRAIN = 20.0  # seconds the people wait at the end for the answers still owed
@@ -30,7 +30,7 @@ class Session:
     def __init__(
         self,
         tables: int,
-        limits: Limits | None,
+        limits: FloodLimits | None,
         bot: BotSpec,
         *,
         specs: list[TableSpec] | None = None,
@@ -81,7 +81,7 @@ class Session:
         if self._tmp is not None:
             self._tmp.cleanup()
 
-    async def restart(self, bot: BotSpec, limits: Limits | None) -> BotProcess:
+    async def restart(self, bot: BotSpec, limits: FloodLimits | None) -> BotProcess:
         """Stop the bot (SIGTERM: it finishes what it holds back), then start ``bot`` on the same
         database, with ``limits`` from then on."""
         assert self.bot is not None and self.database is not None

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from faketg.limits import Limits
+from faketg.limits import FloodLimits
 from faketg.server import Emulator
 from faketg.world import JSON, ApiError, World
 
@@ -36,7 +36,7 @@ Listener = Callable[[str, JSON, object, ApiError | None, float], None]
 class WatchedWorld(World):
     """The fake Telegram, telling its listeners of every call it answers, when it answers it."""
 
-    def __init__(self, clock: Callable[[], float] = time.time, limits: Limits | None = None) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time, limits: FloodLimits | None = None) -> None:
         super().__init__(clock, limits)
         self.handed: dict[int, float] = {}  # update id -> when getUpdates first handed it out
         self.listeners: list[Listener] = []

@@ -1,4 +1,4 @@
-"""Telegram's rate limits, as the emulator enforces them when asked to (``World(limits=Limits())``).
+"""Telegram's rate limits, as the emulator enforces them when asked to (``World(limits=FloodLimits())``).
 
 What Telegram documents or its maintainers have stated, and how it is modelled here:
 
@@ -45,7 +45,7 @@ def counted(method: str) -> bool:
     return method.startswith(COUNTED_PREFIXES)
 
 
-class Refused(Exception):
+class TelegramRefusal(Exception):
     """A request the limits turn down: the HTTP status, Telegram's description, its parameters."""
 
     def __init__(self, code: int, description: str, parameters: JSON | None = None) -> None:
@@ -53,8 +53,8 @@ class Refused(Exception):
         self.code, self.description, self.parameters = code, description, parameters
 
 
-def too_many(retry_after: int) -> Refused:
-    return Refused(429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after})
+def too_many(retry_after: int) -> TelegramRefusal:
+    return TelegramRefusal(429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after})
 
 
 def _seconds(wait: float) -> int:
@@ -83,7 +83,7 @@ class SlidingWindow:
 
 
 @dataclass
-class Bucket:
+class FloodBucket:
     """``burst`` requests at once, then ``rate`` a second."""
 
     burst: float
@@ -107,7 +107,7 @@ class Bucket:
 
 
 @dataclass
-class Limits:
+class FloodLimits:
     """The policy ``World.call`` consults before answering (see the module's description)."""
 
     group_requests: int = 20
@@ -122,7 +122,7 @@ class Limits:
 
     def __post_init__(self) -> None:
         self._groups: dict[int, SlidingWindow] = {}
-        self._private: dict[int, Bucket] = {}
+        self._private: dict[int, FloodBucket] = {}
         self._global = SlidingWindow(self.global_requests, self.global_window)
         self._forced: dict[int, tuple[float, int | None]] = {}  # chat -> (until, fixed retry_after)
 
@@ -132,10 +132,10 @@ class Limits:
         self._forced[chat_id] = (now + seconds, retry_after)
 
     def check(self, method: str, chat_id: int | None, private: bool, now: float) -> None:
-        """Raise ``Refused`` if this request may not go through now; else count it."""
+        """Raise ``TelegramRefusal`` if this request may not go through now; else count it."""
         if chat_id is None:
             return
-        windows: list[SlidingWindow | Bucket] = []
+        windows: list[SlidingWindow | FloodBucket] = []
         if counted(method):
             forced = self._forced.get(chat_id)
             if forced is not None:
@@ -159,13 +159,13 @@ class Limits:
         """A callback query answered more than ``answer_within`` s after its press is too old."""
         if pressed_at is not None and now - pressed_at > self.answer_within:
             self._refuse("too old")
-            raise Refused(400, TOO_OLD)
+            raise TelegramRefusal(400, TOO_OLD)
 
-    def _budget(self, chat_id: int, private: bool) -> SlidingWindow | Bucket:
+    def _budget(self, chat_id: int, private: bool) -> SlidingWindow | FloodBucket:
         if private:
             bucket = self._private.get(chat_id)
             if bucket is None:
-                bucket = self._private[chat_id] = Bucket(self.private_burst, self.private_rate)
+                bucket = self._private[chat_id] = FloodBucket(self.private_burst, self.private_rate)
             return bucket
         window = self._groups.get(chat_id)
         if window is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from faketg.limits import Limits
+from faketg.limits import FloodLimits
 from faketg.webhook import WebhookDelivery
 from faketg.world import JSON, ApiError, World
 
@@ -95,7 +95,7 @@ class Emulator:
         world: World,
         faults: Faults | None = None,
         tokens: frozenset[str] | None = None,
-        limits: Limits | None = None,
+        limits: FloodLimits | None = None,
     ) -> None:
         self.world = world
         if limits is not None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import ClassVar
 
-from faketg.limits import Limits, Refused
+from faketg.limits import FloodLimits, TelegramRefusal
 
 JSON = dict[str, object]
 
@@ -181,7 +181,7 @@ def check_html(text: str) -> None:
 class World:
     """The state of the fake Telegram, and the Bot API over it."""
 
-    def __init__(self, clock: Callable[[], float] = time.time, limits: Limits | None = None) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time, limits: FloodLimits | None = None) -> None:
         self.clock = clock
         self.limits = limits  # Telegram's rate limits, enforced when set (``faketg.limits``)
         self.pressed_at: dict[str, float] = {}  # callback query id -> when it was pressed
@@ -454,14 +454,14 @@ class World:
                 query_id = str(params.get("callback_query_id"))
                 try:
                     self.limits.check_answer(self.pressed_at.get(query_id), record.at)
-                except Refused:
+                except TelegramRefusal:
                     self.open_queries.pop(query_id, None)  # it can never be answered now
                     raise
                 return
             chat = self.chats.get(record.chat_id) if record.chat_id is not None else None
             if chat is not None:
                 self.limits.check(method, chat.id, chat.type == "private", record.at)
-        except Refused as refused:
+        except TelegramRefusal as refused:
             raise ApiError(refused.code, refused.description, refused.parameters) from None
 
     def api_getMe(self, params: JSON) -> JSON:

@@ -11,7 +11,7 @@ from bench.figures import Spread
 from bench.people import TableSpec
 from bench.stage import WatchedWorld
 from bot.i18n import t
-from faketg.limits import Limits
+from faketg.limits import FloodLimits
 from faketg.server import Emulator, Faults
 from faketg.world import World
 
@@ -114,7 +114,7 @@ async def test_the_group_counter_flags_more_than_20_requests_a_minute(served):
 
 async def test_limits_given_to_the_emulator_answer_429_in_the_bot_apis_shape(served):
     world, _, client = served
-    limits = Limits()
+    limits = FloodLimits()
     Emulator(world, limits=limits)  # a second front door on the same world: the limits are the world's
     assert world.limits is limits
     for number in range(20):

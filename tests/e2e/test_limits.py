@@ -9,7 +9,7 @@ from telegram import Bot
 from telegram.error import RetryAfter
 
 from bot.request import AiohttpRequest
-from faketg.limits import TOO_OLD, Limits, group_peaks
+from faketg.limits import TOO_OLD, FloodLimits, group_peaks
 from faketg.server import Emulator
 from faketg.world import ApiError, World
 
@@ -24,7 +24,7 @@ class Clock:
         return self.now
 
 
-def make_world(limits: Limits | None = None) -> tuple[World, Clock]:
+def make_world(limits: FloodLimits | None = None) -> tuple[World, Clock]:
     clock = Clock()
     world = World(clock=clock, limits=limits)
     world.add_person(ANN, "Ann")
@@ -52,7 +52,7 @@ def test_off_by_default_nothing_is_refused():
 
 
 def test_a_group_gets_20_requests_in_any_60_s_sends_edits_and_deletes_alike():
-    world, clock = make_world(Limits())
+    world, clock = make_world(FloodLimits())
     start = clock.now
     first = send(world, GROUP, "first")
     for number in range(9):
@@ -88,7 +88,7 @@ def test_a_group_gets_20_requests_in_any_60_s_sends_edits_and_deletes_alike():
 
 
 def test_a_private_chat_allows_a_burst_of_3_then_one_a_second():
-    world, clock = make_world(Limits())
+    world, clock = make_world(FloodLimits())
     for number in range(3):
         send(world, ANN, f"m{number}")
     error = refused(world, "sendMessage", {"chat_id": ANN, "text": "fourth"})
@@ -107,7 +107,7 @@ def test_a_private_chat_allows_a_burst_of_3_then_one_a_second():
 
 
 def test_callback_answers_are_never_limited_but_grow_too_old_after_15_seconds():
-    world, clock = make_world(Limits(pessimistic=True))
+    world, clock = make_world(FloodLimits(pessimistic=True))
     table = send(world, GROUP, "table")
     queries = [
         world.press(ANN, GROUP, table["message_id"], f"d{n}")["callback_query"]["id"] for n in range(60)
@@ -124,7 +124,7 @@ def test_callback_answers_are_never_limited_but_grow_too_old_after_15_seconds():
 
 
 def test_the_pessimistic_mode_adds_30_a_second_over_every_request_naming_a_chat():
-    world, clock = make_world(Limits(pessimistic=True))
+    world, clock = make_world(FloodLimits(pessimistic=True))
     for person in range(10, 40):
         world.add_person(person, f"P{person}")
     for person in range(10, 39):
@@ -135,14 +135,14 @@ def test_the_pessimistic_mode_adds_30_a_second_over_every_request_naming_a_chat(
     assert world.call("getMe", {})  # names no chat
     clock.now += 1.0
     send(world, 39)
-    world_plain, _ = make_world(Limits())
+    world_plain, _ = make_world(FloodLimits())
     for person in range(10, 50):
         world_plain.add_person(person, f"P{person}")
         send(world_plain, person)  # without the pessimistic mode, 40 chats at once are fine
 
 
 def test_a_forced_429_holds_one_chat_for_its_period():
-    limits = Limits()
+    limits = FloodLimits()
     world, clock = make_world(limits)
     limits.force(GROUP, 30, now=clock.now)
     error = refused(world, "sendMessage", {"chat_id": GROUP, "text": "x"})
@@ -173,7 +173,7 @@ def seconds(error: RetryAfter) -> float:
 
 @pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")  # retry_after as an int
 async def test_over_http_a_429_reaches_the_bots_request_layer_as_retry_after():
-    limits = Limits()
+    limits = FloodLimits()
     world, _ = make_world()
     world.clock = time.time  # the forced period runs on real time here
     emulator = Emulator(world, limits=limits)
