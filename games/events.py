@@ -76,8 +76,11 @@ class TimerStarted:
 
 
 @dataclass(frozen=True, slots=True)
-class TimedOut:
-    """A deadline passed; ``people`` are those it acted for (who passed, stood, folded...)."""
+class DeadlinePassed:
+    """A deadline passed; ``people`` are those it acted for (who passed, stood, folded...).
+
+    (Not ``TimedOut``: that is the Telegram library's network error, which the bot also handles.)
+    """
 
     timer: int
     people: tuple[int, ...]

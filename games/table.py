@@ -29,6 +29,7 @@ from games.events import (
     ESCROW,
     Account,
     ClosingAfterRound,
+    DeadlinePassed,
     DeckRevealed,
     Joined,
     Left,
@@ -37,7 +38,6 @@ from games.events import (
     Readied,
     RoundStarted,
     TableClosed,
-    TimedOut,
     TimerStarted,
     Unseated,
 )
@@ -392,7 +392,7 @@ def leave_freely(state: TableState, person: int) -> list[object]:
 def expire_lobby(state: TableState, timer: int) -> list[object]:
     """Nobody started the lobby in time: the table closes."""
     everyone = tuple(seat.person for seat in state.core.seats)
-    return [TimedOut(timer, everyone), *close(state, "lobby_expired")]
+    return [DeadlinePassed(timer, everyone), *close(state, "lobby_expired")]
 
 
 def close(state: TableState, reason: str) -> list[object]:

@@ -7,8 +7,22 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from games.cards import Card
+from games.events import (
+    ClosingAfterRound,
+    DeadlinePassed,
+    Dealt,
+    DeckRevealed,
+    Joined,
+    Left,
+    Paid,
+    Readied,
+    RoundStarted,
+    TableClosed,
+    TimerStarted,
+    Unseated,
+)
 from games.muxi.hands import Kind
-from games.table import Cancel, Join, Leave, Ready, TableCore, Timeout
+from games.table import Cancel, CloseAfterRound, Credit, Join, Leave, Ready, TableCore, Timeout
 
 
 class Phase(StrEnum):
@@ -32,6 +46,20 @@ class Status(StrEnum):
 
 
 PENDING = (Status.WAITING, Status.FORCED)
+
+
+class RoundEnd(StrEnum):
+    """How a round ended (RULES.md 1.5.4, 1.5.6, 1.6)."""
+
+    SHOWDOWN = "showdown"
+    BANKER_INVINCIBLE = "banker_invincible"  # the banker's two jokers: everyone pays at once
+    PLAYERS_ESCAPED = "players_escaped"  # no player left in the round
+    BANKER_ESCAPED = "banker_escaped"
+
+    @property
+    def shown_down(self) -> bool:
+        """Whether the hands were shown: not when the round ended by an escape (RULES.md 1.6)."""
+        return self not in (RoundEnd.PLAYERS_ESCAPED, RoundEnd.BANKER_ESCAPED)
 
 
 class Move(StrEnum):
@@ -66,7 +94,9 @@ class Stand:
     person: int
 
 
-MuxiAction = Join | Leave | Ready | Timeout | Cancel | BeBanker | PassBanker | Draw | Stand
+MuxiAction = (
+    Join | Leave | Ready | Timeout | Credit | Cancel | CloseAfterRound | BeBanker | PassBanker | Draw | Stand
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,12 +151,50 @@ class PersonResult:
 
 @dataclass(frozen=True, slots=True)
 class RoundOver:
-    """``reason``: ``showdown``, ``banker_invincible``, ``players_escaped`` or ``banker_escaped``."""
+    """Round ``round_no`` ended for ``reason``; each person's cards, hand and net in ``results``."""
 
     round_no: int
-    reason: str
+    reason: RoundEnd
     base: int
     results: tuple[PersonResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeenHand:
+    """A hand as one viewer may see it (``MuxiTable.seen_by``), as PokerKit censors hole cards.
+
+    ``cards`` holds None for each card the viewer may not see. ``status`` is what the table may
+    know: a forced draw (one joker) shows as ``WAITING``, since "must draw" would tell of the joker.
+    ``shown`` marks a player's natural, shown to the table at once.
+    """
+
+    person: int
+    is_banker: bool
+    cards: tuple[Card | None, ...]
+    status: Status
+    shown: bool
+
+
+MuxiEvent = (
+    Joined
+    | Left
+    | Unseated
+    | Readied
+    | TimerStarted
+    | DeadlinePassed
+    | RoundStarted
+    | Dealt
+    | Paid
+    | DeckRevealed
+    | ClosingAfterRound
+    | TableClosed
+    | BankerAsked
+    | BankerChosen
+    | HandShown
+    | Decided
+    | TurnOf
+    | RoundOver
+)
 
 
 @dataclass

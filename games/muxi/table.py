@@ -19,12 +19,12 @@ from games.errors import (
 from games.events import (
     ESCROW,
     HOUSE,
+    DeadlinePassed,
     Dealt,
     Joined,
     Left,
     Paid,
     PayReason,
-    TimedOut,
 )
 from games.fairness import Shuffle
 from games.muxi.hands import Kind, MuxiHand, evaluate, settle
@@ -39,11 +39,14 @@ from games.muxi.state import (
     HandShown,
     Move,
     MuxiAction,
+    MuxiEvent,
     MuxiState,
     PassBanker,
     PersonResult,
     Phase,
+    RoundEnd,
     RoundOver,
+    SeenHand,
     Stand,
     Status,
     TurnOf,
@@ -71,8 +74,7 @@ PLAYER_ESCAPE, BANKER_ESCAPE = 10, 50  # × base (RULES.md 1.6)
 ESCAPE_TO_BANKER = 8  # of every 10 a player's escape costs, the banker receives 8, the house 2
 PLAYER_SHARE_OF_BANKER_ESCAPE = 10  # × base to every player still in the round
 
-
-Event = object
+Event = MuxiEvent
 
 
 class MuxiTable(Table):
@@ -86,6 +88,10 @@ class MuxiTable(Table):
     def new(cls, *, turn_seconds: int = 30, lobby_seconds: int = 300) -> MuxiTable:
         return cls(MuxiState(TableCore(MIN_SEATS, MAX_SEATS, turn_seconds, lobby_seconds)))
 
+    def apply(self, action: MuxiAction) -> list[MuxiEvent]:  # type: ignore[override]
+        """Carry out ``action`` and return what happened, or raise a ``RuleError`` changing nothing."""
+        return super().apply(action)  # type: ignore[return-value]
+
     # -- what the bot reads -----------------------------------------------------------------------
     @property
     def phase(self) -> Phase:
@@ -97,6 +103,37 @@ class MuxiTable(Table):
     def pending(self) -> tuple[int, ...]:
         """Who must still choose draw or stand."""
         return tuple(hand.person for hand in self._deciders() if hand.status in PENDING)
+
+    def awaited(self) -> tuple[int, ...]:
+        """Who must act now: the person asked to be banker, else the players still to choose draw
+        or stand (all at once), else the banker choosing. Empty between rounds."""
+        asked = self.asked_person()
+        return (asked,) if asked is not None else self.pending()
+
+    def card_holders(self) -> tuple[int, ...]:
+        """Who holds cards in the round under way (their own stay private to them)."""
+        return tuple(hand.person for hand in self.state.hands)
+
+    def seen_by(self, viewer: int | None) -> tuple[SeenHand, ...]:
+        """The round's hands as ``viewer`` may see them (None: a spectator, or the group chat):
+        their own cards and the players' naturals shown to the table; every other card is None.
+        The banker's hand comes last, as it is dealt."""
+        banker = self.state.banker
+        seen = []
+        for hand in self.state.hands:
+            is_banker = hand.person == banker
+            shown = hand.status is Status.NATURAL and not is_banker
+            visible = shown or hand.person == viewer
+            seen.append(
+                SeenHand(
+                    person=hand.person,
+                    is_banker=is_banker,
+                    cards=tuple(card if visible else None for card in hand.cards),
+                    status=Status.WAITING if hand.status is Status.FORCED else hand.status,
+                    shown=shown,
+                )
+            )
+        return tuple(seen)
 
     def asked_person(self) -> int | None:
         """Who is being asked to be banker now."""
@@ -157,11 +194,11 @@ class MuxiTable(Table):
         if phase is Phase.BANKER:
             asked = self.asked_person()
             assert asked is not None
-            return [TimedOut(action.timer, (asked,)), *self._ask_next()]
+            return [DeadlinePassed(action.timer, (asked,)), *self._ask_next()]
         late = [hand for hand in self._deciders() if hand.status in PENDING]
         for hand in late:
             hand.status = Status.FORFEIT if hand.status is Status.FORCED else Status.STOOD
-        events: list[Event] = [TimedOut(action.timer, tuple(hand.person for hand in late))]
+        events: list[Event] = [DeadlinePassed(action.timer, tuple(hand.person for hand in late))]
         return events + (self._to_banker() if phase is Phase.DRAW else self._showdown())
 
     def _cancel(self, _action: Cancel) -> list[Event]:
@@ -331,14 +368,14 @@ class MuxiTable(Table):
         shares = pro_rata(self._balance(banker.person), [amount for _, amount in winners])
         for (hand, _), share in zip(winners, shares, strict=True):
             events += self.core.pay(banker.person, hand.person, share, PayReason.SETTLEMENT)
-        return events + self._end_round("showdown")
+        return events + self._end_round(RoundEnd.SHOWDOWN)
 
     def _banker_invincible(self) -> list[Event]:
         banker, events = self._banker_hand(), []
         for hand in self._players():
             loss = min(self.state.base * Kind.INVINCIBLE.multiplier, self._balance(hand.person))
             events += self.core.pay(hand.person, banker.person, loss, PayReason.SETTLEMENT)
-        return events + self._end_round("banker_invincible")
+        return events + self._end_round(RoundEnd.BANKER_INVINCIBLE)
 
     def _share_escape_penalties(self, banker: int | None) -> list[Paid]:
         """Escaped players' penalties leave the escrow: 8 of 10 to the banker, the rest to the house."""
@@ -358,9 +395,8 @@ class MuxiTable(Table):
         self.core.remove_seat(person)
         events.append(Left(person, escaped=True))
         if not self._players():
-            return (
-                events + self._share_escape_penalties(self.state.banker) + self._end_round("players_escaped")
-            )
+            shared = self._share_escape_penalties(self.state.banker)
+            return events + shared + self._end_round(RoundEnd.PLAYERS_ESCAPED)
         if self.state.phase is Phase.DRAW and not self.pending():
             events += self._to_banker()
         return events
@@ -377,9 +413,9 @@ class MuxiTable(Table):
         self._banker_hand().status = Status.ESCAPED
         self.core.remove_seat(banker)
         events.append(Left(banker, escaped=True))
-        return events + self._end_round("banker_escaped")
+        return events + self._end_round(RoundEnd.BANKER_ESCAPED)
 
-    def _end_round(self, reason: str) -> list[Event]:
+    def _end_round(self, reason: RoundEnd) -> list[Event]:
         state = self.state
         results = tuple(self._result(hand, reason) for hand in state.hands)
         events: list[Event] = [
@@ -389,9 +425,9 @@ class MuxiTable(Table):
         state.hands, state.banker, state.participants = [], None, []
         return events + self.core.unseat_poor() + back_to_lobby(self.state)
 
-    def _result(self, hand: Hand, reason: str) -> PersonResult:
+    def _result(self, hand: Hand, reason: RoundEnd) -> PersonResult:
         judged: MuxiHand | None = None
-        if hand.status not in (Status.FORFEIT, Status.ESCAPED) and reason != "banker_escaped":
+        if hand.status not in (Status.FORFEIT, Status.ESCAPED) and reason is not RoundEnd.BANKER_ESCAPED:
             judged = _judge_or_none(hand.cards)
         return PersonResult(
             person=hand.person,
@@ -435,11 +471,14 @@ __all__ = [
     "Joined",
     "Move",
     "MuxiAction",
+    "MuxiEvent",
     "MuxiTable",
     "PassBanker",
     "PersonResult",
     "Phase",
+    "RoundEnd",
     "RoundOver",
+    "SeenHand",
     "Stand",
     "Status",
     "TurnOf",

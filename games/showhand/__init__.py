@@ -29,12 +29,14 @@ from games.showhand.events import (
     EndReason,
     FaceUp,
     Folded,
+    FoldedOnTimeout,
     GameOver,
     LeadChanged,
     LeadReason,
     PersonResult,
     Raised,
     ShowDown,
+    ShowhandEvent,
     ShownHand,
     Stakes,
     TurnOf,
@@ -42,13 +44,17 @@ from games.showhand.events import (
 )
 from games.showhand.hands import (
     Category,
+    DecidedBy,
     ShowhandHand,
+    Verdict,
     compare,
     compare_visible,
+    decided_by,
     evaluate,
+    verdict,
     visible_strength,
 )
-from games.showhand.table import Phase, Player, ShowhandAction, ShowhandTable
+from games.showhand.table import Phase, Player, SeenPlayer, ShowhandAction, ShowhandTable
 from games.table import Cancel, CloseAfterRound, Credit, Join, Leave, Ready, Timeout
 
 __all__ = [
@@ -73,10 +79,12 @@ __all__ = [
     "Checked",
     "CloseAfterRound",
     "Credit",
+    "DecidedBy",
     "EndReason",
     "FaceUp",
     "Fold",
     "Folded",
+    "FoldedOnTimeout",
     "GameOver",
     "Join",
     "LeadChanged",
@@ -92,8 +100,10 @@ __all__ = [
     "Raise",
     "Raised",
     "Ready",
+    "SeenPlayer",
     "ShowDown",
     "ShowhandAction",
+    "ShowhandEvent",
     "ShowhandHand",
     "ShowhandTable",
     "ShownHand",
@@ -102,10 +112,13 @@ __all__ = [
     "Stakes",
     "Timeout",
     "TurnOf",
+    "Verdict",
     "WentAllIn",
     "compare",
     "compare_visible",
+    "decided_by",
     "evaluate",
+    "verdict",
     "verify",
     "visible_strength",
 ]

@@ -4,7 +4,8 @@ A game's events, in order: ``RoundStarted`` (the deck's commitment), ``Stakes``,
 (the lead before the deal), the antes (``Paid``), a private ``Dealt`` per person (the face-down
 card), ``CardsDealt`` (card 2, face up), ``LeadChanged``, ``BettingRoundStarted``, ``TurnOf`` and
 ``TimerStarted``; then one of ``BetMade``/``Checked``/``Called``/``Raised``/``WentAllIn``/``Folded``
-per action, ``BettingRoundOver``, the next card… and at the end maybe ``ShowDown``, then the pot
+per action (``FoldedOnTimeout`` after a ``DeadlinePassed`` when the clock folded someone),
+``BettingRoundOver``, the next card… and at the end maybe ``ShowDown``, then the pot
 (``Paid``), ``GameOver``, ``DeckRevealed``, ``Unseated`` and the lobby's ``TimerStarted``.
 """
 
@@ -14,8 +15,22 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from games.cards import Card
+from games.events import (
+    ClosingAfterRound,
+    DeadlinePassed,
+    Dealt,
+    DeckRevealed,
+    Joined,
+    Left,
+    Paid,
+    Readied,
+    RoundStarted,
+    TableClosed,
+    TimerStarted,
+    Unseated,
+)
 from games.showhand.betting import Option
-from games.showhand.hands import Category
+from games.showhand.hands import Category, DecidedBy
 
 
 class LeadReason(StrEnum):
@@ -33,6 +48,11 @@ class EndReason(StrEnum):
     SHOWDOWN = "showdown"
     LAST_STANDING = "last_standing"
     ESCAPE = "escape"
+
+    @property
+    def shown_down(self) -> bool:
+        """Whether the unfolded hands were shown (only a show-down shows the face-down cards)."""
+        return self is EndReason.SHOWDOWN
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +143,17 @@ class WentAllIn:
 
 @dataclass(frozen=True, slots=True)
 class Folded:
-    """``person`` gave up (pressed Fold or ran out of time: then a ``TimedOut`` comes first)."""
+    """``person`` gave up (pressed Fold, or ran out of time: then it is a ``FoldedOnTimeout``)."""
 
     person: int
     paid: int
     total: int
+
+
+@dataclass(frozen=True, slots=True)
+class FoldedOnTimeout(Folded):
+    """``person``'s turn ran out and the clock folded for them (RULES.md 2.4: timeout = fold);
+    a ``DeadlinePassed`` comes just before it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,10 +177,13 @@ class ShownHand:
 
 @dataclass(frozen=True, slots=True)
 class ShowDown:
-    """Every unfolded person's five cards, in speaking order; ``winner`` holds the best hand."""
+    """Every unfolded person's five cards, in speaking order; ``winner`` holds the best hand,
+    ``runner_up`` the next best, and ``decided_by`` says what put the winner's above it."""
 
     hands: tuple[ShownHand, ...]
     winner: int
+    runner_up: int
+    decided_by: DecidedBy
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +211,36 @@ class GameOver:
     results: tuple[PersonResult, ...]
 
 
+ShowhandEvent = (
+    Joined
+    | Left
+    | Unseated
+    | Readied
+    | TimerStarted
+    | DeadlinePassed
+    | RoundStarted
+    | Dealt
+    | Paid
+    | DeckRevealed
+    | ClosingAfterRound
+    | TableClosed
+    | Stakes
+    | LeadChanged
+    | CardsDealt
+    | BettingRoundStarted
+    | TurnOf
+    | BetMade
+    | Checked
+    | Called
+    | Raised
+    | WentAllIn
+    | Folded
+    | FoldedOnTimeout
+    | BettingRoundOver
+    | ShowDown
+    | GameOver
+)
+
 __all__ = [
     "BetMade",
     "BettingRoundOver",
@@ -192,12 +251,14 @@ __all__ = [
     "EndReason",
     "FaceUp",
     "Folded",
+    "FoldedOnTimeout",
     "GameOver",
     "LeadChanged",
     "LeadReason",
     "PersonResult",
     "Raised",
     "ShowDown",
+    "ShowhandEvent",
     "ShownHand",
     "Stakes",
     "TurnOf",

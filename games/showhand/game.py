@@ -37,22 +37,24 @@ from games.showhand.events import (
     EndReason,
     FaceUp,
     Folded,
+    FoldedOnTimeout,
     GameOver,
     LeadChanged,
     LeadReason,
     PersonResult,
     Raised,
     ShowDown,
+    ShowhandEvent,
     ShownHand,
     Stakes,
     TurnOf,
     WentAllIn,
 )
-from games.showhand.hands import evaluate, visible_strength
+from games.showhand.hands import evaluate, verdict, visible_strength
 from games.stakes import base_for_table
 from games.table import Seat, TableCore, back_to_lobby, cancel
 
-Event = object
+Event = ShowhandEvent
 
 
 class Phase(StrEnum):
@@ -207,15 +209,19 @@ class Game:
         timer = self.core.start_timer(self.core.turn_seconds)
         return [TurnOf(player.person, self.spot(player).options()), timer]
 
-    def take(self, player: Player, action: BettingAction, total: int) -> list[Event]:
-        """Carry out a checked betting action that brings ``player``'s total to ``total``."""
+    def take(
+        self, player: Player, action: BettingAction, total: int, *, on_timeout: bool = False
+    ) -> list[Event]:
+        """Carry out a checked betting action that brings ``player``'s total to ``total``
+        (``on_timeout``: the clock folds for them)."""
         state = self.state
         assert total <= self.cap() <= state.max_stake, "no total past the round's cap or M"
         paid = total - player.total
         events: list[Event] = list(self.core.pay(player.person, ESCROW, paid, PayReason.BET))
         player.total, player.acted = total, True
         player.folded = isinstance(action, Fold)
-        events.append(_REPORTS[type(action)](player.person, paid, total))
+        report = FoldedOnTimeout if on_timeout else _REPORTS[type(action)]
+        events.append(report(player.person, paid, total))
         in_game = self.in_game()
         if len(in_game) == 1:
             return events + self._finish(in_game[0], EndReason.LAST_STANDING)
@@ -254,8 +260,12 @@ class Game:
                 shown.append(
                     ShownHand(player.person, player.hole, tuple(player.face_up), hand.category, hand.cards)
                 )
-        winner = self.require_player(max(strengths, key=strengths.__getitem__))
-        return [ShowDown(tuple(shown), winner.person), *self._finish(winner, EndReason.SHOWDOWN)]
+        ranked = sorted(strengths, key=strengths.__getitem__, reverse=True)
+        winner, runner_up = self.require_player(ranked[0]), ranked[1]
+        judged = verdict(evaluate([hand.hole, *hand.face_up]) for hand in shown)
+        assert judged is not None, "a show-down has two hands at least"
+        showdown = ShowDown(tuple(shown), winner.person, runner_up, judged.decided_by)
+        return [showdown, *self._finish(winner, EndReason.SHOWDOWN)]
 
     def _finish(self, winner: Player, reason: EndReason) -> list[Event]:
         state, core = self.state, self.core

@@ -20,7 +20,18 @@ from math import comb
 
 from games.cards import ACE, DECK_28, JACK, KING, QUEEN, Card
 
-__all__ = ["Category", "ShowhandHand", "compare", "compare_visible", "evaluate", "visible_strength"]
+__all__ = [
+    "Category",
+    "DecidedBy",
+    "ShowhandHand",
+    "Verdict",
+    "compare",
+    "compare_visible",
+    "decided_by",
+    "evaluate",
+    "verdict",
+    "visible_strength",
+]
 
 
 class Category(StrEnum):
@@ -58,6 +69,30 @@ class ShowhandHand:
     category: Category
     cards: tuple[Card, ...]
     strength: int
+
+    @property
+    def lead(self) -> Card:
+        """The card the tie rules look at first: the highest card, or the best of the four, the
+        three or the (higher) pair."""
+        return self.cards[0]
+
+
+class DecidedBy(StrEnum):
+    """What put one hand above another (RULES.md 2.1): the category, else the tie rules."""
+
+    CATEGORY = "category"  # a better category
+    LEAD_RANK = "lead_rank"  # the lead card's rank: the highest card, the four / three, the (higher) pair
+    LOW_PAIR = "low_pair"  # two pair with the same higher pair: the lower pair's rank
+    LEAD_SUIT = "lead_suit"  # the same ranks: the lead card's suit (the best suit in the pair)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A show-down's outcome: the best hand, the next best, and what put the one above the other."""
+
+    winner: ShowhandHand
+    runner_up: ShowhandHand
+    decided_by: DecidedBy
 
 
 #: Rank order for showhand: 8 is 0, ..., K is 5, A is 6 (the top card).
@@ -214,6 +249,33 @@ def compare(a: ShowhandHand, b: ShowhandHand) -> int:
     Two hands dealt from one deck (no card in common) never compare 0.
     """
     return a.strength - b.strength
+
+
+def decided_by(winner: ShowhandHand, runner_up: ShowhandHand) -> DecidedBy:
+    """What put ``winner`` above ``runner_up`` (RULES.md 2.1); ``ValueError`` unless ``winner`` is
+    the stronger. Two hands of one category differ in the lead card's rank, else (two pair) in the
+    lower pair's rank, else in the lead card's suit: the sets (four, full house, three) always
+    differ in rank, as no two hands from one deck hold the same set."""
+    if winner.strength <= runner_up.strength:
+        raise ValueError(
+            f"the winner's hand must be the stronger: {winner.category} {winner.strength} "
+            f"vs {runner_up.category} {runner_up.strength}"
+        )
+    if winner.category is not runner_up.category:
+        return DecidedBy.CATEGORY
+    if winner.lead.rank != runner_up.lead.rank:
+        return DecidedBy.LEAD_RANK
+    if winner.category is Category.TWO_PAIR and winner.cards[2].rank != runner_up.cards[2].rank:
+        return DecidedBy.LOW_PAIR
+    return DecidedBy.LEAD_SUIT
+
+
+def verdict(hands: Iterable[ShowhandHand]) -> Verdict | None:
+    """The best of the hands shown, the next best and why (None for fewer than two hands)."""
+    ranked = sorted(hands, key=lambda hand: hand.strength, reverse=True)
+    if len(ranked) < 2:
+        return None
+    return Verdict(ranked[0], ranked[1], decided_by(ranked[0], ranked[1]))
 
 
 def visible_strength(cards: Sequence[Card]) -> int:

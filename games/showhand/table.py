@@ -16,9 +16,11 @@ Where things live: the stakes, the actions and the betting arithmetic in ``betti
 
 from __future__ import annotations
 
-from games.cards import DECK_28
+from dataclasses import dataclass
+
+from games.cards import DECK_28, Card
 from games.errors import NotInRound, NotYourTurn, WrongPhase
-from games.events import TimedOut
+from games.events import DeadlinePassed
 from games.fairness import Shuffle
 from games.showhand.betting import (
     AllIn,
@@ -32,6 +34,7 @@ from games.showhand.betting import (
     Raise,
 )
 from games.showhand.errors import AlreadyFolded
+from games.showhand.events import ShowhandEvent
 from games.showhand.game import Event, Game, Phase, Player, ShowhandState
 from games.table import (
     Cancel,
@@ -49,7 +52,22 @@ from games.table import (
 
 MIN_SEATS, MAX_SEATS = 2, 4
 
-ShowhandAction = Join | Leave | Ready | Timeout | Cancel | BettingAction
+ShowhandAction = Join | Leave | Ready | Timeout | Credit | Cancel | CloseAfterRound | BettingAction
+
+
+@dataclass(frozen=True, slots=True)
+class SeenPlayer:
+    """A player as one viewer may see them (``ShowhandTable.seen_by``), as PokerKit censors hole
+    cards: the face-down card only for its owner (``hole`` None for anyone else, ``has_hole`` says
+    one was dealt), the face-up cards and the totals for everyone."""
+
+    person: int
+    hole: Card | None
+    has_hole: bool
+    face_up: tuple[Card, ...]
+    total: int
+    folded: bool
+    escaped: bool
 
 
 class ShowhandTable(Table):
@@ -66,6 +84,10 @@ class ShowhandTable(Table):
     @classmethod
     def new(cls, *, turn_seconds: int = 30, lobby_seconds: int = 300) -> ShowhandTable:
         return cls(ShowhandState(TableCore(MIN_SEATS, MAX_SEATS, turn_seconds, lobby_seconds)))
+
+    def apply(self, action: ShowhandAction) -> list[ShowhandEvent]:  # type: ignore[override]
+        """Carry out ``action`` and return what happened, or raise a ``RuleError`` changing nothing."""
+        return super().apply(action)  # type: ignore[return-value]
 
     # -- what the bot reads -----------------------------------------------------------------------
     @property
@@ -126,6 +148,30 @@ class ShowhandTable(Table):
     def player(self, person: int) -> Player | None:
         return self.game.player(person)
 
+    def awaited(self) -> tuple[int, ...]:
+        """Who must act now: the person whose turn it is to bet; nobody between games."""
+        return () if self.state.turn is None else (self.state.turn,)
+
+    def card_holders(self) -> tuple[int, ...]:
+        """Who holds cards in the game under way (their face-down card private to them)."""
+        return tuple(player.person for player in self.state.players)
+
+    def seen_by(self, viewer: int | None) -> tuple[SeenPlayer, ...]:
+        """The game's people in seat order as ``viewer`` may see them (None: a spectator, or the
+        group chat): every face-down card but the viewer's own is None."""
+        return tuple(
+            SeenPlayer(
+                person=player.person,
+                hole=player.hole if player.person == viewer else None,
+                has_hole=player.hole is not None,
+                face_up=tuple(player.face_up),
+                total=player.total,
+                folded=player.folded,
+                escaped=player.escaped,
+            )
+            for player in self.state.players
+        )
+
     def ended_as(self, person: int) -> Player | None:
         """``person``'s part in the last game as it ended (their cards, ``hole`` private to them),
         from its end until the next game starts; None during a game."""
@@ -177,8 +223,8 @@ class ShowhandTable(Table):
             return expire_lobby(self.state, action.timer)
         assert self.state.turn is not None, "a game's timer runs for someone's turn"
         player = self.game.require_player(self.state.turn)
-        events: list[Event] = [TimedOut(action.timer, (player.person,))]
-        return events + self.game.take(player, Fold(player.person), player.total)
+        events: list[Event] = [DeadlinePassed(action.timer, (player.person,))]
+        return events + self.game.take(player, Fold(player.person), player.total, on_timeout=True)
 
     def _cancel(self, _action: Cancel) -> list[Event]:
         return self.game.cancel()
@@ -214,6 +260,7 @@ __all__ = [
     "MIN_SEATS",
     "Phase",
     "Player",
+    "SeenPlayer",
     "ShowhandAction",
     "ShowhandState",
     "ShowhandTable",

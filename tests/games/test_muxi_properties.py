@@ -5,91 +5,23 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.engine_fuzz import MUXI_PEOPLE as PEOPLE
+from bench.engine_fuzz import Ledger, candidate_actions, wallet
+from bench.engine_fuzz import muxi_action as action_for
 from games.cards import DECK_54
 from games.errors import RuleError
-from games.events import ESCROW, HOUSE, Joined, Paid, TimerStarted
+from games.events import ESCROW, Joined, TimerStarted
 from games.fairness import Shuffle
 from games.muxi import (
     BeBanker,
     Cancel,
-    Draw,
     Join,
-    Leave,
     Move,
     MuxiTable,
-    PassBanker,
     Phase,
     Ready,
-    Stand,
     Timeout,
 )
-
-PEOPLE = range(1, 8)
-MOVE_ACTIONS = {
-    Move.JOIN: None,
-    Move.LEAVE: Leave,
-    Move.READY: None,
-    Move.BE_BANKER: BeBanker,
-    Move.PASS: PassBanker,
-    Move.DRAW: Draw,
-    Move.STAND: Stand,
-}
-
-
-class Ledger:
-    """The coins as an outsider sees them, from nothing but the Paid events."""
-
-    def __init__(self):
-        self.accounts = {HOUSE: 0, ESCROW: 0}
-
-    def joined(self, person, balance):
-        self.accounts.setdefault(person, balance)
-
-    def book(self, events):
-        for event in events:
-            if isinstance(event, Paid):
-                assert event.amount > 0 and event.payer != event.payee
-                self.accounts[event.payer] -= event.amount
-                self.accounts[event.payee] += event.amount
-
-    def check(self, table, total):
-        assert sum(self.accounts.values()) == total
-        assert all(amount >= 0 for key, amount in self.accounts.items() if key != HOUSE)
-        assert self.accounts[ESCROW] == table.core.escrow_total
-        for seat in table.core.seats:
-            assert seat.balance == self.accounts[seat.person] >= 0
-
-
-def wallet(ledger, person, rng):
-    """What the bot would pass on a Join: the person's coins, or a newcomer's."""
-    if person in ledger.accounts:
-        return ledger.accounts[person]
-    return rng.choice([500, 1_000, 1_500, 5_000, 50_000])
-
-
-def candidate_actions(table, ledger, rng, shuffle):
-    """Every kind of action, legal or not, for anyone (seated or not), plus stale timeouts."""
-    person = rng.choice(PEOPLE)
-    timer = table.core.timer
-    return [
-        Join(person, wallet(ledger, person, rng)),
-        Leave(person),
-        Ready(person, shuffle),
-        BeBanker(person),
-        PassBanker(person),
-        Draw(person),
-        Stand(person),
-        Timeout(timer),
-        Timeout(timer - 1),
-    ]
-
-
-def action_for(move, person, ledger, rng, shuffle):
-    if move is Move.JOIN:
-        return Join(person, wallet(ledger, person, rng))
-    if move is Move.READY:
-        return Ready(person, shuffle)
-    return MOVE_ACTIONS[move](person)
 
 
 def next_action(table, ledger, rng):

@@ -9,12 +9,12 @@ from games.cards import DECK_54, format_cards
 from games.events import (
     ESCROW,
     HOUSE,
+    DeadlinePassed,
     Dealt,
     DeckRevealed,
     Left,
     RoundStarted,
     TableClosed,
-    TimedOut,
     Unseated,
 )
 from games.fairness import Shuffle, verify
@@ -124,7 +124,7 @@ def test_a_lone_joker_must_draw_and_forfeits_on_timeout():
     table.apply(Stand(3))
     timer = table.core.timer
     events = table.apply(Timeout(timer))
-    assert TimedOut(timer, (2, 4)) in events
+    assert DeadlinePassed(timer, (2, 4)) in events
     assert table.hand_of(2).status is Status.FORFEIT and table.hand_of(4).status is Status.STOOD
     events = table.apply(Stand(1))  # banker 7 points normal
     # the forfeit pays base × the banker's multiplier whatever the hands
@@ -182,7 +182,7 @@ def test_nobody_wants_to_be_banker_and_the_table_closes():
     table, _ = seat([1, 2, 3])
     table.apply(PassBanker(1))
     events = table.apply(Timeout(table.core.timer))  # 2 does not answer: a pass
-    assert TimedOut(events[0].timer, (2,)) in events
+    assert DeadlinePassed(events[0].timer, (2,)) in events
     events = table.apply(PassBanker(3))
     assert TableClosed("no_banker") in events and of_type(events, DeckRevealed)
     assert table.closed and table.legal_actions(1) == ()

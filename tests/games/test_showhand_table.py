@@ -11,6 +11,7 @@ from games import errors
 from games.cards import DECK_28, DECK_54, format_cards, parse_cards
 from games.events import (
     ESCROW,
+    DeadlinePassed,
     Dealt,
     DeckRevealed,
     Left,
@@ -19,7 +20,6 @@ from games.events import (
     Readied,
     RoundStarted,
     TableClosed,
-    TimedOut,
     TimerStarted,
     Unseated,
 )
@@ -48,6 +48,7 @@ from games.showhand.events import (
     EndReason,
     FaceUp,
     Folded,
+    FoldedOnTimeout,
     GameOver,
     LeadChanged,
     LeadReason,
@@ -296,7 +297,7 @@ def test_a_timeout_folds_and_only_timeouts_end_the_game():
     table, _ = three()
     timer = table.timer
     events = table.apply(Timeout(timer))
-    assert events[:2] == [TimedOut(timer, (2,)), Folded(2, 0, 10)] and table.turn == 3
+    assert events[:2] == [DeadlinePassed(timer, (2,)), FoldedOnTimeout(2, 0, 10)] and table.turn == 3
     refused(table, Timeout(timer), errors.StaleTimer)
     events = table.apply(Timeout(table.timer))
     assert of_type(events, GameOver)[0].reason is EndReason.LAST_STANDING
@@ -418,7 +419,7 @@ def test_a_lobby_that_expires_closes_the_table():
     table = ShowhandTable.new()
     table.apply(Join(1, 2_000))
     events = table.apply(Timeout(table.timer))
-    assert events == [TimedOut(1, (1,)), TableClosed("lobby_expired")] and table.closed
+    assert events == [DeadlinePassed(1, (1,)), TableClosed("lobby_expired")] and table.closed
 
 
 def test_someone_seated_during_a_game_waits_for_the_next():

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from bench.engine_fuzz import showhand_action as action_for
 from games.cards import DECK_28
 from games.errors import RuleError
 from games.events import ESCROW, HOUSE, Joined, Paid, TimerStarted
@@ -36,15 +37,6 @@ WALLETS = st.sampled_from([500, 1_000, 1_005, 1_500, 4_000, 5_000, 45_000, 500_0
 MOVE_OF = {Join: Move.JOIN, Leave: Move.LEAVE, Ready: Move.READY, Check: Move.CHECK, Bet: Move.BET}
 MOVE_OF |= {Call: Move.CALL, Raise: Move.RAISE, AllIn: Move.ALL_IN, Fold: Move.FOLD}
 BETTING = (Check, Bet, Call, Raise, AllIn, Fold)
-
-
-def action_for(option, person):
-    """The action a button sends."""
-    if option.move is Move.BET:
-        return Bet(person, option.amount)
-    if option.move is Move.RAISE:
-        return Raise(person, option.amount)
-    return {Move.CHECK: Check, Move.CALL: Call, Move.ALL_IN: AllIn, Move.FOLD: Fold}[option.move](person)
 
 
 def assert_offered(action, offered, stake, base):
