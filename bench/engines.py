@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from treys import Card as TreysCard
 from treys import Evaluator
 
+from bench.engine_fuzz import muxi_action, showhand_action
 from bench.report import Result, markdown_table, median, rate, timed
 from games.cards import DECK_28, DECK_54, JACK, KING, QUEEN, Card
 from games.fairness import Shuffle
@@ -32,8 +33,6 @@ from games.showhand import Move as ShowhandMove
 from games.showhand import Phase as ShowhandPhase
 from games.showhand import evaluate as showhand_evaluate
 from games.table import Join, Ready
-from tests.games.test_muxi_properties import action_for as muxi_action
-from tests.games.test_showhand_table_properties import action_for as showhand_action
 
 TARGET_RATIO = 1.5
 _TREYS_RANKS = {1: "A", 10: "T", JACK: "J", QUEEN: "Q", KING: "K"}

@@ -7,14 +7,14 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.engine_fuzz import Ledger, candidate_actions, muxi_action, showhand_action
 from games.cards import DECK_28, DECK_54
 from games.errors import RuleError
 from games.events import Joined
 from games.fairness import Shuffle
 from games.muxi import MuxiTable, RoundOver
-from games.showhand import AllIn, Bet, Call, Check, Fold, GameOver, Move, Raise, ShowhandTable
+from games.showhand import AllIn, Bet, Check, GameOver, Move, Raise, ShowhandTable
 from games.table import Join, Leave, Ready, Timeout
-from tests.games.test_muxi_properties import Ledger, action_for, candidate_actions
 from tests.reliability.conftest import PROFILE
 
 FUZZ = settings(
@@ -23,7 +23,6 @@ FUZZ = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-SHOWHAND_ACTIONS = {Move.CHECK: Check, Move.CALL: Call, Move.ALL_IN: AllIn, Move.FOLD: Fold}
 
 
 def sit_down(table, ledger, rng, people, deck):
@@ -55,16 +54,10 @@ def step(table, ledger, total, action):
     return events, total
 
 
-def showhand_action(table, person, rng):
+def showhand_press(table, person, rng):
+    """A button ``person`` may press now (not Join or Ready), at random."""
     options = [o for o in table.legal_actions(person) if o.move not in (Move.JOIN, Move.READY)]
-    option = rng.choice(options)
-    if option.move is Move.LEAVE:
-        return Leave(person)
-    if option.move is Move.BET:
-        return Bet(person, option.amount)
-    if option.move is Move.RAISE:
-        return Raise(person, option.amount)
-    return SHOWHAND_ACTIONS[option.move](person)
+    return showhand_action(rng.choice(options), person)
 
 
 @FUZZ
@@ -82,7 +75,7 @@ def test_muxi_rounds_fuzzed(seed, seats):
             moves = [m for m in table.legal_actions(person) if m.value not in ("join", "ready")]
             if not moves or (moves == [moves[-1]] and rng.random() < 0.9):
                 continue  # only Leave: mostly people stay
-            action = action_for(rng.choice(moves), person, ledger, rng, None)
+            action = muxi_action(rng.choice(moves), person, ledger, rng, None)
         events, total = step(table, ledger, total, action)
         if table.closed or any(isinstance(e, RoundOver) for e in events):
             return
@@ -109,7 +102,7 @@ def test_showhand_games_fuzzed(seed, seats):
                 ]
             )
         else:
-            action = showhand_action(table, person, rng)
+            action = showhand_press(table, person, rng)
         events, total = step(table, ledger, total, action)
         if table.closed or any(isinstance(e, GameOver) for e in events):
             return
