@@ -10,29 +10,23 @@ from random import Random
 from telegram import BotCommand, BotCommandScopeDefault, Update
 from telegram.constants import UpdateType
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
-from telegram.ext import Application, ApplicationBuilder, ApplicationHandlerStop, TypeHandler
+from telegram.ext import ApplicationBuilder, ApplicationHandlerStop, TypeHandler
 from telegram.request import BaseRequest
 
+from bot.botdata import CONTEXT_TYPES, App, Context
 from bot.deliveries import Deliveries
 from bot.handlers import account, chat_settings, gate, records, table
-from bot.handlers.common import Context, RightsUnknown, rights_unknown
-from bot.health import HEALTH, Health
+from bot.handlers.common import RightsUnknown, rights_unknown
 from bot.i18n import t
 from bot.logs import log_context
-from bot.metrics import METRICS, Metrics
 from bot.outbox import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
-from bot.presenter import retry_seconds
-from bot.request import PollingRequest, RetryingRequest, env_proxy
-from bot.runtime import RUNTIME, Runtime
+from bot.request import AiohttpRequest, PollingRequest, RetryingRequest, env_proxy
+from bot.runtime import Runtime
 from bot.settings import Settings
-from storage import Store, hold_database, open_store
+from bot.telegram import retry_seconds
+from storage import hold_database, open_store
 
 log = logging.getLogger(__name__)
-GC_SETTINGS = "gc_threshold"  # the collector's settings before start-up tuned them
-DATABASE_LOCK = "database_lock"  # this process's hold on the database file, released by close()
-STORE = "store"  # the open Store, closed by close() before the lock is released
-SESSIONS = "sessions"  # the request objects build_application made, closed by close() whatever happened
-MENU = "menu"  # the task setting the command menu in the background (see set_menu)
 MENU_PAUSES = (2.0, 5.0, 15.0, 60.0, 300.0)  # seconds between tries of the menu; the last repeats
 COMMANDS = (
     "newgame",
@@ -51,7 +45,6 @@ MENU_LANGUAGES = {"": None, "zh": "zh-hans", "en": "en"}  # Telegram language co
 # The kinds of update the handlers take (Telegram sends no other: setWebhook's and getUpdates'
 # allowed_updates); edits and channel posts would only be stopped by the gate.
 HANDLED_UPDATES = (UpdateType.MESSAGE, UpdateType.CALLBACK_QUERY, UpdateType.MY_CHAT_MEMBER)
-DELIVERIES = "deliveries"  # the Deliveries in application.bot_data: which updates were taken
 ONCE = -3  # the handler group that drops an update delivered again (before anything counts it)
 OBSERVED = -2  # the handler group that counts each update and names it in the log (before the gate)
 
@@ -60,27 +53,27 @@ def build_application(
     settings: Settings,
     *,
     request: BaseRequest | None = None,
-    rate_limit: bool = True,
+    limits: Limits | None = None,
     rng: Random | None = None,
-) -> Application:
+) -> App:
     """The bot's Application; call :func:`prepare` (its ``post_init``) before use. By webhook
-    (``settings.webhook_url``) it has no Updater: the HTTP server (``bot.web``) queues the updates."""
-    metrics = Metrics()
-    sessions: list[BaseRequest] = []
-    builder = ApplicationBuilder().token(settings.token).concurrent_updates(True)
+    (``settings.webhook_url``) it has no Updater: the HTTP server (``bot.web``) queues the updates.
+    ``limits``: Telegram's budgets the bot keeps to (None: Telegram's, with the table's share the
+    settings give); ``rng``: the shuffles' (None: ``secrets``)."""
+    sessions: list[AiohttpRequest] = []
+    builder = ApplicationBuilder().token(settings.token).concurrent_updates(True).context_types(CONTEXT_TYPES)
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
     else:
         proxy = env_proxy(settings.base_url or "https://api.telegram.org")
         pool = SENDS_AT_ONCE + ANSWER_CONNECTIONS  # sends never take the answers' connections
-        observe = metrics.answered
-        sending = RetryingRequest(connection_pool_size=pool, proxy=proxy, observe=observe)
+        sending = RetryingRequest(connection_pool_size=pool, proxy=proxy)
         builder = builder.request(sending)
         sessions.append(sending)
         if settings.webhook_url is None:
             # getUpdates: one connection, no retries of its own (the polling loop retries); PTB adds
             # the long poll's timeout to this read timeout, so the poll is never cut short.
-            polling = PollingRequest(connection_pool_size=1, proxy=proxy, observe=observe)
+            polling = PollingRequest(connection_pool_size=1, proxy=proxy)
             builder = builder.get_updates_request(polling)
             sessions.append(polling)
     if settings.webhook_url is not None:
@@ -88,13 +81,12 @@ def build_application(
     if settings.base_url:
         base = settings.base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
-    application = builder.post_init(prepare).post_stop(halt).post_shutdown(close).build()
-    application.bot_data["settings"] = settings
-    application.bot_data["rng"] = rng
-    application.bot_data["limits"] = None if rate_limit else Limits.unlimited()
-    application.bot_data[METRICS] = metrics
-    application.bot_data[HEALTH] = Health(metrics)
-    application.bot_data[SESSIONS] = sessions
+    application: App = builder.post_init(prepare).post_stop(halt).post_shutdown(close).build()
+    data = application.bot_data
+    data.settings, data.rng, data.limits = settings, rng, limits
+    data.sessions.extend(sessions)
+    for session in sessions:
+        session.observe = data.metrics.answered
     application.add_handler(TypeHandler(Update, _once), group=ONCE)
     application.add_handler(TypeHandler(Update, _observe), group=OBSERVED)
     application.add_handler(gate.HANDLER, group=gate.GROUP)  # edits and borrowed identities stop here
@@ -104,43 +96,36 @@ def build_application(
     return application
 
 
-async def prepare(application: Application) -> Runtime:
+async def prepare(application: App) -> Runtime:
     """Take the database (``DatabaseInUse`` if another bot runs on it), open it, reload every open
     table with its timer; the command menu is set in the background (:func:`set_menu`)."""
-    settings: Settings = application.bot_data["settings"]
-    application.bot_data[DATABASE_LOCK] = hold_database(settings.database)  # close() releases it
-    store = await open_store(
+    data = application.bot_data
+    settings = data.settings
+    data.database_lock = hold_database(settings.database)  # close() releases it
+    data.store = store = await open_store(
         settings.database,
         start_grant=settings.start_grant,
         daily_bonus=settings.daily_bonus,
         tz=settings.timezone,
     )
-    application.bot_data[STORE] = store
-    runtime = Runtime(
-        settings,
-        store,
-        application.bot,
-        rng=application.bot_data["rng"],
-        limits=application.bot_data["limits"],
-        jobs=application.job_queue,
+    data.runtime = runtime = Runtime(
+        settings, store, application.bot, rng=data.rng, limits=data.limits, jobs=application.job_queue
     )
-    application.bot_data[RUNTIME] = runtime
-    deliveries = application.bot_data[DELIVERIES] = Deliveries(store)
+    data.deliveries = deliveries = Deliveries(store)
     await deliveries.load()
-    metrics: Metrics = application.bot_data[METRICS]
-    store.on_batch, runtime.presenter.sender.on_sent = metrics.written, metrics.sent
+    store.on_batch, runtime.presenter.sender.on_sent = data.metrics.written, data.metrics.sent
     restored = await runtime.restore()
     log.info("open tables restored: %d", len(restored))
-    application.bot_data[MENU] = asyncio.create_task(set_menu(application), name="command menu")
-    application.bot_data[GC_SETTINGS] = tune_collector()
+    data.menu = asyncio.create_task(set_menu(application), name="command menu")
+    data.gc_thresholds = tune_collector()
     return runtime
 
 
-async def set_menu(application: Application) -> None:
+async def set_menu(application: App) -> None:
     """Set the command menu, in every language, trying again after ``MENU_PAUSES`` until Telegram
     takes it. Cosmetic: the commands work without it, so a Telegram failing at start-up (a 5xx, a
     timeout, a 429) never holds the tables back; said once in the log, and again when it is set."""
-    settings: Settings = application.bot_data["settings"]
+    settings = application.bot_data.settings
     failed = 0
     while True:
         try:
@@ -174,9 +159,9 @@ async def set_menu(application: Application) -> None:
         return
 
 
-async def stop_menu(application: Application) -> None:
+async def stop_menu(application: App) -> None:
     """Stop setting the command menu (before the connection to Telegram closes)."""
-    task: asyncio.Task[None] | None = application.bot_data.pop(MENU, None)
+    task, application.bot_data.menu = application.bot_data.menu, None
     if task is None:
         return
     task.cancel()
@@ -207,51 +192,50 @@ def untune_collector(previous: tuple[int, int, int]) -> None:
     gc.unfreeze()
 
 
-async def halt(application: Application) -> None:
+async def halt(application: App) -> None:
     """Polling has stopped and the connection to Telegram is still open: no deadline fires any more
     (those firing finish), and the table edits still held back go out."""
     await stop_menu(application)
-    runtime: Runtime | None = application.bot_data.get(RUNTIME)
+    runtime = application.bot_data.runtime
     if runtime is not None:
         runtime.stop_timers()
         await runtime.presenter.flush()
 
 
-async def close(application: Application) -> None:
+async def close(application: App) -> None:
     """The last step, whatever step start-up reached: the database saved and let go, the HTTP
     sessions closed (PTB's ``shutdown`` closes them only after a whole ``initialize``: not when
     getMe failed)."""
-    if GC_SETTINGS in application.bot_data:
-        untune_collector(application.bot_data.pop(GC_SETTINGS))
-    runtime: Runtime | None = application.bot_data.get(RUNTIME)
-    store: Store | None = application.bot_data.get(STORE)
+    data = application.bot_data
+    if data.gc_thresholds is not None:
+        untune_collector(data.gc_thresholds)
+        data.gc_thresholds = None
     try:
         try:
             await stop_menu(application)
-            if runtime is not None:
-                await runtime.wait_background()
+            if data.runtime is not None:
+                await data.runtime.wait_background()
                 await halt(application)  # done already when polling stopped; not when run in process
-            deliveries: Deliveries | None = application.bot_data.get(DELIVERIES)
-            if deliveries is not None:
-                await deliveries.flush()
+            if data.deliveries is not None:
+                await data.deliveries.flush()
         finally:
-            if store is not None:
-                await store.close()
-                del application.bot_data[STORE]
+            if data.store is not None:
+                await data.store.close()
+                data.store = None
     finally:
-        lock = application.bot_data.pop(DATABASE_LOCK, None)
-        if lock is not None and STORE not in application.bot_data:
+        lock, data.database_lock = data.database_lock, None
+        if lock is not None and data.store is None:
             lock.release()  # the store is closed: another bot may have the file now
         # (a store that failed to close may still write: the lock goes with this process)
-        for session in application.bot_data.get(SESSIONS, ()):
+        for session in data.sessions:
             await session.shutdown()  # again after PTB's shutdown: does nothing
 
 
 async def _once(update: Update, context: Context) -> None:
     """Stop an update Telegram delivered again (see ``bot/deliveries.py``)."""
-    deliveries: Deliveries | None = context.application.bot_data.get(DELIVERIES)
+    deliveries = context.bot_data.deliveries
     if deliveries is not None and not await deliveries.first_time(update.update_id):
-        context.application.bot_data[METRICS].redelivered.inc()
+        context.bot_data.metrics.redelivered.inc()
         log.info("update %d was delivered again: handled once already", update.update_id)
         raise ApplicationHandlerStop
 
@@ -259,9 +243,9 @@ async def _once(update: Update, context: Context) -> None:
 async def _observe(update: Update, context: Context) -> None:
     """Count the update, and name its chat, person and table in every log line while it is handled
     (each update is handled in a task of its own: the names stay with it)."""
-    context.application.bot_data[METRICS].update_received(update)
+    context.bot_data.metrics.update_received(update)
     chat, user = update.effective_chat, update.effective_user
-    runtime: Runtime | None = context.application.bot_data.get(RUNTIME)
+    runtime = context.bot_data.runtime
     live = runtime.tables.get(chat.id) if runtime is not None and chat is not None else None
     log_context(
         update_id=update.update_id,

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from storage import Store
 
 log = logging.getLogger(__name__)
-HEALTH = "health"  # the key of the Health in application.bot_data
 SILENCE = 60.0  # seconds without a successful Bot API request before the bot counts as cut off
 WRITE_PATIENCE = 2.0  # seconds a write may take before the database counts as not writable
 PING_AFTER = 20.0  # seconds of quiet after which the bot asks Telegram something itself

@@ -30,7 +30,6 @@ from bot.telegram import ANSWER_WITHIN
 if TYPE_CHECKING:
     from bot.runtime import Runtime
 
-METRICS = "metrics"  # the key of the Metrics in application.bot_data
 KINDS = tuple(Update.ALL_TYPES)
 PRESSES_KEPT = 10_000  # presses waiting for their answer before the oldest are forgotten
 LATENCY = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)

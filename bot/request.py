@@ -86,7 +86,7 @@ class AiohttpRequest(BaseRequest):
         self._pool_timeout = pool_timeout
         self._media_write_timeout = media_write_timeout
         self._proxy = proxy
-        self._observe = observe
+        self.observe = observe  # (set after the Application is built: its metrics are in its bot_data)
         self._default_timeout = aiohttp.ClientTimeout(sock_read=read_timeout, sock_connect=connect_timeout)
         self._session: aiohttp.ClientSession | None = None
         self._slots: asyncio.Semaphore | None = None
@@ -142,8 +142,8 @@ class AiohttpRequest(BaseRequest):
         try:
             async with session.request(method, url, data=data, timeout=timeout, proxy=self._proxy) as answer:
                 payload = await answer.read()
-            if self._observe is not None:
-                self._observe(url.rsplit("/", 1)[-1], request_data, answer.status)
+            if self.observe is not None:
+                self.observe(url.rsplit("/", 1)[-1], request_data, answer.status)
             return answer.status, payload
         except aiohttp.ConnectionTimeoutError as error:
             raise NotSent("Timed out while connecting: the request was not sent.") from error

@@ -17,11 +17,11 @@ import signal
 from datetime import UTC, datetime
 from typing import Any
 
-from telegram.ext import Application, CallbackContext
+from telegram.ext import CallbackContext
 
 from bot import webhook
 from bot.app import HANDLED_UPDATES, stop_menu
-from bot.health import HEALTH, Health
+from bot.botdata import App
 from bot.settings import Settings
 from bot.web import OPS_CAP, WebServer, build_ops_app, build_web_app
 from storage import BackupFailed, backup_if_due, prune
@@ -33,7 +33,7 @@ BACKUP_EVERY = 3600.0  # seconds between looks at whether the daily backup is du
 BACKUP_FIRST = 1.0  # seconds after start-up for the first look (a bot down for a day backs up soon)
 
 
-async def serve(application: Application, settings: Settings) -> None:
+async def serve(application: App, settings: Settings) -> None:
     """Run ``application`` until a stop signal; ``settings.webhook_secret`` is chosen already."""
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -61,7 +61,7 @@ async def serve(application: Application, settings: Settings) -> None:
         await _stop(application, servers)
 
 
-async def _take_updates(application: Application, settings: Settings) -> None:
+async def _take_updates(application: App, settings: Settings) -> None:
     if settings.webhook_url is not None:
         secret = settings.webhook_secret
         assert secret is not None
@@ -79,7 +79,7 @@ async def _take_updates(application: Application, settings: Settings) -> None:
     )
 
 
-async def _stop(application: Application, servers: list[WebServer]) -> None:
+async def _stop(application: App, servers: list[WebServer]) -> None:
     try:
         if application.updater is not None and application.updater.running:
             await application.updater.stop()
@@ -96,10 +96,10 @@ async def _stop(application: Application, servers: list[WebServer]) -> None:
             await application.post_shutdown(application)  # closes the sessions PTB's shutdown left
 
 
-def _schedule(application: Application, settings: Settings) -> None:
+def _schedule(application: App, settings: Settings) -> None:
     jobs = application.job_queue
     assert jobs is not None
-    health: Health = application.bot_data[HEALTH]
+    health = application.bot_data.health
     by_webhook = settings.webhook_url is not None
 
     async def keep_in_touch(context: CallbackContext[Any, Any, Any, Any]) -> None:

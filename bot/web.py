@@ -17,19 +17,16 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
-from telegram.ext import Application
 
 from bot import webhook
-from bot.health import HEALTH, Health
-from bot.metrics import METRICS, Metrics
+from bot.botdata import App
 from bot.openfiles import connections_cap
 from bot.refusals import RefusalLog
-from bot.runtime import RUNTIME
 from bot.settings import Settings
 from bot.views.common import MINI_APP
 
 log = logging.getLogger(__name__)
-APPLICATION = web.AppKey("application", Application)
+APPLICATION = web.AppKey("application", App)
 SETTINGS = web.AppKey("settings", Settings)
 
 
@@ -37,7 +34,7 @@ SETTINGS = web.AppKey("settings", Settings)
 FORWARDED = ("Forwarded", "X-Forwarded-For", "X-Real-IP")
 
 
-def build_web_app(application: Application, settings: Settings) -> web.Application:
+def build_web_app(application: App, settings: Settings) -> web.Application:
     app = web.Application()
     app[APPLICATION], app[SETTINGS] = application, settings
     if settings.metrics_listen is None:
@@ -59,7 +56,7 @@ def build_web_app(application: Application, settings: Settings) -> web.Applicati
     return app
 
 
-def build_ops_app(application: Application, settings: Settings) -> web.Application:
+def build_ops_app(application: App, settings: Settings) -> web.Application:
     """``/healthz`` and ``/metrics`` alone, for ``PAIJU_METRICS_LISTEN``."""
     app = web.Application()
     app[APPLICATION], app[SETTINGS] = application, settings
@@ -75,18 +72,17 @@ def _add_ops_routes(app: web.Application, settings: Settings) -> None:
 
 async def healthz(request: web.Request) -> web.Response:
     """200 with a small JSON, or 503 with the same JSON naming what fails."""
-    application = request.app[APPLICATION]
-    health: Health = application.bot_data[HEALTH]
-    healthy, report = await health.check(application.bot_data.get(RUNTIME))
+    data = request.app[APPLICATION].bot_data
+    healthy, report = await data.health.check(data.runtime)
     return web.json_response(report, status=200 if healthy else 503)
 
 
 async def metrics(request: web.Request) -> web.Response:
     if request.app[SETTINGS].metrics == "local" and not _from_this_machine(request):
         return web.Response(status=403, text="metrics are served to this machine only (PAIJU_METRICS)")
-    application = request.app[APPLICATION]
-    measured: Metrics = application.bot_data[METRICS]
-    await measured.refresh(application.bot_data.get(RUNTIME))
+    data = request.app[APPLICATION].bot_data
+    measured = data.metrics
+    await measured.refresh(data.runtime)
     body, content_type = measured.render(request.headers.get("Accept", ""))
     response = web.Response(body=body)
     response.headers["Content-Type"] = content_type

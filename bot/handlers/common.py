@@ -11,17 +11,15 @@ from typing import TypeVar
 from telegram import CallbackQuery, Chat, Update, User
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import BadRequest, NetworkError, RetryAfter
-from telegram.ext import ContextTypes
 
+from bot.botdata import Context
 from bot.i18n import language_of, t
 from bot.outbox import Priority
-from bot.presenter import retry_seconds
-from bot.runtime import RUNTIME, Runtime
-from bot.telegram import ANSWER_WITHIN
+from bot.runtime import Runtime
+from bot.telegram import ANSWER_WITHIN, retry_seconds
 from bot.views.common import Markup, clean_name, name
 from storage import Person
 
-Context = ContextTypes.DEFAULT_TYPE
 log = logging.getLogger(__name__)
 PATIENCE = 3  # tries of a handler's own call refused with 429
 T = TypeVar("T")
@@ -29,7 +27,10 @@ MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger one overflows in the qu
 
 
 def runtime_of(context: Context) -> Runtime:
-    return context.application.bot_data[RUNTIME]
+    """The runtime (there from start-up on: no update is handled before)."""
+    runtime = context.bot_data.runtime
+    assert runtime is not None, "an update before start-up"
+    return runtime
 
 
 def display_name(user: User) -> str:

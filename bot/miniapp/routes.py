@@ -32,10 +32,10 @@ from pathlib import Path
 
 from aiohttp import web
 from telegram import Bot, User
-from telegram.ext import Application
 
 from bot import callbacks
 from bot.acting import Refused, act, refusal_text
+from bot.botdata import App
 from bot.i18n import t
 from bot.live import LiveTable
 from bot.miniapp.auth import InvalidInitData, WebAppUser, validate
@@ -43,7 +43,7 @@ from bot.miniapp.hub import Hub, Subscriber, encode
 from bot.miniapp.members import Busy, Members
 from bot.miniapp.streams import LIFETIME, RETRY_AFTER, WRITE_TIMEOUT, Full, StreamLimits, Tickets
 from bot.refusals import RefusalLog
-from bot.runtime import RUNTIME, Runtime
+from bot.runtime import Runtime
 from bot.settings import DEFAULT_LANGUAGE
 from games.errors import RuleError
 
@@ -67,7 +67,7 @@ class MiniApp:
 
     def __init__(
         self,
-        application: Callable[[], Application],
+        application: Callable[[], App],
         token: str,
         prefix: str = "/miniapp/",
         *,
@@ -127,7 +127,7 @@ class MiniApp:
 
     # -- who asks, and what they may see --------------------------------------------------------
     def runtime(self) -> Runtime:
-        runtime: Runtime | None = self.application().bot_data.get(RUNTIME)
+        runtime = self.application().bot_data.runtime
         if runtime is None:
             raise web.HTTPServiceUnavailable(text="the bot is starting")
         if runtime.watchers is not self.hub:

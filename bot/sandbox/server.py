@@ -25,9 +25,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from aiohttp import web
 from telegram import Update
-from telegram.ext import Application
 
 from bot.app import build_application, close, prepare
+from bot.botdata import App
 from bot.miniapp.auth import signed_for
 from bot.miniapp.routes import MiniApp
 from bot.settings import Settings
@@ -73,10 +73,10 @@ class Sandbox:
         self._ids = itertools.count(1000 + len(world.people) + 1)
         self._popups_seen: dict[int, int] = {}
         self._read: dict[tuple[int, int], int] = {}  # (person, chat) -> the last message they saw there
-        self.application: Application | None = None  # the bot, once built (the Mini App needs it)
+        self.application: App | None = None  # the bot, once built (the Mini App needs it)
         self.miniapp = MiniApp(self._application, TOKEN, "/miniapp/", telegram_js=False)
 
-    def _application(self) -> Application:
+    def _application(self) -> App:
         if self.application is None:
             raise web.HTTPServiceUnavailable(text="the bot is starting")
         return self.application

@@ -5,11 +5,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from telegram.ext import Application
-
 from bot.app import build_application, close, prepare
+from bot.botdata import App
 from bot.outbox import Limits
-from bot.runtime import RUNTIME, Runtime
+from bot.runtime import Runtime
 from bot.settings import Settings
 from faketg.driver import Driver
 from faketg.request import FakeRequest
@@ -23,12 +22,14 @@ ADMIN = 9
 @dataclass
 class Bot:
     world: World
-    application: Application
+    application: App
     driver: Driver
 
     @property
     def runtime(self) -> Runtime:
-        return self.application.bot_data[RUNTIME]
+        runtime = self.application.bot_data.runtime
+        assert runtime is not None, "the bot is not started"
+        return runtime
 
     async def balance(self, person: int) -> int:
         return await self.runtime.store.balance(person)
@@ -36,9 +37,9 @@ class Bot:
     async def fire_timer(self) -> None:
         """The running deadline of the group's table passes now."""
         live = self.runtime.tables.get(GROUP)
-        assert live is not None and live.table_id in self.runtime.deadlines, "no deadline is armed"
-        self.runtime.disarm(live.table_id)
-        await self.runtime.timeout(GROUP, live.table_id, live.engine.core.timer)
+        assert live is not None and self.runtime.turns.moment(live.table_id) is not None, "no deadline is armed"
+        self.runtime.turns.disarm(live.table_id)
+        await self.runtime.turns.timeout(GROUP, live.table_id, live.engine.core.timer)
         await self.runtime.wait_idle()
 
 
@@ -58,12 +59,13 @@ async def start_bot(
     options.setdefault("token", "123456:TEST-TOKEN")
     settings = Settings(database=database, **options)
     application = build_application(
-        settings, request=FakeRequest(world), rate_limit=False, rng=random.Random(seed)
+        settings,
+        request=FakeRequest(world),
+        limits=limits or Limits.unlimited(),  # every change sent at once, unless given
+        rng=random.Random(seed),
     )
-    application.bot_data["limits"] = limits or Limits.unlimited()  # every change sent at once, unless given
     await application.initialize()
-    await prepare(application)
-    runtime = application.bot_data[RUNTIME]
+    runtime = await prepare(application)
     return Bot(world, application, Driver.in_process(world, application, runtime.wait_idle))
 
 

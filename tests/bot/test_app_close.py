@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from bot import app as botapp
-from bot.runtime import RUNTIME
+from bot.botdata import BotData
 from storage import hold_database, open_store
 
 
@@ -24,9 +24,9 @@ async def test_a_failing_settle_still_closes_the_store_before_the_lock_goes(tmp_
         raise OSError(28, "No space left on device")
 
     runtime = SimpleNamespace(wait_background=settle, store=store)
-    application = SimpleNamespace(
-        bot_data={RUNTIME: runtime, botapp.STORE: store, botapp.DATABASE_LOCK: lock}
-    )
+    data = BotData()
+    data.runtime, data.store, data.database_lock = runtime, store, lock
+    application = SimpleNamespace(bot_data=data)
     with pytest.raises(OSError, match="No space left"):
         await botapp.close(application)
     assert closed_when_released == [True], "the lock went only after the store was closed"

@@ -11,6 +11,7 @@ import pytest
 from telegram.error import BadRequest, Conflict, Forbidden, InvalidToken
 
 from bot import app as botapp
+from bot.botdata import BotData
 from bot.settings import Settings
 
 
@@ -22,9 +23,9 @@ async def test_a_refused_menu_ends_with_one_line(error, caplog):
         calls.append(args)
         raise error
 
-    application = SimpleNamespace(
-        bot=SimpleNamespace(set_my_commands=set_my_commands), bot_data={"settings": Settings(token="1:x")}
-    )
+    data = BotData()
+    data.settings = Settings(token="1:x")
+    application = SimpleNamespace(bot=SimpleNamespace(set_my_commands=set_my_commands), bot_data=data)
     caplog.set_level(logging.INFO)
     await botapp.set_menu(application)
     assert len(calls) == 1

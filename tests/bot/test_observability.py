@@ -14,7 +14,7 @@ from prometheus_client import generate_latest
 
 from bot import health as health_module
 from bot.health import Health
-from bot.metrics import METRICS, Metrics
+from bot.metrics import Metrics
 from bot.outbox import Job, Priority
 from bot.sender import SENDING
 from bot.settings import Settings, SettingsError
@@ -126,7 +126,7 @@ def test_requests_by_method_and_priority_429s_by_scope_and_the_time_to_answer_a_
 
 
 async def test_a_round_in_process_moves_the_counters(bot):
-    metrics: Metrics = bot.application.bot_data[METRICS]
+    metrics: Metrics = bot.application.bot_data.metrics
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     d = bot.driver
     await d.send(1, GROUP, "/newgame muxi")

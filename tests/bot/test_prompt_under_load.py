@@ -11,7 +11,6 @@ import time
 from telegram import Update
 
 from bot.live import REMINDED
-from bot.metrics import METRICS
 from bot.outbox import PROMPT_WAIT, Job, Limits, Priority, Share
 from faketg.driver import Driver
 from tests.bot.decks import stack
@@ -105,7 +104,7 @@ def refill_new_messages(bot):
 def sent_as_edit(bot, message):
     """How many new messages (``dm``: prompts, ``table``: new rounds' table messages) the metrics
     counted as sent as an edit."""
-    return bot.application.bot_data[METRICS].as_edit.labels(message)._value.get()
+    return bot.application.bot_data.metrics.as_edit.labels(message)._value.get()
 
 
 def dm_bookkeeping(bot, person):
@@ -157,7 +156,7 @@ async def test_with_the_budget_spent_a_new_turn_is_an_edit_of_their_dm(world, da
     await bot.runtime.wait_idle()
     assert [r.method for r in world.requests[requests:] if r.chat_id in (1, 2)] == []
     live = bot.runtime.tables.get(GROUP)
-    assert live.shown[REMINDED] == str(timer) and live.table_id not in bot.runtime.reminders
+    assert live.shown[REMINDED] == str(timer) and bot.runtime.turns.moment(live.table_id) != \"reminder\"
     await bot.driver.press(1, 1, "补牌")
     done = world.messages[(1, asked.message_id)]
     assert done.buttons == [] and "3♥️ 4♥️ 7♠︎" in done.text and "🏁 本局" in done.text

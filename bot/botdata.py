@@ -1,0 +1,49 @@
+"""What the bot's Application holds (PTB's ``bot_data``), typed: one attribute per thing, no string
+keys (``ContextTypes(bot_data=BotData)``, so every handler's ``context.bot_data`` is one).
+
+PTB makes it with no arguments when the Application is built (ContextTypes' rule);
+``bot.app.build_application`` gives it the settings and what it was built with before it returns
+the Application, and ``bot.app.prepare`` (at start-up) the runtime and the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from random import Random
+from typing import TYPE_CHECKING, Any
+
+from telegram.ext import Application, CallbackContext, ContextTypes, ExtBot, JobQueue
+from telegram.request import BaseRequest
+
+from bot.health import Health
+from bot.metrics import Metrics
+
+if TYPE_CHECKING:
+    from bot.deliveries import Deliveries
+    from bot.outbox import Limits
+    from bot.runtime import Runtime
+    from bot.settings import Settings
+    from storage import DatabaseLock, Store
+
+
+class BotData:
+    settings: Settings  # given by build_application before anything runs
+
+    def __init__(self) -> None:
+        self.rng: Random | None = None  # the shuffles' (None: secrets)
+        self.limits: Limits | None = None  # Telegram's budgets (None: those of the settings)
+        self.metrics = Metrics()
+        self.health = Health(self.metrics)
+        self.sessions: list[BaseRequest] = []  # the request objects built here, closed by close()
+        self.runtime: Runtime | None = None  # from start-up on (bot.app.prepare)
+        self.store: Store | None = None  # the open store, closed by close() before the lock goes
+        self.database_lock: DatabaseLock | None = None  # this process's hold on the database file
+        self.deliveries: Deliveries | None = None  # which updates were taken (bot/deliveries.py)
+        self.menu: asyncio.Task[None] | None = None  # setting the command menu in the background
+        self.gc_thresholds: tuple[int, int, int] | None = None  # the collector's before start-up
+
+
+# The type of every handler's and job's ``context``, and of the Application.
+Context = CallbackContext[ExtBot[None], BotData, dict[Any, Any], dict[Any, Any]]
+App = Application[ExtBot[None], Context, BotData, dict[Any, Any], dict[Any, Any], JobQueue[Context]]
+CONTEXT_TYPES = ContextTypes(bot_data=BotData)
