@@ -5,6 +5,10 @@ import random
 from tests.games.muxi_helpers import rigged
 from tests.games.showhand_helpers import rigged as showhand_rigged
 
+# Showhand, seats 1 and 2 (``stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)``): 2 leads after
+# card 2 (an ace) and wins with a pair of aces.
+SHOWHAND_ACES_WIN = {1: "8S 9H 10D QC KS", 2: "AD AH 8D 9C JH"}
+
 
 class Stacked(random.Random):
     """Shuffles every deck into one chosen order; everything else is a seeded Random."""

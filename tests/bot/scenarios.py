@@ -1,0 +1,79 @@
+"""Scenes the in-process bot tests share, so that no test module imports another: a table opened
+and started, whose turn it is, the newest message and its buttons, a turn's reminder falling due, an
+update handled before anything is sent, the group's table budget spent.
+
+Built on the harness (the real Application against the fake Telegram); the dealt cards come from
+``tests/bot/decks.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
+
+from telegram import Update
+
+from faketg.world import JSON, Message
+from tests.bot.harness import GROUP, Bot
+
+if TYPE_CHECKING:
+    from bot.live import LiveTable
+
+
+async def open_and_start(bot: Bot, people: list[int], game: str = "muxi") -> None:
+    """``people[0]`` opens a ``game`` table in the group, the others join, and everyone presses
+    start: the first round is dealt (a muxi round asks for a banker first)."""
+    driver = bot.driver
+    await driver.send(people[0], GROUP, f"/newgame {game}")
+    for person in people[1:]:
+        await driver.press(person, GROUP, "加入")
+    for person in people:
+        await driver.press(person, GROUP, "开始")
+
+
+def live_table(bot: Bot) -> LiveTable:
+    """The group's open table, as the bot holds it."""
+    live = bot.runtime.tables.get(GROUP)
+    assert live is not None, "no table is open in the group"
+    return live
+
+
+async def act(bot: Bot, label: str) -> int:
+    """The person whose turn it is (showhand) presses the button whose label starts with ``label``;
+    who that was."""
+    person = live_table(bot).engine.turn
+    assert person is not None, "nobody's turn"
+    await bot.driver.press(person, GROUP, label)
+    return person
+
+
+def newest(bot: Bot, chat_id: int) -> Message:
+    """The bot's newest message in ``chat_id`` (a group, or a person's DM)."""
+    return bot.world.bot_messages(chat_id)[-1]
+
+
+def labels(message: Message) -> list[str]:
+    """The labels of a message's buttons, in order."""
+    return [str(button["text"]) for button in message.buttons]
+
+
+async def remind(bot: Bot) -> None:
+    """A third of the running turn is left now: the reminder the bot scheduled runs at once."""
+    table_id = live_table(bot).table_id
+    job = bot.runtime.reminders.pop(table_id)
+    job.schedule_removal()
+    await bot.runtime._remind(SimpleNamespace(job=job))
+    await bot.runtime.wait_idle()
+
+
+async def handle(bot: Bot, update: JSON) -> None:
+    """The bot handles ``update``; what it queued is not sent yet (nothing waits for the sender)."""
+    await bot.application.process_update(Update.de_json(update, bot.application.bot))
+
+
+def empty_the_table_budget(bot: Bot, chat_id: int = GROUP, seconds: float = 1.6) -> None:
+    """The group's table share is spent: its next edit waits about ``seconds``."""
+    bucket = bot.runtime.presenter.sender.lanes[chat_id].budget.table
+    bucket.tokens = 1 - seconds * bucket.per_second
+    bucket.at = time.monotonic()
