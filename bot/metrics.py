@@ -25,7 +25,7 @@ from telegram.request import RequestData
 
 from bot.outbox import Job
 from bot.sender import SENDING
-from bot.telegram import ANSWER_WITHIN
+from bot.telegram import ANSWER_WITHIN, is_private_id
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
@@ -131,7 +131,7 @@ class Metrics:
         wanted (``Sender.on_sent``)."""
         self.delivery.labels(job.priority.name.lower()).observe(seconds)
         if job.may_edit and not job.new_message:
-            self.as_edit.labels("table" if job.chat_id < 0 else "dm").inc()
+            self.as_edit.labels("dm" if is_private_id(job.chat_id) else "table").inc()
 
     def written(self, seconds: float, committed: bool) -> None:
         """A write batch ended (``Store.on_batch``)."""
@@ -177,5 +177,5 @@ class Metrics:
 def _scope(sent: RequestData | None) -> str:
     chat = sent.parameters.get("chat_id") if sent is not None else None
     if isinstance(chat, int):
-        return "group" if chat < 0 else "private"
+        return "private" if is_private_id(chat) else "group"
     return "none"

@@ -15,15 +15,24 @@ import warnings
 from typing import Any
 
 from telegram import Bot
+from telegram.constants import ParseMode
 from telegram.warnings import PTBUserWarning
 
+from bot.telegram import message_text
+
 METHODS = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
+WITH_TEXT = ("sendMessage", "editMessageText")
 warnings.filterwarnings(
     "ignore", message=rf"Please use 'Bot\.({'|'.join(METHODS)})'", category=PTBUserWarning
 )
 
 
 async def call(bot: Bot, method: str, **params: object) -> Any:
-    """Send ``method`` with ``params`` (None values left out, objects as their JSON); the raw result."""
+    """Send ``method`` with ``params`` (None values left out, objects as their JSON); the raw result.
+    A text longer than Telegram takes is cut to fit (``bot.telegram.message_text``): a table or a
+    reply that grew past it still shows, rather than being refused for good."""
     assert method in METHODS, method
+    text = params.get("text")
+    if method in WITH_TEXT and isinstance(text, str):
+        params["text"] = message_text(text, html=params.get("parse_mode") == ParseMode.HTML)
     return await bot.do_api_request(method, api_kwargs=params)

@@ -16,7 +16,7 @@ from bot.botdata import Context
 from bot.i18n import language_of, t
 from bot.outbox import Priority
 from bot.runtime import Runtime
-from bot.telegram import ANSWER_WITHIN, retry_seconds
+from bot.telegram import ANSWER_WITHIN, Failure, classify, popup_text, retry_seconds
 from bot.views.common import Markup, clean_name, name
 from storage import Person
 
@@ -152,12 +152,14 @@ async def patiently(call: Callable[[], Awaitable[T]]) -> T:
 
 async def answer(query: CallbackQuery, text: str | None = None, alert: bool = False) -> None:
     """Answer a button press at once: Telegram does not limit answers, so they are never queued. A
-    press redelivered after a restart may be too old to answer: that is fine (it was answered, or
-    its spinner has long stopped)."""
+    text longer than a popup may be is cut to fit (else Telegram refuses the answer and the person
+    sees nothing). A press redelivered after a restart may be too old to answer: that is fine (it
+    was answered, or its spinner has long stopped)."""
+    shown = None if text is None else popup_text(text)
     try:
-        await patiently(lambda: query.answer(text, show_alert=alert))
+        await patiently(lambda: query.answer(shown, show_alert=alert))
     except BadRequest as error:
-        if "query is too old" in error.message.lower() or "query id is invalid" in error.message.lower():
+        if classify(error) is Failure.QUERY_EXPIRED:
             return
         raise
     except RetryAfter as error:
