@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 from bot.telegram import CALLBACK_DATA_BYTES
+from games import muxi, showhand
 
 GAME_CODES = {"muxi": "m", "showhand": "s"}
 GAMES_BY_CODE = {code: game for game, code in GAME_CODES.items()}
@@ -18,6 +20,45 @@ PICK = "pick"  # the game picker of a bare /newgame: ``pick:<game>``
 MAX_BYTES = CALLBACK_DATA_BYTES
 # ASCII only: ``\d`` alone takes any script's digits (``١``), which ``int`` reads as ours.
 _PATTERN = re.compile(r"^([ms]):(\d{1,12}):(\d{1,9}):([a-z_]{1,16})(?::([0-9]{1,16}))?$", re.ASCII)
+
+
+CARDS = "cards"  # the "my cards" button of either game: a popup, no engine action
+
+
+class MuxiCode(StrEnum):
+    """A muxi button's action code, one per engine ``games.muxi.Move`` of the same name (the codes
+    are what buttons already sent carry: they never change)."""
+
+    JOIN = "join"
+    LEAVE = "leave"
+    READY = "ready"
+    BE_BANKER = "banker"
+    PASS = "pass"
+    DRAW = "draw"
+    STAND = "stand"
+
+
+class ShowhandCode(StrEnum):
+    """A showhand button's action code, one per engine ``games.showhand.Move`` of the same name
+    (a bet's amount rides as the argument)."""
+
+    JOIN = "join"
+    LEAVE = "leave"
+    READY = "ready"
+    CHECK = "check"
+    BET = "bet"
+    CALL = "call"
+    RAISE = "raise"
+    ALL_IN = "allin"
+    FOLD = "fold"
+
+
+def muxi_code(move: muxi.Move) -> MuxiCode:
+    return MuxiCode[move.name]
+
+
+def showhand_code(move: showhand.Move) -> ShowhandCode:
+    return ShowhandCode[move.name]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,20 +1,31 @@
-"""The games the bot runs, each as what the bot needs of it: its engine, deck, buttons and views."""
+"""The games the bot runs, each as what the bot needs of it: its engine, deck, buttons and views.
+
+Everything that differs between the games goes through a ``GameKind``: the chat's views, the
+Mini App's part, what a button stands for, and what the view remembers of an event. What a view
+needs to know about the game (who is awaited, what a viewer may see, why a show-down went as it
+did) it asks the engine.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.callbacks import MuxiCode, ShowhandCode, showhand_code
 from bot.live import Engine, LiveTable, ResultLine, ViewState
 from bot.views import muxi as muxi_view
+from bot.views import muxi_app, showhand_app
 from bot.views import showhand as showhand_view
+from bot.views.acted import folded_on_timeout, record
+from bot.views.app import GameJSON, ResultLineJSON
 from bot.views.common import Markup, Rendering
-from games import muxi, showhand
+from games import Action, Event, muxi, showhand
 from games.cards import DECK_28, DECK_54, Card
 from games.codec import Plain
-from games.events import TimedOut
+from games.events import DeadlinePassed
 
-Move = Callable[[int, str | None], object]  # (the person pressing, the button's argument) -> an action
+#: What a button stands for: (the person pressing, the button's argument) -> the engine's action.
+MakeAction = Callable[[int, str | None], Action]
 
 
 @dataclass(frozen=True)
@@ -23,8 +34,9 @@ class GameKind:
     deck: tuple[Card, ...]
     new: Callable[[int, int], Engine]  # (turn seconds, lobby seconds)
     load: Callable[[dict[str, Plain]], Engine]
-    moves: dict[str, Move]  # a button's action code -> the engine action it stands for
-    note: Callable[[LiveTable, object], list[ResultLine] | None]  # notes an event; a round's results
+    moves: dict[str, MakeAction]  # a button's action code -> the engine action it stands for
+    note_event: Callable[[LiveTable, Event], None]  # remembers on the view what the event says someone did
+    round_results: Callable[[LiveTable, Event], list[ResultLine] | None]  # the results, when a round ends
     table_text: Callable[[LiveTable, Rendering], str]
     results_text: Callable[[LiveTable, Rendering], str]  # a finished round's message once the next begins
     table_keyboard: Callable[[LiveTable, str], Markup | None]
@@ -32,6 +44,8 @@ class GameKind:
     dm: Callable[[LiveTable, int, Rendering, str], tuple[str, Markup | None] | None]
     private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
     acting: Callable[[LiveTable], list[int]]  # who must act now (each is prompted in their DM)
+    app_part: Callable[[LiveTable, int, str], GameJSON]  # the Mini App: (viewer, language) -> game's part
+    app_result_line: Callable[[LiveTable, ResultLine, str], ResultLineJSON]  # the Mini App's results line
 
 
 def _balance(live: LiveTable, person: int) -> int | None:
@@ -39,22 +53,29 @@ def _balance(live: LiveTable, person: int) -> int | None:
     return seat.balance if seat is not None else None
 
 
-def _timed_out(view: ViewState, event: object) -> None:
-    if isinstance(event, TimedOut):
+def _timed_out(view: ViewState, event: Event) -> None:
+    if isinstance(event, DeadlinePassed):
         for person in event.people:
-            view.acted[person] = "timeout"
+            view.acted[person] = record(timed_out=True)
 
 
-def _muxi_note(live: LiveTable, event: object) -> list[ResultLine] | None:
+def _muxi_engine(live: LiveTable) -> muxi.MuxiTable:
+    return muxi_view.engine_of(live)
+
+
+def _muxi_note(live: LiveTable, event: Event) -> None:
     view = live.view
     _timed_out(view, event)
     if isinstance(event, muxi.Decided):
-        view.acted[event.person] = "draw" if event.drew else "stand"
+        view.acted[event.person] = record(MuxiCode.DRAW if event.drew else MuxiCode.STAND)
     elif isinstance(event, muxi.BankerChosen):
-        view.acted[event.person] = "banker"
+        view.acted[event.person] = record(MuxiCode.BE_BANKER)
+
+
+def _muxi_results(live: LiveTable, event: Event) -> list[ResultLine] | None:
     if not isinstance(event, muxi.RoundOver):
         return None
-    view.end_reason = event.reason
+    live.view.end_reason = event.reason.value
     return [
         ResultLine(
             r.person,
@@ -71,37 +92,41 @@ def _muxi_note(live: LiveTable, event: object) -> list[ResultLine] | None:
     ]
 
 
-_BETS = {
-    showhand.Checked: "check",
-    showhand.BetMade: "bet",
-    showhand.Called: "call",
-    showhand.Raised: "raise",
-    showhand.WentAllIn: "allin",
-    showhand.Folded: "fold",
-}
+#: A betting event, by the move it reports (a ``FoldedOnTimeout`` is a ``Folded``).
+_BETS = (
+    (showhand.Checked, showhand.Move.CHECK),
+    (showhand.BetMade, showhand.Move.BET),
+    (showhand.Called, showhand.Move.CALL),
+    (showhand.Raised, showhand.Move.RAISE),
+    (showhand.WentAllIn, showhand.Move.ALL_IN),
+    (showhand.Folded, showhand.Move.FOLD),
+)
+
+
+def _showhand_note(live: LiveTable, event: Event) -> None:
+    view = live.view
+    _timed_out(view, event)
+    for kind, move in _BETS:
+        if isinstance(event, kind):
+            on_timeout = isinstance(event, showhand.FoldedOnTimeout)
+            view.acted[event.person] = record(showhand_code(move), event.paid, timed_out=on_timeout)
+            return
+    if isinstance(event, showhand.LeadChanged):
+        view.lead_reason = event.reason.value
 
 
 def _showhand_status(view: ViewState, result: showhand.PersonResult) -> str:
     if result.escaped:
         return "escaped"
     if result.folded:
-        return "timed_out" if view.acted.get(result.person, "").startswith("timeout_fold") else "folded"
+        return "timed_out" if folded_on_timeout(view, result.person) else "folded"
     return ""
 
 
-def _showhand_note(live: LiveTable, event: object) -> list[ResultLine] | None:
-    view = live.view
-    _timed_out(view, event)
-    move = _BETS.get(type(event))
-    if move is not None:
-        person = event.person  # type: ignore[attr-defined]
-        if move == "fold" and view.acted.get(person) == "timeout":
-            move = "timeout_fold"
-        view.acted[person] = f"{move}:{event.paid}"  # type: ignore[attr-defined]
-    if isinstance(event, showhand.LeadChanged):
-        view.lead_reason = event.reason.value
+def _showhand_results(live: LiveTable, event: Event) -> list[ResultLine] | None:
     if not isinstance(event, showhand.GameOver):
         return None
+    view = live.view
     view.end_reason = event.reason.value
     return [
         ResultLine(
@@ -119,7 +144,7 @@ def _showhand_note(live: LiveTable, event: object) -> list[ResultLine] | None:
     ]
 
 
-def _amount(action: type) -> Move:
+def _amount(action: type[showhand.Bet | showhand.Call | showhand.Raise]) -> MakeAction:
     return lambda person, arg: action(person, int(arg or 0))
 
 
@@ -129,19 +154,22 @@ MUXI = GameKind(
     new=lambda turn, lobby: muxi.MuxiTable.new(turn_seconds=turn, lobby_seconds=lobby),
     load=muxi.MuxiTable.from_dict,
     moves={
-        "banker": lambda person, _: muxi.BeBanker(person),
-        "pass": lambda person, _: muxi.PassBanker(person),
-        "draw": lambda person, _: muxi.Draw(person),
-        "stand": lambda person, _: muxi.Stand(person),
+        MuxiCode.BE_BANKER: lambda person, _: muxi.BeBanker(person),
+        MuxiCode.PASS: lambda person, _: muxi.PassBanker(person),
+        MuxiCode.DRAW: lambda person, _: muxi.Draw(person),
+        MuxiCode.STAND: lambda person, _: muxi.Stand(person),
     },
-    note=_muxi_note,
+    note_event=_muxi_note,
+    round_results=_muxi_results,
     table_text=muxi_view.table_text,
     results_text=muxi_view.results_text,
     table_keyboard=muxi_view.table_keyboard,
     private_hand=muxi_view.private_hand,
     dm=muxi_view.dm,
-    private_people=lambda live: [hand.person for hand in live.engine.state.hands],
-    acting=muxi_view.acting,
+    private_people=lambda live: list(_muxi_engine(live).card_holders()),
+    acting=lambda live: list(_muxi_engine(live).awaited()),
+    app_part=muxi_app.app_part,
+    app_result_line=muxi_app.app_result_line,
 )
 
 SHOWHAND = GameKind(
@@ -150,21 +178,25 @@ SHOWHAND = GameKind(
     new=lambda turn, lobby: showhand.ShowhandTable.new(turn_seconds=turn, lobby_seconds=lobby),
     load=showhand.ShowhandTable.from_dict,
     moves={
-        "check": lambda person, _: showhand.Check(person),
-        "bet": _amount(showhand.Bet),
-        "call": _amount(showhand.Call),  # the button's amount: a stale "call 100" is not a call of a raise
-        "raise": _amount(showhand.Raise),
-        "allin": lambda person, _: showhand.AllIn(person),
-        "fold": lambda person, _: showhand.Fold(person),
+        ShowhandCode.CHECK: lambda person, _: showhand.Check(person),
+        ShowhandCode.BET: _amount(showhand.Bet),
+        # The button's amount: a stale "call 100" is not a call of a raise.
+        ShowhandCode.CALL: _amount(showhand.Call),
+        ShowhandCode.RAISE: _amount(showhand.Raise),
+        ShowhandCode.ALL_IN: lambda person, _: showhand.AllIn(person),
+        ShowhandCode.FOLD: lambda person, _: showhand.Fold(person),
     },
-    note=_showhand_note,
+    note_event=_showhand_note,
+    round_results=_showhand_results,
     table_text=showhand_view.table_text,
     results_text=showhand_view.results_text,
     table_keyboard=showhand_view.table_keyboard,
     private_hand=showhand_view.private_hand,
     dm=showhand_view.dm,
     private_people=showhand_view.private_people,
-    acting=showhand_view.acting,
+    acting=lambda live: list(showhand_view.engine_of(live).awaited()),
+    app_part=showhand_app.app_part,
+    app_result_line=showhand_app.app_result_line,
 )
 
 KINDS: dict[str, GameKind] = {"muxi": MUXI, "showhand": SHOWHAND}

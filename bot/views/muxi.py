@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from bot import callbacks
+from bot.callbacks import CARDS, MuxiCode, muxi_code
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
+from bot.views.acted import acted
 from bot.views.common import Markup, Rendering, cards_text, closed_up, keyboard, name, signed
 from bot.views.lobby import (
     app_row,
@@ -20,10 +22,10 @@ from bot.views.lobby import (
     turn_deadline,
     who,
 )
-from games.muxi import Kind, Move, MuxiTable, Phase, Status, evaluate
+from games.cards import Card
+from games.muxi import Kind, Move, MuxiTable, Phase, RoundEnd, SeenHand, Status, evaluate
 
 GAME = "muxi"
-NO_SHOWDOWN = ("banker_escaped", "players_escaped")  # rounds that end with no hand shown
 
 
 def hand_label(kind: str | None, points: int, language: str) -> str:
@@ -38,7 +40,7 @@ def hand_label(kind: str | None, points: int, language: str) -> str:
     return label
 
 
-def judged_label(cards: list, language: str) -> str:
+def judged_label(cards: list[Card], language: str) -> str:
     try:
         hand = evaluate(cards)
     except ValueError:  # a lone joker still to draw
@@ -46,54 +48,43 @@ def judged_label(cards: list, language: str) -> str:
     return hand_label(hand.kind.value, hand.points, language)
 
 
-def _engine(live: LiveTable) -> MuxiTable:
+def engine_of(live: LiveTable) -> MuxiTable:
     engine = live.engine
     assert isinstance(engine, MuxiTable)
     return engine
 
 
 def _header(live: LiveTable, language: str, key: str) -> str:
-    engine = _engine(live)
+    engine = engine_of(live)
     return t(
         language, key, title=t(language, "muxi.title"), round=engine.core.round_no, base=engine.state.base
     )
 
 
-def _status_text(live: LiveTable, hand_person: int, language: str) -> str:
-    engine = _engine(live)
-    hand = engine.hand_of(hand_person)
-    assert hand is not None
-    if hand.status is Status.NATURAL and hand_person != engine.state.banker:
-        shown = cards_text(hand.cards, language) + " " + judged_label(hand.cards, language)
+def _status_text(hand: SeenHand, language: str) -> str:
+    """A hand's line on the table, as the group may see it (the engine's censored view: a forced
+    draw is told as waiting, a player's natural is shown)."""
+    if hand.shown:
+        cards = [card for card in hand.cards if card is not None]
+        shown = cards_text(cards, language) + " " + judged_label(cards, language)
         return t(language, "muxi.status.shown", hand=shown)
     if hand.status is Status.NATURAL:
         return t(language, "muxi.status.stands")
-    # A forced draw looks like any undecided hand: "must draw" would tell everyone of the joker.
-    status = Status.WAITING if hand.status is Status.FORCED else hand.status
-    return t(language, f"muxi.status.{status.value}")
-
-
-def acting(live: LiveTable) -> list[int]:
-    """Who must act now: the person asked to be banker, the players still to choose, the banker."""
-    engine = _engine(live)
-    if engine.phase is Phase.BANKER:
-        asked = engine.asked_person()
-        return [] if asked is None else [asked]
-    return list(engine.pending())
+    return t(language, f"muxi.status.{hand.status.value}")
 
 
 def _play_lines(live: LiveTable, screen: Rendering) -> list[str]:
-    engine, language = _engine(live), screen.language
+    engine, language = engine_of(live), screen.language
     banker = engine.state.banker
     assert banker is not None
     lines = [
         _header(live, language, "muxi.header.round"),
         t(language, "muxi.banker", name=name(live.name(banker))),
     ]
-    pending = acting(live)
-    for number, hand in enumerate(engine.state.hands[:-1], 1):
-        status = _status_text(live, hand.person, language)
-        shown = who(live, hand.person) if hand.person in pending else name(live.name(hand.person))
+    awaited = engine.awaited()
+    for number, hand in enumerate(engine.seen_by(None)[:-1], 1):
+        status = _status_text(hand, language)
+        shown = who(live, hand.person) if hand.person in awaited else name(live.name(hand.person))
         lines.append(t(language, "muxi.player_line", n=number, name=shown, status=status))
     if engine.phase is Phase.DRAW:
         lines.append(t(language, "muxi.draw_prompt", deadline=turn_deadline(live, screen)))
@@ -101,11 +92,11 @@ def _play_lines(live: LiveTable, screen: Rendering) -> list[str]:
         lines.append(
             t(language, "muxi.banker_prompt", name=who(live, banker), deadline=turn_deadline(live, screen))
         )
-    return lines + no_dm_line(live, screen, acting(live))
+    return lines + no_dm_line(live, screen, list(engine.awaited()))
 
 
 def _banker_choice_lines(live: LiveTable, screen: Rendering) -> list[str]:
-    engine, language = _engine(live), screen.language
+    engine, language = engine_of(live), screen.language
     asked = engine.asked_person()
     lines = [_header(live, language, "muxi.header.round")]
     for number, person in enumerate(engine.state.participants, 1):
@@ -114,13 +105,14 @@ def _banker_choice_lines(live: LiveTable, screen: Rendering) -> list[str]:
     lines.append(
         t(language, "muxi.banker_ask", name=who(live, asked or 0), deadline=turn_deadline(live, screen))
     )
-    return lines + no_dm_line(live, screen, acting(live))
+    return lines + no_dm_line(live, screen, list(engine.awaited()))
 
 
 def shown_down(live: LiveTable, line: ResultLine) -> bool:
     """Whether a hand on the results was shown to the table: not when the round ended with no
-    show-down (RULES.md 1.6), nor a hand that escaped the round."""
-    return live.view.end_reason not in NO_SHOWDOWN and line.status != Status.ESCAPED
+    show-down (the engine's ``RoundEnd.shown_down``), nor a hand that escaped the round."""
+    ended = RoundEnd(live.view.end_reason or RoundEnd.SHOWDOWN)
+    return ended.shown_down and line.status != Status.ESCAPED
 
 
 def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
@@ -158,7 +150,7 @@ def results_text(live: LiveTable, screen: Rendering) -> str:
 
 def table_text(live: LiveTable, screen: Rendering) -> str:
     """The whole table message in the chat's language."""
-    engine, language = _engine(live), screen.language
+    engine, language = engine_of(live), screen.language
     lines: list[str] = []
     if live.view.results and live.view.results_round == engine.core.round_no:
         lines += _results_lines(live, screen)
@@ -173,7 +165,7 @@ def table_text(live: LiveTable, screen: Rendering) -> str:
 
 
 def table_keyboard(live: LiveTable, language: str) -> Markup | None:
-    engine = _engine(live)
+    engine = engine_of(live)
     phase = engine.phase
     if phase is Phase.CLOSED:
         return None
@@ -183,19 +175,22 @@ def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     def button(key: str, action: str) -> tuple[str, str]:
         return table_button(live, language, key, action)
 
+    def choice(code: MuxiCode) -> tuple[str, str]:
+        return button(f"button.{code.value}", code)
+
     prices = [price for person in live.seated() if (price := engine.escape_cost(person)) is not None]
     leave = leave_button(live, language, prices, "muxi.button.escape")
     if phase is Phase.BANKER:
         return keyboard(
             [
-                [button("button.banker", "banker"), button("button.pass", "pass")],
+                [choice(MuxiCode.BE_BANKER), choice(MuxiCode.PASS)],
                 [leave],
                 app_row(live, language),
             ]
         )
     return keyboard(
         [
-            [button("button.cards", "cards"), button("button.draw", "draw"), button("button.stand", "stand")],
+            [button("button.cards", CARDS), choice(MuxiCode.DRAW), choice(MuxiCode.STAND)],
             [leave],
             app_row(live, language),
         ]
@@ -204,7 +199,7 @@ def table_keyboard(live: LiveTable, language: str) -> Markup | None:
 
 def private_hand(live: LiveTable, person: int, language: str) -> str | None:
     """A person's own cards, for the DM and the popup; None when they hold none this round."""
-    hand = _engine(live).hand_of(person)
+    hand = engine_of(live).hand_of(person)
     if hand is None:
         return None
     return t(
@@ -217,7 +212,7 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
 
 def _final_hand(live: LiveTable, person: int, language: str) -> str | None:
     """A person's cards as the round ended (drawn ones included), with what they made of them."""
-    engine = _engine(live)
+    engine = engine_of(live)
     hand = engine.hand_of(person)
     if hand is not None:  # the table was cancelled during the round: the hand is as it stood
         cards, status, judged = tuple(hand.cards), hand.status.value, None
@@ -242,8 +237,8 @@ def _final_hand(live: LiveTable, person: int, language: str) -> str | None:
 def _banker_answer(live: LiveTable, person: int, language: str) -> str | None:
     """How ``person`` answered the banker question, once they have (None: not asked yet, or the
     table ended while they were asked)."""
-    state = _engine(live).state
-    if live.view.acted.get(person) == "timeout":
+    state = engine_of(live).state
+    if acted(live.view, person).timed_out:
         return t(language, "muxi.did.timeout_banker")
     if person in state.participants[: max(state.asked, 0)]:
         return t(language, "muxi.did.pass")
@@ -252,16 +247,16 @@ def _banker_answer(live: LiveTable, person: int, language: str) -> str | None:
 
 def _did(live: LiveTable, person: int, language: str) -> str:
     """What ``person`` did on their last turn, for their DM once it is over."""
-    engine, acted = _engine(live), live.view.acted.get(person, "")
+    engine, last = engine_of(live), acted(live.view, person)
     hand = engine.hand_of(person)
     if hand is None:
         return _banker_answer(live, person, language) or ""
     if hand.status is Status.NATURAL:
         return t(language, "muxi.did.natural")
-    if acted == "timeout":
+    if last.timed_out:
         return t(language, "muxi.did.forfeit" if hand.status is Status.FORFEIT else "muxi.did.timeout")
-    if acted in ("draw", "stand", "banker"):
-        return t(language, f"muxi.did.{acted}")
+    if last.move in (MuxiCode.DRAW, MuxiCode.STAND, MuxiCode.BE_BANKER):
+        return t(language, f"muxi.did.{last.move}")
     return ""
 
 
@@ -269,7 +264,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
     """A person's DM for this round: the banker question or their cards; on their turn, what they
     must choose with its deadline and their buttons; after it, what they did; once the round is
     over, their final cards and their result."""
-    engine, language = _engine(live), screen.language
+    engine, language = engine_of(live), screen.language
     title = t(
         language, "muxi.dm", title=t(language, "muxi.title"), chat=name(chat_title, 32), round=live.round_no
     )
@@ -281,13 +276,13 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
         return "\n".join([title, final, dm_result(live, person, language)]), None
     deadline = turn_deadline(live, screen)
 
-    def choice(action: str) -> tuple[str, str]:
-        return t(language, f"button.{action}"), callbacks.encode(GAME, live.table_id, live.round_no, action)
+    def choice(code: MuxiCode) -> tuple[str, str]:
+        return t(language, f"button.{code.value}"), callbacks.encode(GAME, live.table_id, live.round_no, code)
 
     if engine.phase is Phase.BANKER:
         if person == engine.asked_person():
             lines = [*dm_prompt(live, language), title, t(language, "muxi.dm_banker_ask", deadline=deadline)]
-            return "\n".join(lines), keyboard([[choice("banker"), choice("pass")]])
+            return "\n".join(lines), keyboard([[choice(MuxiCode.BE_BANKER), choice(MuxiCode.PASS)]])
         answered = _banker_answer(live, person, language)
         return None if answered is None else ("\n".join([title, answered]), None)
     private = private_hand(live, person, language)
@@ -297,6 +292,6 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
     if moves and deadline:
         question = "muxi.dm_choose" if Move.STAND in moves else "muxi.dm_must_draw"
         lines = [*dm_prompt(live, language), title, private, t(language, question, deadline=deadline)]
-        return "\n".join(lines), keyboard([[choice(move.value) for move in moves]])
+        return "\n".join(lines), keyboard([[choice(muxi_code(move)) for move in moves]])
     did = _did(live, person, language)
     return "\n".join([title, private, *([did] if did else [])]), None

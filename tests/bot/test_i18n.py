@@ -56,7 +56,7 @@ def dynamic_keys():
         | {f"button.{action}" for action in ("banker", "pass")}
         | {f"muxi.did.{did}" for did in ("draw", "stand", "banker", "pass", "natural", "timeout", "forfeit")}
         | {"muxi.did.timeout_banker"}
-        | {f"showhand.did.{move}" for move in (*ACTION_CODES.values(), "timeout_fold")}
+        | {f"showhand.did.{move}" for move in (*ACTION_CODES.values(), "timed_out")}
         | {f"showhand.{status}" for status in ("escaped", "folded", "timed_out")}
         | {
             f"leave.{how}.{game}"
