@@ -274,9 +274,11 @@ class Tables:
                         RoundResult(line.person, line.net, line.won, line.hand) for line in results or ()
                     ),
                 )
-            elif (found := kind.note(live, event)) is not None:
-                results = found
-                view.results, view.results_round = found, live.round_no
+            else:
+                kind.note_event(live, event)
+                if (found := kind.round_results(live, event)) is not None:
+                    results = found
+                    view.results, view.results_round = found, live.round_no
         if live.engine.core.timer == 0:
             view.deadline = None
         return record

@@ -4,8 +4,10 @@ private views: players' words throughout (过牌, 跟注, 加注, 梭哈, 弃牌
 from __future__ import annotations
 
 from bot import callbacks
+from bot.callbacks import showhand_code
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
+from bot.views.acted import acted, folded_on_timeout
 from bot.views.common import (
     Markup,
     Rendering,
@@ -32,21 +34,15 @@ from bot.views.lobby import (
     who,
 )
 from bot.views.showdown import beats, hand_name
-from games.showhand import Move, Option, Phase, Player, ShowhandTable, evaluate
+from games.showhand import EndReason, Move, Option, Phase, Player, ShowhandTable, evaluate, verdict
 
 GAME = "showhand"
-# A button's action code in the callback data, for each move (the amount rides as the argument).
-ACTION_CODES = {
-    Move.CHECK: "check",
-    Move.BET: "bet",
-    Move.CALL: "call",
-    Move.RAISE: "raise",
-    Move.ALL_IN: "allin",
-    Move.FOLD: "fold",
-}
+BETTING = (Move.CHECK, Move.BET, Move.CALL, Move.RAISE, Move.ALL_IN, Move.FOLD)
+# The betting buttons' action codes in the callback data (the amount rides as the argument).
+ACTION_CODES = {move: showhand_code(move) for move in BETTING}
 
 
-def _engine(live: LiveTable) -> ShowhandTable:
+def engine_of(live: LiveTable) -> ShowhandTable:
     engine = live.engine
     assert isinstance(engine, ShowhandTable)
     return engine
@@ -58,13 +54,13 @@ def option_label(option: Option, language: str) -> str:
 
 def _state(live: LiveTable, player: Player, language: str) -> str:
     if player.folded:
-        timed_out = live.view.acted.get(player.person, "").startswith("timeout_fold")
+        timed_out = folded_on_timeout(live.view, player.person)
         return t(language, "showhand.timed_out" if timed_out else "showhand.folded")
     return "🂠 " + cards_text(player.face_up, language)
 
 
 def _player_lines(live: LiveTable, language: str) -> list[str]:
-    engine, lines = _engine(live), []
+    engine, lines = engine_of(live), []
     for number, player in enumerate(engine.players, 1):
         pointer = " 👈" if player.person == engine.turn else ""
         line = t(
@@ -79,13 +75,8 @@ def _player_lines(live: LiveTable, language: str) -> list[str]:
     return lines
 
 
-def acting(live: LiveTable) -> list[int]:
-    turn = _engine(live).turn
-    return [] if turn is None else [turn]
-
-
 def _game_lines(live: LiveTable, screen: Rendering) -> list[str]:
-    engine, language = _engine(live), screen.language
+    engine, language = engine_of(live), screen.language
     lines = [
         t(
             language,
@@ -146,13 +137,9 @@ def _results_lines(live: LiveTable, screen: Rendering) -> list[str]:
     if winner is not None:
         pot = coins(sum(line.put_in for line in view.results))
         lines.append(t(language, "showhand.took", name=name(live.name(winner.person)), pot=pot))
-    shown = sorted(
-        (evaluate(line.cards) for line in view.results if line.hand and len(line.cards) == 5),
-        key=lambda hand: hand.strength,
-        reverse=True,
-    )
-    if view.end_reason in ("", "showdown") and len(shown) >= 2:
-        lines.append(beats(shown[0], shown[1], language))
+    judged = verdict(evaluate(line.cards) for line in view.results if line.hand)
+    if EndReason(view.end_reason or EndReason.SHOWDOWN).shown_down and judged is not None:
+        lines.append(beats(judged.winner, judged.runner_up, language))
     else:
         lines.append(t(language, f"showhand.end.{view.end_reason or 'showdown'}"))
     return lines + results_footer(live, screen)
@@ -164,7 +151,7 @@ def results_text(live: LiveTable, screen: Rendering) -> str:
 
 
 def table_text(live: LiveTable, screen: Rendering) -> str:
-    engine, language = _engine(live), screen.language
+    engine, language = engine_of(live), screen.language
     lines: list[str] = []
     if live.view.results and live.view.results_round == engine.game_no:
         lines += _results_lines(live, screen)
@@ -177,11 +164,12 @@ def table_text(live: LiveTable, screen: Rendering) -> str:
 
 
 def _option_buttons(live: LiveTable, person: int, language: str) -> list[list[tuple[str, str]]]:
-    engine = _engine(live)
+    engine = engine_of(live)
     options = [option for option in engine.legal_actions(person) if option.move in ACTION_CODES]
 
     def button(option: Option) -> tuple[str, str]:
-        data = callbacks.encode(GAME, live.table_id, engine.game_no, ACTION_CODES[option.move], option.amount)
+        code = showhand_code(option.move)
+        data = callbacks.encode(GAME, live.table_id, engine.game_no, code, option.amount)
         return option_label(option, language), data
 
     betting = [button(o) for o in options if o.move not in (Move.FOLD, Move.ALL_IN)]
@@ -190,7 +178,7 @@ def _option_buttons(live: LiveTable, person: int, language: str) -> list[list[tu
 
 
 def table_keyboard(live: LiveTable, language: str) -> Markup | None:
-    engine = _engine(live)
+    engine = engine_of(live)
     if engine.closed:
         return None
     if engine.phase is Phase.LOBBY:
@@ -216,22 +204,24 @@ def _cards(player: Player | None, language: str) -> str | None:
 
 
 def private_hand(live: LiveTable, person: int, language: str) -> str | None:
-    return _cards(_engine(live).player(person), language)
+    return _cards(engine_of(live).player(person), language)
 
 
 def _did(live: LiveTable, person: int, language: str) -> list[str]:
     """What ``person`` did last, in their DM once their turn is over (coins as the buttons said)."""
-    move, _, paid = live.view.acted.get(person, "").partition(":")
-    if not move or move == "timeout":
+    if folded_on_timeout(live.view, person):
+        return [t(language, "showhand.did.timed_out")]
+    last = acted(live.view, person)
+    if not last.move or last.timed_out:
         return []
-    return [t(language, f"showhand.did.{move}", pay=coins(int(paid or 0)))]
+    return [t(language, f"showhand.did.{last.move}", pay=coins(last.paid))]
 
 
 def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tuple[str, Markup | None] | None:
     """A person's DM for this game: their cards; on their turn what the pot stands at, the deadline
     and their buttons; after it, what they did; once the game is over, their cards as it ended and
     their result."""
-    engine, language = _engine(live), screen.language
+    engine, language = engine_of(live), screen.language
     title = t(
         language,
         "showhand.dm",
@@ -258,4 +248,4 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
 
 
 def private_people(live: LiveTable) -> list[int]:
-    return [player.person for player in _engine(live).players]
+    return list(engine_of(live).card_holders())
