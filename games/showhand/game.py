@@ -50,7 +50,7 @@ from games.showhand.events import (
     TurnOf,
     WentAllIn,
 )
-from games.showhand.hands import evaluate, verdict, visible_strength
+from games.showhand.hands import ShowhandHand, evaluate, verdict, visible_strength
 from games.stakes import base_for_table
 from games.table import Seat, TableCore, back_to_lobby, cancel
 
@@ -251,20 +251,19 @@ class Game:
     def _showdown(self) -> list[Event]:
         assert self.state.lead is not None
         shown: list[ShownHand] = []
-        strengths: dict[int, int] = {}
+        held: dict[ShowhandHand, int] = {}  # each hand shown, by whose it is (no two are alike)
         for player in self._from(self.state.lead):
             if player.in_game:
                 assert player.hole is not None
                 hand = evaluate([player.hole, *player.face_up])
-                strengths[player.person] = hand.strength
+                held[hand] = player.person
                 shown.append(
                     ShownHand(player.person, player.hole, tuple(player.face_up), hand.category, hand.cards)
                 )
-        ranked = sorted(strengths, key=strengths.__getitem__, reverse=True)
-        winner, runner_up = self.require_player(ranked[0]), ranked[1]
-        judged = verdict(evaluate([hand.hole, *hand.face_up]) for hand in shown)
+        judged = verdict(held)
         assert judged is not None, "a show-down has two hands at least"
-        showdown = ShowDown(tuple(shown), winner.person, runner_up, judged.decided_by)
+        winner = self.require_player(held[judged.winner])
+        showdown = ShowDown(tuple(shown), winner.person, held[judged.runner_up], judged.decided_by)
         return [showdown, *self._finish(winner, EndReason.SHOWDOWN)]
 
     def _finish(self, winner: Player, reason: EndReason) -> list[Event]:
