@@ -1,19 +1,24 @@
-"""A table as the bot holds it: the engine, what the table message shows besides, and its messages.
+"""A table as the bot holds it: the engine, what the table message shows besides, its turn's clock,
+and its messages.
 
-Saved as ``{"engine": <engine.to_dict()>, "view": <ViewState>}`` after every action, so a restarted
-bot shows and carries on every open table exactly.
+Saved as ``{"engine": <engine.to_dict()>, "view": <ViewState>, "turn": <Turn>}`` after every action
+(the turn also when its clock moves between actions, and what each message shows as Telegram
+confirmed it), so a restarted bot shows and carries on every open table exactly.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from bot.outgoing import Shown
 from games.cards import Card
 from games.codec import Plain, from_plain, to_plain
 from games.table import TableCore
 
-REMINDED = "reminded"  # the key, in ``LiveTable.shown``, of the timer whose reminder has gone out
+REMINDED = "reminded"  # where older versions kept the turn whose reminder had gone out (in ``shown``)
+TURN = "turn"  # the key of the turn, in the saved state
 
 
 @dataclass
@@ -50,7 +55,6 @@ class ViewState:
     results_round: int = 0
     notices: list[Notice] = field(default_factory=list)
     dm_failed: list[int] = field(default_factory=list)
-    deadline: float | None = None
     closed_reason: str = ""
     lead_reason: str = ""  # showhand: why the lead speaks first
     end_reason: str = ""  # how the last round ended
@@ -76,6 +80,42 @@ class Engine(Protocol):
     def to_dict(self) -> dict[str, Plain]: ...
 
 
+@dataclass(frozen=True)
+class Turn:
+    """A table's running turn as its clock keeps it (``timer`` 0: none runs)."""
+
+    timer: int = 0  # the engine's timer it times
+    deadline: float | None = None  # when it runs out (time given back included)
+    reminded: bool = False  # its reminder has gone out
+    given_back: float = 0.0  # the time given back for a prompt delivered late (the longest delay)
+    # Not carried over a restart (the queue they are about is not):
+    held: bool = False  # its deadline came while someone's prompt was still queued
+    called: bool = False  # its call is out in the group
+
+    @classmethod
+    def start(cls, timer: int, now: float, seconds: float) -> Turn:
+        return cls(timer, now + seconds)
+
+    def to_plain(self) -> dict[str, Plain]:
+        """As saved (what is not carried over a restart left out)."""
+        return {
+            "timer": self.timer,
+            "deadline": self.deadline,
+            "reminded": self.reminded,
+            "given_back": self.given_back,
+        }
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Plain]) -> Turn:
+        deadline, given_back = data.get("deadline"), data.get("given_back")
+        return cls(
+            int(data["timer"]),  # type: ignore[arg-type]
+            float(deadline) if isinstance(deadline, int | float) else None,
+            bool(data.get("reminded")),
+            float(given_back) if isinstance(given_back, int | float) else 0.0,
+        )
+
+
 @dataclass
 class LiveTable:
     table_id: int
@@ -86,7 +126,8 @@ class LiveTable:
     message_id: int | None = None
     dm_ids: dict[int, int] = field(default_factory=dict)
     saved: dict[str, Plain] = field(kw_only=True)  # the state last saved: what a failed save returns to
-    shown: dict[str, str] = field(default_factory=dict)  # what each kept message shows: "table" or a person
+    shown: dict[str, Shown] = field(default_factory=dict)  # what each kept message shows: "table" or a person
+    turn: Turn = field(default_factory=lambda: Turn())  # the running turn's clock (``bot.turns``)
     # The seats (person -> coins) as last saved (None: not known, the next save writes them).
     saved_seats: dict[int, int] | None = field(default=None, kw_only=True)
 
@@ -102,9 +143,14 @@ class LiveTable:
 
     @property
     def reminded(self) -> bool:
-        """The running turn's reminder has gone out (kept with what the messages show: a restarted
-        bot neither sends it again nor shows the prompts without it)."""
-        return self.shown.get(REMINDED) == str(self.engine.core.timer)
+        """The running turn's reminder has gone out (saved: a restarted bot neither sends it again
+        nor shows the prompts without it)."""
+        return self.turn.reminded and self.turn.timer == self.engine.core.timer
+
+    @property
+    def deadline(self) -> float | None:
+        """When the running turn (or the lobby) runs out, as people are shown it."""
+        return self.turn.deadline
 
     @property
     def in_round(self) -> bool:
@@ -112,14 +158,32 @@ class LiveTable:
         return self.engine.core.shuffle is not None
 
     def state(self) -> dict[str, Plain]:
-        return state_of(self.engine, self.view)
+        return state_of(self.engine, self.view, self.turn)
 
 
-def state_of(engine: Engine, view: ViewState) -> dict[str, Plain]:
-    """A table as saved: its engine and what its message shows besides."""
-    return {"engine": engine.to_dict(), "view": to_plain(view)}
+def state_of(engine: Engine, view: ViewState, turn: Turn | None = None) -> dict[str, Plain]:
+    """A table as saved: its engine, what its message shows besides, and its turn's clock."""
+    return {"engine": engine.to_dict(), "view": to_plain(view), TURN: (turn or Turn()).to_plain()}
 
 
 def view_from_plain(data: Plain) -> ViewState:
     assert isinstance(data, dict)
-    return from_plain(ViewState, data)
+    return from_plain(ViewState, {key: value for key, value in data.items() if key != "deadline"})
+
+
+def turn_from_saved(state: Mapping[str, Plain], shown: Mapping[str, str], timer: int) -> Turn:
+    """The turn as saved; a table saved by an older version kept its deadline in its view and the
+    turn whose reminder had gone out among what its messages show (``timer``: the engine's)."""
+    turn = state.get(TURN)
+    if isinstance(turn, dict):
+        return Turn.from_plain(turn)
+    view = state.get("view")
+    deadline = view.get("deadline") if isinstance(view, dict) else None
+    return Turn.from_plain(
+        {"timer": timer, "deadline": deadline, "reminded": shown.get(REMINDED) == str(timer)}
+    )
+
+
+def shown_from_saved(shown: Mapping[str, str]) -> dict[str, Shown]:
+    """What each kept message shows, as saved (the turn's old entry left out)."""
+    return {key: Shown.from_saved(value) for key, value in shown.items() if key not in (REMINDED, TURN)}

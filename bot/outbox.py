@@ -244,6 +244,7 @@ class Job:
     share: Share = Share.KEPT
     new_message: bool = False  # a sendMessage: takes a token of the new-messages budget too
     may_edit: bool = False  # a new message that may go as an edit instead, when the budget is busy
+    payload: object = None  # what is to be sent (the latest one wanted: the lane is the one place it waits)
 
     def order(self, now: float) -> tuple[float, float]:
         """Its place in its lane: the most urgent first, then the longest waiting; a reply that
@@ -261,15 +262,22 @@ class Lane:
     budget: Budget
     jobs: dict[Hashable, Job] = field(default_factory=dict)
     blocked_until: float = 0.0  # a 429's retry_after
-    busy: bool = False  # a request is in flight
+    in_flight: Job | None = None  # the job whose request is out (one at a time)
 
-    def put(self, job: Job) -> bool:
+    @property
+    def busy(self) -> bool:
+        return self.in_flight is not None
+
+    def put(self, job: Job, *, newer: bool = True) -> bool:
         """Queue ``job``, or merge it into the queued one with its key (the more urgent priority
-        and the earlier place); False when it merged."""
+        and the earlier place; its payload if ``newer``, else the queued one's stays: a job put back
+        after a failure never replaces what was wanted since); False when it merged."""
         known = self.jobs.get(job.key)
         if known is None:
             self.jobs[job.key] = job
             return True
+        if newer:
+            known.payload = job.payload
         known.priority = min(known.priority, job.priority)
         known.since = min(known.since, job.since)
         known.new_message = known.new_message or job.new_message  # (a 429's job is older)
@@ -296,7 +304,7 @@ class Lane:
             return None, wait
         del self.jobs[best.key]
         self.budget.take(best.share, now)
-        self.busy = True
+        self.in_flight = best
         return best, 0.0
 
     def late(self, job: Job, now: float) -> None:
@@ -306,10 +314,10 @@ class Lane:
 
     def done(self, job: Job, now: float, retry_after: float | None = None) -> None:
         """The request of ``job`` is over; a 429 blocks this chat and queues the job again."""
-        self.busy = False
+        self.in_flight = None
         if retry_after is not None:
             self.blocked_until = max(self.blocked_until, now + retry_after)
-            self.put(job)
+            self.put(job, newer=False)
 
 
 class NewMessages:

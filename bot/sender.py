@@ -20,11 +20,12 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from contextvars import ContextVar
 from dataclasses import replace
 
 from bot.outbox import PROMPT_WAIT, SENDS_AT_ONCE, Job, Lane, Limits, NewMessages
+from bot.telegram import is_private_id
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[Job], Awaitable[float | None]]
@@ -60,13 +61,14 @@ class Sender:
         # answers to presses, which never wait behind a send.
         self._in_flight = asyncio.Semaphore(SENDS_AT_ONCE)
 
-    def want(self, job: Job) -> None:
-        """Queue ``job`` (merged with the queued one of its key); its chat's task sends it."""
+    def want(self, job: Job, *, newer: bool = True) -> None:
+        """Queue ``job`` (merged with the queued one of its key: its payload replaces the queued one's
+        unless not ``newer``); its chat's task sends it."""
         lane = self.lanes.get(job.chat_id)
         if lane is None:
             budget = self.limits.budget(job.chat_id, self.clock())
             lane = self.lanes[job.chat_id] = Lane(job.chat_id, budget)
-        lane.put(job)
+        lane.put(job, newer=newer)
         task = self.tasks.get(job.chat_id)
         if task is None or task.done():  # (a task that has just ended is still listed until its callback)
             self._wakes[job.chat_id] = asyncio.Event()
@@ -75,11 +77,29 @@ class Sender:
         else:
             self._wakes[job.chat_id].set()
 
-    def forget(self, chat_id: int, key: object) -> None:
-        """Nothing is to be sent for ``key`` any more (it shows what it should)."""
+    def take(self, chat_id: int, key: Hashable) -> Job | None:
+        """The job queued for ``key``, taken off the queue: nothing is to be sent for it any more
+        (it shows what it should, or the caller sends it along with another)."""
         lane = self.lanes.get(chat_id)
-        if lane is not None and lane.jobs.pop(key, None) is not None and chat_id in self._wakes:
+        job = None if lane is None else lane.jobs.pop(key, None)
+        if job is not None and chat_id in self._wakes:
             self._wakes[chat_id].set()  # its task may have nothing left to wait for
+        return job
+
+    def queued(self, chat_id: int, key: Hashable, *, in_flight: bool = False) -> Job | None:
+        """The job waiting for ``key`` (or, ``in_flight``, the one being sent if none waits)."""
+        lane = self.lanes.get(chat_id)
+        if lane is None:
+            return None
+        job = lane.jobs.get(key)
+        if job is None and in_flight and lane.in_flight is not None and lane.in_flight.key == key:
+            return lane.in_flight
+        return job
+
+    def waiting_in(self, chat_id: int) -> list[Job]:
+        """The jobs waiting in a chat's queue."""
+        lane = self.lanes.get(chat_id)
+        return [] if lane is None else list(lane.jobs.values())
 
     def pending(self, chat_id: int) -> bool:
         return chat_id in self.tasks
@@ -136,7 +156,7 @@ class Sender:
         chats, each kept to its one a second, refused within a second: that is about the bot (a
         group's 429 may be about the group alone: its limit for edits is Telegram's to tighten)."""
         self.received_429 += 1
-        if chat_id < 0:
+        if not is_private_id(chat_id):
             return
         now = self.clock()
         at, chat = self._last_429

@@ -15,7 +15,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 
 from bot.kinds import KINDS, GameKind
-from bot.live import LiveTable, Notice, ViewState, state_of, view_from_plain
+from bot.live import (
+    LiveTable,
+    Notice,
+    Turn,
+    ViewState,
+    shown_from_saved,
+    state_of,
+    turn_from_saved,
+    view_from_plain,
+)
 from games.cards import format_cards
 from games.errors import RuleError
 from games.events import (
@@ -138,7 +147,8 @@ class Tables:
             saved.message_id,
             dict(saved.dm_message_ids),
             saved=saved.state,  # what a failed save returns to, as for a table opened now
-            shown=dict(saved.shown),
+            shown=shown_from_saved(saved.shown),
+            turn=turn_from_saved(saved.state, saved.shown, engine.core.timer),
         )
 
     async def open(self, chat_id: int, game: str, turn_seconds: int, lobby_seconds: int) -> LiveTable:
@@ -190,7 +200,7 @@ class Tables:
                 action_seq=live.engine.version,
                 payments=[event for event in events if isinstance(event, Paid)],
                 state=state,
-                deadline=datetime.fromtimestamp(live.view.deadline, UTC) if live.view.deadline else None,
+                deadline=datetime.fromtimestamp(live.deadline, UTC) if live.deadline else None,
                 escrow=live.engine.core.escrow_total,
                 closed=live.engine.closed,
                 round_record=record,
@@ -216,6 +226,7 @@ class Tables:
         live.engine = self.kind(live).load(live.saved["engine"])
         live.saved_seats = None  # (after a failed save: not known what the database holds)
         live.view = view_from_plain(live.saved["view"])
+        live.turn = turn_from_saved(live.saved, {}, live.engine.core.timer)
         self._list_seats(live)
 
     async def _reload(self, live: LiveTable) -> None:
@@ -239,7 +250,7 @@ class Tables:
                 view.commitment, view.acted = event.commitment, {}
                 view.notices = [notice for notice in view.notices if notice.round_no == live.round_no - 1]
             elif isinstance(event, TimerStarted):
-                view.deadline = self.clock() + event.seconds
+                live.turn = Turn.start(event.timer, self.clock(), event.seconds)
             elif isinstance(event, Left) and event.escaped:
                 # What the escape cost: a penalty (muxi), else what they had put in (showhand's
                 # escaper loses their bets): either way, what they are down this round.
@@ -280,5 +291,5 @@ class Tables:
                     results = found
                     view.results, view.results_round = found, live.round_no
         if live.engine.core.timer == 0:
-            view.deadline = None
+            live.turn = Turn()
         return record

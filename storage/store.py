@@ -525,9 +525,10 @@ class Store:
         message_id: int | None = _UNSET,
         dm_message_ids: Mapping[int, int | None] | None = None,
         shown: Mapping[str, str | None] | None = None,
+        turn: Mapping[str, object] | None = None,
     ) -> None:
         """Set the table message id and/or merge DM message ids and what each kept message shows
-        (None forgets a person's DM, or a hash)."""
+        (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``)."""
         set_message = message_id is not _UNSET
         await self._write(
             tables.update_messages,
@@ -537,6 +538,7 @@ class Store:
             dm_updates=dm_message_ids,
             now_text=self._now_text(),
             shown=shown,
+            turn=turn,
         )
 
     async def load_table(self, table_id: int) -> SavedTable | None:

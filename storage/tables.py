@@ -255,13 +255,25 @@ def update_messages(
     dm_updates: Mapping[int, int | None] | None,
     now_text: str,
     shown: Mapping[str, str | None] | None = None,
+    turn: Mapping[str, object] | None = None,
 ) -> None:
-    """Set the table message id and merge DM ids and shown hashes (None forgets one)."""
+    """Set the table message id and merge DM ids and shown hashes (None forgets one); ``turn``
+    replaces the turn kept in the table's state (its clock moved between two actions)."""
     patch = json.dumps({str(person): mid for person, mid in (dm_updates or {}).items()})
     cursor = db.execute(
         "UPDATE tables SET message_id = CASE WHEN ? THEN ? ELSE message_id END,"
-        " dm_ids = json_patch(dm_ids, ?), shown = json_patch(shown, ?), updated_at = ? WHERE id = ?",
-        (int(set_message), message_id, patch, json.dumps(dict(shown or {})), now_text, table_id),
+        " dm_ids = json_patch(dm_ids, ?), shown = json_patch(shown, ?),"
+        " state = CASE WHEN ? IS NULL THEN state ELSE json_set(state, '$.turn', json(?)) END,"
+        " updated_at = ? WHERE id = ?",
+        (
+            int(set_message),
+            message_id,
+            patch,
+            json.dumps(dict(shown or {})),
+            *([None, None] if turn is None else [json.dumps(dict(turn))] * 2),
+            now_text,
+            table_id,
+        ),
     )
     if cursor.rowcount == 0:
         raise UnknownTable(table_id)

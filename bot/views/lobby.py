@@ -48,8 +48,8 @@ def lobby_lines(
         lines.append(t(language, "lobby.hint_next", min=coins(MIN_BALANCE)))
     else:
         lines.append(t(language, "lobby.hint", low=low, high=high, min=coins(MIN_BALANCE)))
-    if live.view.deadline:
-        deadline = screen.deadline(live.engine.core.lobby_seconds, live.view.deadline)
+    if live.deadline:
+        deadline = screen.deadline(live.engine.core.lobby_seconds, live.deadline)
         lines.append(t(language, "lobby.expires", deadline=deadline))
     return lines
 
@@ -95,7 +95,7 @@ def footer_lines(live: LiveTable, screen: Rendering, in_round: bool) -> list[str
 
 def turn_deadline(live: LiveTable, screen: Rendering) -> str:
     """The running turn's deadline, ``30 秒 · 21:05:30 截止`` ("" when none runs)."""
-    deadline = live.view.deadline
+    deadline = live.deadline
     return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
 
 

@@ -239,7 +239,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
     if private is None or player is None:
         return None
     lines = [title, private]
-    if engine.turn == person and live.view.deadline:
+    if engine.turn == person and live.deadline:
         stake = t(language, "showhand.dm_stake", pot=coins(engine.pot), total=coins(player.total))
         question = t(language, "showhand.dm_turn", deadline=turn_deadline(live, screen))
         lines = [*dm_prompt(live, language), *lines, stake, question]

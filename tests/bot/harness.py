@@ -37,7 +37,9 @@ class Bot:
     async def fire_timer(self) -> None:
         """The running deadline of the group's table passes now."""
         live = self.runtime.tables.get(GROUP)
-        assert live is not None and self.runtime.turns.moment(live.table_id) is not None, "no deadline is armed"
+        assert live is not None and self.runtime.turns.moment(live.table_id) is not None, (
+            "no deadline is armed"
+        )
         self.runtime.turns.disarm(live.table_id)
         await self.runtime.turns.timeout(GROUP, live.table_id, live.engine.core.timer)
         await self.runtime.wait_idle()

@@ -9,7 +9,6 @@ Built on the harness (the real Application against the fake Telegram); the dealt
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from telegram import Update
@@ -60,10 +59,10 @@ def labels(message: Message) -> list[str]:
 
 async def remind(bot: Bot) -> None:
     """A third of the running turn is left now: the reminder the bot scheduled runs at once."""
-    table_id = live_table(bot).table_id
-    job = bot.runtime.reminders.pop(table_id)
-    job.schedule_removal()
-    await bot.runtime._remind(SimpleNamespace(job=job))
+    live = live_table(bot)
+    assert bot.runtime.turns.moment(live.table_id) == "reminder"
+    bot.runtime.turns.disarm(live.table_id)
+    await bot.runtime.turns.remind(live.chat_id, live.table_id, live.engine.core.timer)
     await bot.runtime.wait_idle()
 
 

@@ -3,29 +3,15 @@ answered before anything is sent, a late prompt gives its turn the time back, th
 result rides on the answer, and a restarted bot sends nothing that has not changed."""
 
 import asyncio
-import time
-from types import SimpleNamespace
+from dataclasses import replace
 
 import pytest
-from telegram import Update
 
 from bot.outbox import Limits
+from bot.outgoing import DmKey, PersonalMessage
 from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot, too_many
-from tests.bot.test_group_play import labels, newest
-from tests.bot.test_muxi_rounds import open_and_start
-
-
-async def handle(bot, update):
-    """The bot handles ``update``; what it queued is not sent yet."""
-    await bot.application.process_update(Update.de_json(update, bot.application.bot))
-
-
-def empty_the_table_budget(bot, chat_id=GROUP, seconds=1.6):
-    """The group's table share is spent: its next edit waits about ``seconds``."""
-    bucket = bot.runtime.presenter.sender.lanes[chat_id].budget.table
-    bucket.tokens = 1 - seconds * bucket.per_second
-    bucket.at = time.monotonic()
+from tests.bot.scenarios import empty_the_table_budget, handle, labels, newest, open_and_start
 
 
 async def test_a_press_is_answered_before_anything_is_sent(world, database):
@@ -51,10 +37,10 @@ async def test_a_turn_shown_late_gets_that_time_back(world, database):
     empty_the_table_budget(bot)
     await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
     live = bot.runtime.tables.get(GROUP)
-    deadline = live.view.deadline
+    deadline = live.deadline
     await bot.runtime.presenter.sender.drain()  # the table shows the draw about 1.6 s late
-    assert live.view.deadline - deadline > 1.0, "the turn got the delay back"
-    assert live.view.deadline - deadline < 5.0
+    assert live.deadline - deadline > 1.0, "the turn got the delay back"
+    assert live.deadline - deadline < 5.0
     await stop_bot(bot)
 
 
@@ -152,24 +138,24 @@ async def test_a_deadline_waits_for_its_prompt_and_the_turn_starts_when_sent(pac
     bot = paced_bot
     live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
     timer, turn = live.engine.core.timer, live.engine.core.turn_seconds
-    reminder = bot.runtime.reminders.pop(live.table_id)
-    reminder.schedule_removal()
-    await bot.runtime._remind(SimpleNamespace(job=reminder))
+    assert bot.runtime.turns.moment(live.table_id) == "reminder"
+    bot.runtime.turns.disarm(live.table_id)
+    await bot.runtime.turns.remind(GROUP, live.table_id, live.engine.core.timer)
     assert live.reminded
 
-    await bot.runtime.timeout(GROUP, live.table_id, timer)
+    await bot.runtime.turns.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer == timer, "nobody timed out: 2 has not been asked yet"
-    assert live.table_id in bot.runtime.deadlines, "looked at again soon"
-    bot.runtime.disarm(live.table_id)  # (the test looks again itself)
+    assert bot.runtime.turns.moment(live.table_id) is not None, "looked at again soon"
+    bot.runtime.turns.disarm(live.table_id)  # (the test looks again itself)
 
     refusing.clear()
     await bot.runtime.presenter.sender.drain()  # the prompt reaches 2
     prompt = newest(bot, 2)
     assert labels(prompt) == ["补牌", "不补"] and not bot.runtime.presenter.prompt_waits(live)
     shown = prompt.text
-    await bot.runtime.timeout(GROUP, live.table_id, timer)
+    await bot.runtime.turns.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer == timer, "still 2's turn"
-    assert live.view.deadline == pytest.approx(bot.runtime.clock() + turn, abs=1.0), "a whole turn from now"
+    assert live.deadline == pytest.approx(bot.runtime.clock() + turn, abs=1.0), "a whole turn from now"
     await bot.runtime.wait_idle()
     assert world.messages[(2, prompt.message_id)].text != shown, "the DM shows the new deadline"
     await bot.driver.press(2, 2, "不补")
@@ -180,8 +166,10 @@ async def test_a_deadline_waits_for_its_prompt_one_turn_at_most(paced_bot, world
     bot = paced_bot
     live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
     timer = live.engine.core.timer
-    live.view.deadline = bot.runtime.clock() - live.engine.core.turn_seconds - 0.1  # a turn past it
-    await bot.runtime.timeout(GROUP, live.table_id, timer)
+    live.turn = replace(
+        live.turn, deadline=bot.runtime.clock() - live.engine.core.turn_seconds - 0.1
+    )  # a turn past it
+    await bot.runtime.turns.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer != timer, "the table does not hang: the turn timed out"
 
 
@@ -196,12 +184,12 @@ async def test_a_reminder_still_queued_does_not_hold_the_deadline(paced_bot, wor
     timer = live.engine.core.timer
     assert labels(newest(bot, 2)) == ["补牌", "不补"]
     refusing.add(2)
-    reminder = bot.runtime.reminders.pop(live.table_id)
-    reminder.schedule_removal()
-    await bot.runtime._remind(SimpleNamespace(job=reminder))
-    assert ("d", live.table_id, 2) in bot.runtime.presenter._kept, "the reminder waits"
+    assert bot.runtime.turns.moment(live.table_id) == "reminder"
+    bot.runtime.turns.disarm(live.table_id)
+    await bot.runtime.turns.remind(GROUP, live.table_id, live.engine.core.timer)
+    assert bot.runtime.presenter.sender.queued(2, DmKey(live.table_id, 2)) is not None, "the reminder waits"
     assert not bot.runtime.presenter.prompt_waits(live)
-    await bot.runtime.timeout(GROUP, live.table_id, timer)
+    await bot.runtime.turns.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer != timer, "2 timed out (stood)"
 
 
@@ -213,15 +201,15 @@ async def test_a_held_turn_whose_prompt_comes_late_gets_a_whole_turn_not_only_it
     bot = paced_bot
     live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
     timer, turn = live.engine.core.timer, live.engine.core.turn_seconds
-    live.view.deadline = bot.runtime.clock() - turn / 2
-    await bot.runtime.timeout(GROUP, live.table_id, timer)
+    live.turn = replace(live.turn, deadline=bot.runtime.clock() - turn / 2)
+    await bot.runtime.turns.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer == timer
-    bot.runtime.disarm(live.table_id)
+    bot.runtime.turns.disarm(live.table_id)
     refusing.clear()
     await bot.runtime.presenter.sender.drain()  # 2 s late
-    await bot.runtime.timeout(GROUP, live.table_id, timer)
+    await bot.runtime.turns.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer == timer, "2 has their turn"
-    assert live.view.deadline == pytest.approx(bot.runtime.clock() + turn, abs=1.0)
+    assert live.deadline == pytest.approx(bot.runtime.clock() + turn, abs=1.0)
 
 
 async def test_a_first_prompt_sent_after_the_reminder_gives_its_delay_back(paced_bot, world, refusing):
@@ -229,14 +217,14 @@ async def test_a_first_prompt_sent_after_the_reminder_gives_its_delay_back(paced
     the turn gets its delay back, as any late prompt's."""
     bot = paced_bot
     live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
-    deadline = live.view.deadline
-    reminder = bot.runtime.reminders.pop(live.table_id)
-    reminder.schedule_removal()
-    await bot.runtime._remind(SimpleNamespace(job=reminder))
+    deadline = live.deadline
+    assert bot.runtime.turns.moment(live.table_id) == "reminder"
+    bot.runtime.turns.disarm(live.table_id)
+    await bot.runtime.turns.remind(GROUP, live.table_id, live.engine.core.timer)
     refusing.clear()
     await bot.runtime.presenter.sender.drain()  # 2 s late
     assert "只剩" in newest(bot, 2).text and labels(newest(bot, 2)) == ["补牌", "不补"]
-    assert live.view.deadline - deadline > 1.5, "the turn got its delay back"
+    assert live.deadline - deadline > 1.5, "the turn got its delay back"
 
 
 async def test_a_prompt_being_sent_still_holds_the_deadline(paced_bot, world, monkeypatch):
@@ -244,18 +232,18 @@ async def test_a_prompt_being_sent_still_holds_the_deadline(paced_bot, world, mo
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
     presenter, release = bot.runtime.presenter, asyncio.Event()
-    real = presenter._send
+    real = PersonalMessage.deliver
 
-    async def slow(wanted, message_id):
+    async def slow(wanted, telegram, message_id):
         if wanted.person == 2:
             await release.wait()
-        return await real(wanted, message_id)
+        return await real(wanted, telegram, message_id)
 
-    monkeypatch.setattr(presenter, "_send", slow)
+    monkeypatch.setattr(PersonalMessage, "deliver", slow)
     await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
     live = bot.runtime.tables.get(GROUP)
     for _ in range(500):  # until its request is on its way
-        if ("d", live.table_id, 2) not in presenter._kept:
+        if presenter.sender.queued(2, DmKey(live.table_id, 2)) is None:
             break
         await asyncio.sleep(0.01)
     assert presenter.prompt_waits(live), "in flight: 2 has not got it yet"

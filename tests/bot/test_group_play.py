@@ -7,37 +7,16 @@ import asyncio
 import logging
 import re
 import time
-from types import SimpleNamespace
 
 from bot.views.common import duration, signed
 from bot.views.muxi import hand_label
 from bot.views.rules import rules_text
 from faketg.driver import Driver
-from tests.bot.decks import stack, stack_showhand
+from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
 from tests.bot.harness import ADMIN, GROUP, refuse_once_per_chat, start_bot, stop_bot
-from tests.bot.test_muxi_rounds import open_and_start
-from tests.bot.test_showhand_games import TWO, act
-from tests.bot.test_showhand_games import open_and_start as open_showhand
+from tests.bot.scenarios import act, labels, newest, open_and_start, remind
 
 DEADLINE = re.compile(r"30 秒 · \d\d:\d\d:\d\d 截止")
-
-
-def newest(bot, chat_id):
-    return bot.world.bot_messages(chat_id)[-1]
-
-
-def labels(message):
-    return [str(button["text"]) for button in message.buttons]
-
-
-async def remind(bot):
-    """A third of the running turn is left now."""
-    live = bot.runtime.tables.get(GROUP)
-    job = bot.runtime.reminders[live.table_id]
-    bot.runtime.reminders.pop(live.table_id)
-    job.schedule_removal()
-    await bot.runtime._remind(SimpleNamespace(job=job))
-    await bot.runtime.wait_idle()
 
 
 async def test_each_turn_is_a_new_dm_that_notifies_and_then_says_what_was_done(bot):
@@ -82,7 +61,7 @@ async def test_a_restarted_bot_neither_reminds_again_nor_prompts_anew(world, dat
     await bot.runtime.wait_idle()
     assert [r.method for r in world.requests[sent:] if r.chat_id in (1, 2)] == [], "nothing new in the DMs"
     live = bot.runtime.tables.get(GROUP)
-    assert live.reminded and live.table_id not in bot.runtime.reminders
+    assert live.reminded and bot.runtime.turns.moment(live.table_id) != "reminder"
     await stop_bot(bot)
 
 
@@ -182,9 +161,9 @@ async def test_leaving_says_what_it_costs_and_an_escape_needs_a_second_press(bot
     assert popup.show_alert and "罚 1,000" in popup.text and "5 秒内再按一次确认" in popup.text
     assert await bot.balance(2) == 10_000 and 2 in bot.runtime.tables.get(GROUP).seated()
     key = (bot.runtime.tables.get(GROUP).table_id, 2)
-    bot.runtime._escapes[key] = (
-        bot.runtime._escapes[key][0] - 10,
-        bot.runtime._escapes[key][1],
+    bot.runtime.escapes._asked[key] = (
+        bot.runtime.escapes._asked[key][0] - 10,
+        bot.runtime.escapes._asked[key][1],
     )  # too long ago
     await d.press(2, GROUP, "逃跑")
     assert "再按一次确认" in d.popup(2) and await bot.balance(2) == 10_000
@@ -217,7 +196,7 @@ async def test_showhand_in_players_words_to_a_show_down_decided_by_a_suit(bot):
     d = bot.driver
     hands = {1: "AS KH AC 9D 10C", 2: "AH KS AD 9H 10D"}  # a pair of aces each: the ♠ ace decides
     stack_showhand(bot, [1, 2], 1, hands)
-    await open_showhand(bot, [1, 2])
+    await open_and_start(bot, [1, 2], "showhand")
     assert d.labels(GROUP)[:3] == ["🂠 看我的牌", "过牌", "下注 100"]
     prompt = newest(bot, bot.runtime.tables.get(GROUP).engine.turn)
     assert "🔔 轮到你了" in prompt.text and "底池 200 · 你已下 100" in prompt.text
@@ -234,8 +213,8 @@ async def test_showhand_in_players_words_to_a_show_down_decided_by_a_suit(bot):
 
 async def test_a_bet_button_names_what_it_puts_in_and_a_timeout_folds_in_words(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_showhand(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     await act(bot, "下注 100")
     assert d.labels(GROUP)[1:4] == ["跟注 100", "加注 +200", "加注 +300"]
     await act(bot, "跟注 100")
@@ -332,16 +311,18 @@ async def test_the_reminder_is_armed_for_a_third_of_the_turn_left_and_not_once_t
     await open_and_start(bot, [1, 2])
     await bot.driver.press(1, GROUP, "当庄")
     runtime, live = bot.runtime, bot.runtime.tables.get(GROUP)
-    due = runtime.reminders[live.table_id].job.trigger.run_date.timestamp()
-    assert abs(due - (live.view.deadline - 10)) < 1, "a third of 30 s before the deadline"
+    (job,) = bot.application.job_queue.get_jobs_by_name(f"table {live.table_id}")
+    assert runtime.turns.moment(live.table_id) == "reminder"
+    due = job.job.trigger.run_date.timestamp()
+    assert abs(due - (live.deadline - 10)) < 1, "a third of 30 s before the deadline"
     runtime.clock = lambda: time.time() + 25  # re-armed 5 s before the end (as by a restart then)
-    runtime.arm(live)
-    assert live.table_id in runtime.deadlines and live.table_id not in runtime.reminders
+    runtime.turns.arm(live)
+    assert runtime.turns.moment(live.table_id) == "deadline"
 
 
 async def test_a_showhand_reminder_goes_to_the_one_to_bet(bot):
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_showhand(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     turn = bot.runtime.tables.get(GROUP).engine.turn
     other = 3 - turn
     before = len(bot.world.bot_messages(other))
@@ -364,8 +345,8 @@ async def test_someone_unseated_after_the_round_still_reads_their_coins_in_the_d
 
 async def test_an_escape_is_confirmed_only_at_the_price_it_was_told(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_showhand(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     await d.press(2, GROUP, "逃跑")
     assert "输掉已下的 100" in d.popup(2)
     assert await act(bot, "下注 100") == 2  # the price changes before the second press

@@ -6,11 +6,9 @@ import hashlib
 import re
 import time
 
-from tests.bot.decks import stack, stack_showhand
+from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
 from tests.bot.harness import ADMIN, GROUP, escape, start_bot, stop_bot
-from tests.bot.test_muxi_rounds import open_and_start
-from tests.bot.test_showhand_games import TWO, act
-from tests.bot.test_showhand_games import open_and_start as open_and_start_showhand
+from tests.bot.scenarios import act, open_and_start
 
 GROUP_TITLE = "潮汕老乡"
 
@@ -36,11 +34,11 @@ async def test_the_operators_seconds_are_the_default_of_every_chat_that_chose_no
     await d.send(1, GROUP, "/newgame muxi")
     live = bot.runtime.tables.get(GROUP)
     assert (live.engine.core.turn_seconds, live.engine.core.lobby_seconds) == (10, 120)
-    assert 115 < live.view.deadline - time.time() <= 120, "the lobby closes after 120 s, not 300"
+    assert 115 < live.deadline - time.time() <= 120, "the lobby closes after 120 s, not 300"
     await d.press(2, GROUP, "加入")
     for person in (1, 2):
         await d.press(person, GROUP, "开始")
-    assert 5 < live.view.deadline - time.time() <= 10, "the banker question waits 10 s, not 30"
+    assert 5 < live.deadline - time.time() <= 10, "the banker question waits 10 s, not 30"
     await d.send(ADMIN, GROUP, "/settings")
     shown = d.last(GROUP)
     assert "每步限时：10 秒" in shown and "无人开局 2 分钟后解散" in shown
@@ -90,8 +88,8 @@ async def test_a_muxi_round_ended_by_the_bankers_draw_shows_the_drawn_card(bot):
 
 async def test_a_showhand_game_ended_by_an_all_in_brings_every_dm_up_to_date(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_and_start_showhand(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     for _ in range(4):  # cards 2 and 3: both check
         await act(bot, "过牌")
     await act(bot, "梭哈")
@@ -104,8 +102,8 @@ async def test_a_showhand_game_ended_by_an_all_in_brings_every_dm_up_to_date(bot
 
 async def test_a_showhand_fold_keeps_each_face_down_card_in_its_owners_dm(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_and_start_showhand(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     await act(bot, "下注 100")  # 2 leads
     await act(bot, "弃牌")  # 1 folds: 2 takes the pot without showing
     assert "A♦️" not in d.table(GROUP), "the winner's face-down card is not shown to the group"
@@ -115,8 +113,8 @@ async def test_a_showhand_fold_keeps_each_face_down_card_in_its_owners_dm(bot):
 
 async def test_a_table_cancelled_during_a_game_leaves_no_prompt_in_the_dms(world, database):
     bot = await start_bot(world, database, owners=frozenset({ADMIN}))
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_and_start_showhand(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     assert "轮到你了" in dm(bot, 2)[0]
     await bot.driver.send(ADMIN, GROUP, "/cancel")  # an owner's cancel: at once, the antes refunded
     assert bot.runtime.tables.get(GROUP) is None
@@ -144,8 +142,8 @@ async def test_a_restarted_bot_names_the_group_in_the_dms(world, database):
 # -- 4. a showhand escape says what it cost --------------------------------------------------------
 async def test_a_showhand_escape_says_what_the_escaper_lost(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_and_start_showhand(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     await act(bot, "下注 200")  # 2 leads: ante 100 + 200
     await escape(d, 2)
     table = d.table(GROUP)

@@ -16,8 +16,7 @@ from bot.views.common import MINI_APP
 from bot.web import build_web_app
 from tests.bot.decks import stack
 from tests.bot.harness import GROUP, PEOPLE, make_world, start_bot, stop_bot
-from tests.bot.test_delivery import empty_the_table_budget, handle
-from tests.bot.test_muxi_rounds import open_and_start
+from tests.bot.scenarios import empty_the_table_budget, handle, open_and_start
 
 TOKEN = "123456:TEST-TOKEN"
 URL = "https://paiju.example/miniapp/"
@@ -252,8 +251,8 @@ async def test_a_turn_given_its_time_back_is_pushed_to_open_pages(world, databas
         await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
         told = json.loads(await page.next(1.0) or "{}")
         await bot.runtime.presenter.sender.drain()  # the table shows the draw about 1.6 s late
-        assert live.view.deadline - told["deadline"] > 1.0
+        assert live.deadline - told["deadline"] > 1.0
         pushed = json.loads(await page.next(1.0) or "{}")
-        assert pushed.get("deadline") == live.view.deadline, "the new deadline was pushed"
+        assert pushed.get("deadline") == live.deadline, "the new deadline was pushed"
     finally:
         await stop_bot(bot)

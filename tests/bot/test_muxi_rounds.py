@@ -6,15 +6,7 @@ from types import SimpleNamespace
 from storage import MINT
 from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP, escape, start_bot, stop_bot
-
-
-async def open_and_start(bot, people):
-    d = bot.driver
-    await d.send(people[0], GROUP, "/newgame muxi")
-    for person in people[1:]:
-        await d.press(person, GROUP, "加入")
-    for person in people:
-        await d.press(person, GROUP, "开始")
+from tests.bot.scenarios import open_and_start
 
 
 def assert_all_answered(bot):
@@ -142,7 +134,7 @@ async def test_a_restarted_bot_carries_on_the_round(world, database):
 
     second = await start_bot(world, database)
     d = second.driver
-    assert second.runtime.tables.get(GROUP).table_id in second.runtime.deadlines, (
+    assert second.runtime.turns.moment(second.runtime.tables.get(GROUP).table_id) is not None, (
         "the deadline is armed again"
     )
     await d.press(2, GROUP, "补牌")
@@ -216,11 +208,13 @@ async def test_a_turn_is_a_deadline_and_a_reminder_named_after_its_table_none_fi
     await open_and_start(bot, [1, 2])
     await bot.driver.press(1, GROUP, "当庄")
     live = bot.runtime.tables.get(GROUP)
-    job = bot.runtime.deadlines[live.table_id]
-    jobs = sorted(j.name for j in bot.application.job_queue.jobs())
-    assert jobs == [f"reminder {live.table_id}", f"table {live.table_id}"]
+    (job,) = bot.application.job_queue.jobs()
+    assert job.name == f"table {live.table_id}", "one job a table, named after it"
     await stop_bot(bot)
-    assert bot.runtime.deadlines == bot.runtime.reminders == {}, "nothing armed"
+    assert bot.runtime.turns.moment(live.table_id) is None, "nothing armed"
     assert bot.application.job_queue.jobs() == ()
-    await bot.runtime._deadline(SimpleNamespace(job=job))  # a deadline running as the bot stopped
+    deadline = SimpleNamespace(
+        job=SimpleNamespace(data=(GROUP, live.table_id, live.engine.core.timer, "deadline"))
+    )
+    await bot.runtime.turns._fire(deadline)  # a deadline running as the bot stopped
     assert "小红  ⏳" in bot.world.messages[(GROUP, live.message_id)].text, "it carried out nothing"

@@ -10,8 +10,8 @@ import time
 
 from telegram import Update
 
-from bot.live import REMINDED
 from bot.outbox import PROMPT_WAIT, Job, Limits, Priority, Share
+from bot.outgoing import Cleanup, DmKey, TableKey
 from faketg.driver import Driver
 from tests.bot.decks import stack
 from tests.bot.harness import GROUP, refuse_once_per_chat, start_bot, stop_bot
@@ -110,8 +110,14 @@ def sent_as_edit(bot, message):
 def dm_bookkeeping(bot, person):
     """The DM the table keeps for ``person``, and the prompt its saved state names (or None)."""
     live = bot.runtime.tables.get(GROUP)
-    shown = live.shown[str(person)].split(":")
-    return live.dm_ids[person], shown[2] if len(shown) > 2 else None
+    shown = live.shown[str(person)]
+    return live.dm_ids[person], None if shown.turn is None else f"{shown.turn}.{int(shown.reminded)}"
+
+
+def cleanups(bot):
+    """The messages left behind still queued to be brought to their last state."""
+    lanes = bot.runtime.presenter.sender.lanes.values()
+    return [job.payload for lane in lanes for job in lane.jobs.values() if isinstance(job.payload, Cleanup)]
 
 
 def live_buttons(world, person):
@@ -141,7 +147,7 @@ async def test_with_the_budget_spent_a_new_turn_is_an_edit_of_their_dm(world, da
     live = bot.runtime.tables.get(GROUP)
     timer = live.engine.core.timer
     assert dm_bookkeeping(bot, 1) == (asked.message_id, f"{timer}.0"), "it shows this turn's prompt"
-    assert bot.runtime.presenter._once == {}, "nothing left behind: it is the same message"
+    assert not cleanups(bot), "nothing left behind: it is the same message"
     assert sent_as_edit(bot, "dm") == 1 and sent_as_edit(bot, "table") == 0, "the metrics count it"
 
     await remind(bot)  # still busy: the reminder is an edit of it too
@@ -156,7 +162,9 @@ async def test_with_the_budget_spent_a_new_turn_is_an_edit_of_their_dm(world, da
     await bot.runtime.wait_idle()
     assert [r.method for r in world.requests[requests:] if r.chat_id in (1, 2)] == []
     live = bot.runtime.tables.get(GROUP)
-    assert live.shown[REMINDED] == str(timer) and bot.runtime.turns.moment(live.table_id) != \"reminder\"
+    assert (
+        live.reminded and live.turn.timer == timer and bot.runtime.turns.moment(live.table_id) != "reminder"
+    )
     await bot.driver.press(1, 1, "补牌")
     done = world.messages[(1, asked.message_id)]
     assert done.buttons == [] and "3♥️ 4♥️ 7♠︎" in done.text and "🏁 本局" in done.text
@@ -173,7 +181,7 @@ async def test_with_room_a_new_turn_is_a_new_dm_and_the_one_before_stays(bot, wo
     assert not earlier.deleted and earlier.buttons == [] and "你是庄家" in earlier.text
     timer = bot.runtime.tables.get(GROUP).engine.core.timer
     assert dm_bookkeeping(bot, 1) == (turn.message_id, f"{timer}.0")
-    assert bot.runtime.presenter._once == {}
+    assert not cleanups(bot)
     assert live_buttons(world, 1) == [turn.message_id]
     assert sent_as_edit(bot, "dm") == 0
 
@@ -194,7 +202,7 @@ async def test_a_prompt_wanted_with_room_but_sent_when_busy_is_an_edit(bot, worl
     assert world.bot_messages(1) == [turn] and "🔔 轮到你了" in turn.text and labels(turn) == ["补牌", "不补"]
     timer = bot.runtime.tables.get(GROUP).engine.core.timer
     assert dm_bookkeeping(bot, 1) == (asked.message_id, f"{timer}.0")
-    assert bot.runtime.presenter._once == {}
+    assert not cleanups(bot)
     refill_new_messages(bot)
 
 
@@ -220,7 +228,7 @@ async def test_a_new_dm_leaves_the_one_before_with_what_they_did_when_that_was_s
     assert "轮到你了" not in earlier.text
     timer = bot.runtime.tables.get(GROUP).engine.core.timer
     assert dm_bookkeeping(bot, 1) == (turn.message_id, f"{timer}.0")
-    assert bot.runtime.presenter._once == {} and live_buttons(world, 1) == [turn.message_id]
+    assert not cleanups(bot) and live_buttons(world, 1) == [turn.message_id]
 
 
 # -- a new round's table message, the same way ----------------------------------------------------------
@@ -247,7 +255,7 @@ async def test_with_room_a_new_round_gets_a_new_table_message(bot, world):
     assert [m.message_id for m in table_messages(world)] == [first, live.message_id]
     old = world.messages[(GROUP, first)]
     assert old.buttons == [] and "第 1 局 · 结算" in old.text and "第 2 局" in bot.driver.table(GROUP)
-    assert ("t", live.table_id) not in bot.runtime.presenter._retired and bot.runtime.presenter._once == {}
+    assert TableKey(live.table_id) not in bot.runtime.presenter.retired and not cleanups(bot)
     assert sent_as_edit(bot, "table") == 0
 
 
@@ -266,7 +274,7 @@ async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_mess
     group = [r.method for r in world.requests[before:] if r.chat_id == GROUP]
     assert "sendMessage" not in group and "editMessageText" in group
     assert sent_as_edit(bot, "table") == 1
-    assert ("t", live.table_id) not in bot.runtime.presenter._retired and bot.runtime.presenter._once == {}
+    assert TableKey(live.table_id) not in bot.runtime.presenter.retired and not cleanups(bot)
     banker = next(person for person in (1, 2) if "你要当庄吗" in newest(bot, person).text)
     assert banker in newest(bot, banker).notified, "a new round's DM did wait for its token"
     await bot.driver.press(banker, GROUP, "当庄")  # the round goes on in that message
@@ -343,7 +351,7 @@ async def test_with_the_budget_spent_a_new_rounds_dm_goes_on_in_the_last_rounds_
     assert "第 2 局" in dm.text and "当庄" in labels(dm)
     live = bot.runtime.tables.get(GROUP)
     assert (
-        live.dm_ids[asked] == before[-1] and ("d", live.table_id, asked) not in bot.runtime.presenter._retired
+        live.dm_ids[asked] == before[-1] and DmKey(live.table_id, asked) not in bot.runtime.presenter.retired
     )
     await bot.driver.press(asked, asked, "当庄")  # the round goes on there
     assert [m.message_id for m in world.bot_messages(asked)] == before

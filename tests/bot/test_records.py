@@ -2,9 +2,9 @@
 
 import pytest
 
-from tests.bot.decks import stack_showhand
+from tests.bot.decks import SHOWHAND_ACES_WIN, stack_showhand
 from tests.bot.harness import ADMIN, GROUP
-from tests.bot.test_showhand_games import TWO, act
+from tests.bot.scenarios import act
 
 LABELS = {
     "zh-hans": {
@@ -45,7 +45,7 @@ LABELS = {
 
 async def play_a_showhand_game(bot, labels):
     d = bot.driver
-    stack_showhand(bot, [1, 2], 1, TWO)
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
     await d.send(1, GROUP, "/newgame showhand")
     await d.press(2, GROUP, labels["join"])
     await d.press(1, GROUP, labels["start"])

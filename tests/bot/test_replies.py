@@ -9,8 +9,7 @@ from bot.outbox import Limits
 from faketg.world import ApiError
 from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP, PEOPLE, start_bot, stop_bot, too_many
-from tests.bot.test_group_play import newest
-from tests.bot.test_muxi_rounds import open_and_start
+from tests.bot.scenarios import newest, open_and_start
 from tests.waiting import until
 
 

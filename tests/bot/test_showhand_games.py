@@ -1,37 +1,14 @@
 """Showhand played end to end through commands and buttons, as people see it (issue 6)."""
 
-from tests.bot.decks import stack_showhand
+from tests.bot.decks import SHOWHAND_ACES_WIN, stack_showhand
 from tests.bot.harness import GROUP, escape, start_bot, stop_bot
-
-TWO = {1: "8S 9H 10D QC KS", 2: "AD AH 8D 9C JH"}  # 2 leads after card 2 (A) and wins (a pair of aces)
-
-
-async def open_and_start(bot, people, game="showhand"):
-    d = bot.driver
-    await d.send(people[0], GROUP, f"/newgame {game}")
-    for person in people[1:]:
-        await d.press(person, GROUP, "加入")
-    for person in people:
-        await d.press(person, GROUP, "开始")
-
-
-def live(bot):
-    return bot.runtime.tables.get(GROUP)
-
-
-async def act(bot, label):
-    """The person whose turn it is presses the button whose label starts with ``label``."""
-    table = live(bot)
-    person = table.engine.turn
-    assert person is not None, "nobody's turn"
-    await bot.driver.press(person, GROUP, label)
-    return person
+from tests.bot.scenarios import act, live_table, open_and_start
 
 
 async def test_two_people_check_to_the_showdown(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_and_start(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     table = d.table(GROUP)
     assert "梭哈 · 第 1 局 · 底注 100 · 每人最多 10,000" in table
     assert "底池 200" in table and "上限 2,500" in table
@@ -62,8 +39,8 @@ async def test_two_people_check_to_the_showdown(bot):
 
 async def test_all_in_after_card_4_deals_the_rest_without_betting(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_and_start(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     assert "梭哈" not in " ".join(d.labels(GROUP))
     await d.press_data(2, GROUP, *_forged(bot, "allin"))
     assert "第四张牌发出后才能梭哈" in d.popup(2)
@@ -79,15 +56,15 @@ async def test_all_in_after_card_4_deals_the_rest_without_betting(bot):
 
 
 def _forged(bot, action, arg=None):
-    table = live(bot)
+    table = live_table(bot)
     data = f"s:{table.table_id}:{table.round_no}:{action}" + (f":{arg}" if arg is not None else "")
     return table.message_id, data
 
 
 async def test_a_raise_past_the_cap_is_refused(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_and_start(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     await act(bot, "下注 100")
     await d.press_data(1, GROUP, *_forged(bot, "raise", 99_900))
     assert "超过本轮最高投注额" in d.popup(1)
@@ -103,8 +80,8 @@ async def test_four_people_a_fold_out_and_a_timeout(bot):
     d = bot.driver
     hands = {1: "8S 9H", 2: "AD AH", 3: "8D 10C", 4: "9D QH"}
     stack_showhand(bot, [1, 2, 3, 4], 1, hands)
-    await open_and_start(bot, [1, 2, 3, 4])
-    assert live(bot).engine.turn == 2
+    await open_and_start(bot, [1, 2, 3, 4], "showhand")
+    assert live_table(bot).engine.turn == 2
     await act(bot, "下注 200")
     await bot.fire_timer()  # 3 does not answer: folds
     assert "3. 阿强  ⌛ 超时弃牌" in d.table(GROUP)
@@ -119,22 +96,22 @@ async def test_an_escape_gives_the_pot_to_the_lead_or_the_best_face_up(bot):
     d = bot.driver
     hands = {1: "8S 9H", 2: "AD AH", 3: "8D 10C"}
     stack_showhand(bot, [1, 2, 3], 1, hands)
-    await open_and_start(bot, [1, 2, 3])
+    await open_and_start(bot, [1, 2, 3], "showhand")
     await escape(d, 3)  # not the lead: the lead (2) takes the pot
     assert "阿强 逃跑" in d.table(GROUP) and "有人逃跑" in d.table(GROUP)
     assert [await bot.balance(p) for p in (1, 2, 3)] == [9_900, 10_200, 9_900]
     stack_showhand(bot, [1, 2], 2, {1: "8S AS", 2: "AD 9H"})
     await d.press(1, GROUP, "继续下一局")
     await d.press(2, GROUP, "继续下一局")
-    assert live(bot).engine.lead == 1
+    assert live_table(bot).engine.lead == 1
     await escape(d, 1)  # the lead escapes: the best face-up cards left (2) take the pot
     assert [await bot.balance(p) for p in (1, 2)] == [9_800, 10_300]
 
 
 async def test_a_restart_in_the_middle_of_a_betting_round_carries_on(world, database):
     first = await start_bot(world, database)
-    stack_showhand(first, [1, 2], 1, TWO)
-    await open_and_start(first, [1, 2])
+    stack_showhand(first, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(first, [1, 2], "showhand")
     await act(first, "过牌")
     await act(first, "过牌")
     await act(first, "下注 100")
@@ -145,7 +122,7 @@ async def test_a_restart_in_the_middle_of_a_betting_round_carries_on(world, data
     assert "跟注 100" in d.labels(GROUP)
     await d.press(2, GROUP, "跟注 100")
     assert "还没轮到你" in d.popup(2)
-    turn = live(second).engine.turn
+    turn = live_table(second).engine.turn
     await d.press(turn, GROUP, "跟注 100")
     for _ in range(4):
         await act(second, "过牌")
@@ -158,15 +135,15 @@ async def test_a_restart_in_the_middle_of_a_betting_round_carries_on(world, data
 
 async def test_stale_and_foreign_presses(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2, 3], 1, {**TWO, 3: "QD KC"})
-    await open_and_start(bot, [1, 2, 3])
+    stack_showhand(bot, [1, 2, 3], 1, {**SHOWHAND_ACES_WIN, 3: "QD KC"})
+    await open_and_start(bot, [1, 2, 3], "showhand")
     message_id, stale = d.button_data(GROUP, "过牌")
     await d.press(5, GROUP, "过牌")
     assert "你不在这一桌" in d.popup(5)
     await d.press(1, GROUP, "过牌")
     assert "还没轮到你" in d.popup(1)
     await escape(d, 3)
-    stack_showhand(bot, [1, 2], 2, TWO)
+    stack_showhand(bot, [1, 2], 2, SHOWHAND_ACES_WIN)
     await d.press(1, GROUP, "继续下一局")
     await d.press(2, GROUP, "继续下一局")
     await d.press_data(1, GROUP, message_id, stale)
@@ -176,8 +153,8 @@ async def test_stale_and_foreign_presses(bot):
 
 async def test_a_stale_call_button_does_not_call_a_later_raise(bot):
     d = bot.driver
-    stack_showhand(bot, [1, 2, 3], 1, {**TWO, 3: "QD KC 10H 9S 8H"})
-    await open_and_start(bot, [1, 2, 3])
+    stack_showhand(bot, [1, 2, 3], 1, {**SHOWHAND_ACES_WIN, 3: "QD KC 10H 9S 8H"})
+    await open_and_start(bot, [1, 2, 3], "showhand")
     for _ in range(3):  # card 2: everyone checks
         await act(bot, "过牌")
     await act(bot, "下注 100")
@@ -185,7 +162,7 @@ async def test_a_stale_call_button_does_not_call_a_later_raise(bot):
     second = await act(bot, "加注")
     await act(bot, "跟注")
     await act(bot, "加注")  # the first raises again: the second faces more than before
-    assert live(bot).engine.turn == second
+    assert live_table(bot).engine.turn == second
     before = await bot.balance(second)
     await d.press_data(second, GROUP, message_id, stale_call)
     assert "下注已变" in d.popup(second)

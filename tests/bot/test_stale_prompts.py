@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from tests.bot.decks import stack
 from tests.bot.harness import GROUP
-from tests.bot.test_group_play import labels, newest
-from tests.bot.test_muxi_rounds import open_and_start
+from tests.bot.scenarios import labels, newest, open_and_start
 
 
 async def test_a_refused_press_on_a_prompt_the_bot_never_knew_takes_its_buttons_away(bot):

@@ -10,7 +10,7 @@ from bot.logs import configure_logging
 from bot.outbox import Limits
 from tests.bot.decks import stack
 from tests.bot.harness import GROUP, start_bot, stop_bot
-from tests.bot.test_muxi_rounds import open_and_start
+from tests.bot.scenarios import open_and_start
 
 
 async def test_edits_of_the_table_are_coalesced(world, database):

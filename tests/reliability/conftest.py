@@ -8,7 +8,7 @@ import pytest
 from faketg.server import Faults
 from tests.bot.decks import stack
 from tests.bot.harness import GROUP, make_world
-from tests.bot.test_muxi_rounds import open_and_start
+from tests.bot.scenarios import open_and_start
 from tests.e2e.process import make_stage
 
 LONG = os.environ.get("PAIJU_RELIABILITY") == "long"

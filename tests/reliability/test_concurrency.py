@@ -5,11 +5,9 @@ import asyncio
 
 from telegram import Update
 
-from tests.bot.decks import stack, stack_showhand
+from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
 from tests.bot.harness import GROUP
-from tests.bot.test_muxi_rounds import open_and_start
-from tests.bot.test_showhand_games import TWO
-from tests.bot.test_showhand_games import open_and_start as open_showhand
+from tests.bot.scenarios import open_and_start
 
 
 async def press_all_at_once(bot, presses):
@@ -40,8 +38,8 @@ async def test_fifty_presses_of_draw_take_effect_once(bot):
 
 
 async def test_fifty_presses_of_a_bet_take_effect_once(bot):
-    stack_showhand(bot, [1, 2], 1, TWO)
-    await open_showhand(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     live = bot.runtime.tables.get(GROUP)
     data = f"s:{live.table_id}:{live.round_no}:bet:200"  # the lead (2) bets 100 more: total 200
     presses = [(2, data)] * 30 + [(1, data)] * 20

@@ -7,11 +7,9 @@ import re
 import pytest
 
 from faketg.world import CHANNEL_BOT, GROUP_ANONYMOUS_BOT
-from tests.bot.decks import stack, stack_showhand
+from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
 from tests.bot.harness import ADMIN, GROUP
-from tests.bot.test_muxi_rounds import open_and_start
-from tests.bot.test_showhand_games import TWO as SHOWHAND_TWO
-from tests.bot.test_showhand_games import open_and_start as open_showhand
+from tests.bot.scenarios import open_and_start
 from tests.reliability.conftest import ESCAPE_DEAL
 from tests.reliability.test_hostile import snapshot
 
@@ -127,8 +125,8 @@ async def test_forged_presses_with_strange_digits_are_answered_and_log_no_error(
 @pytest.mark.parametrize("amount", ["abc", "١٠٠", "²"])
 async def test_forged_bet_amounts_are_answered_and_log_no_error(bot, caplog, amount):
     caplog.set_level(logging.ERROR)
-    stack_showhand(bot, [1, 2], 1, SHOWHAND_TWO)
-    await open_showhand(bot, [1, 2])
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
     live = bot.runtime.tables.get(GROUP)
     before = live.engine.to_dict()
     data = f"s:{live.table_id}:{live.engine.game_no}:bet:{amount}"

@@ -12,7 +12,7 @@ from storage import SeatRefused
 from storage.thread import on_thread
 from tests.bot.decks import stack
 from tests.bot.harness import ADMIN, GROUP, escape, start_bot, stop_bot
-from tests.bot.test_muxi_rounds import open_and_start
+from tests.bot.scenarios import open_and_start
 
 OTHER = -100_456  # a second group, where some of the same people play
 
@@ -105,7 +105,7 @@ async def test_a_failed_save_after_a_restart_is_undone_and_its_deadline_tried_ag
     async with write_lock_held(second, database):
         await second.fire_timer()
     assert live.engine.to_dict() == saved, "memory went back to what is saved"
-    assert live.table_id in second.runtime.deadlines, "the deadline is tried again"
+    assert second.runtime.turns.moment(live.table_id) is not None, "the deadline is tried again"
     await second.fire_timer()
     assert "小红  ✋ 不补" in table_message(second)
     await second.driver.press(1, GROUP, "不补")
@@ -172,7 +172,7 @@ async def test_a_deadline_of_a_table_the_upgrade_cannot_move_ends_it(bot, world)
     await late_upgrade(bot, world)
     old = bot.runtime.tables.get(GROUP)
     await bot.fire_timer()
-    assert bot.runtime.tables.get(GROUP) is None and old.table_id not in bot.runtime.deadlines
+    assert bot.runtime.tables.get(GROUP) is None and bot.runtime.turns.moment(old.table_id) is None
     assert (await bot.runtime.store.check()).ok
 
 

@@ -1,0 +1,196 @@
+"""Each table's turn clock: the deadline, the reminder, the hold while a prompt is still queued, the
+time given back for a prompt delivered late, and the call in the group for someone the bot cannot
+tell by DM.
+
+A turn's state is a small frozen ``Turn`` (``bot.live``) kept on the table and saved with it (a restarted bot
+carries on every clock). The clock runs on PTB's JobQueue: one job per table, named after it
+(``table <id>``), at the table's next moment, its reminder (when a third of the turn is left,
+whoever must act gets their prompt again as a new DM) or else its deadline (the engine's
+``Timeout``). Everything here runs under the table's chat lock, as every change of a table does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from apscheduler.jobstores.base import JobLookupError
+from telegram.ext import CallbackContext, JobQueue
+
+from bot.kinds import KINDS
+from bot.live import LiveTable, Turn
+from bot.service import SavedBefore
+from bot.views.lobby import REMINDER_LEFT, turn_call
+from games.errors import StaleTimer
+from games.table import Timeout
+
+if TYPE_CHECKING:
+    from bot.runtime import Runtime
+
+log = logging.getLogger(__name__)
+RETRY_TIMEOUT = 5.0  # seconds before a deadline whose action failed is tried again
+LATE_REMINDER = 1.0  # seconds past its moment a reminder may still go (a turn re-armed just then)
+PROMPT_AWAITED = 1.0  # seconds between looks at a turn's deadline held for its prompt still queued
+REMINDER, DEADLINE = "reminder", "deadline"
+
+
+class TurnClock:
+    """Every table's turn clock (see the module's docstring)."""
+
+    def __init__(self, runtime: Runtime, jobs: JobQueue[Any] | None) -> None:
+        self.runtime = runtime
+        self.jobs = jobs
+        self._stopped = False  # shutting down: nothing is armed any more
+
+    # -- the table's one job ------------------------------------------------------------------------
+    def arm(self, live: LiveTable, delay: float | None = None) -> None:
+        """(Re-)arm the table's job at its next moment: the reminder, when a third of the turn is
+        left and someone must act (none when that moment has long passed, after a restart: it would
+        say a time left that is no longer true), else the deadline (or in ``delay`` seconds); a
+        moment already past fires now."""
+        self.disarm(live.table_id)
+        turn, timer = live.turn, live.engine.core.timer
+        if turn.deadline is None or timer == 0 or live.engine.closed or self._stopped or self.jobs is None:
+            return
+        now = self.runtime.clock()
+        remind_at = turn.deadline - live.engine.core.turn_seconds * REMINDER_LEFT
+        if (
+            delay is None
+            and not live.reminded
+            and KINDS[live.game].acting(live)
+            and remind_at > now - LATE_REMINDER
+        ):
+            moment, delay = REMINDER, max(0.0, remind_at - now)
+        else:
+            moment, delay = DEADLINE, delay if delay is not None else max(0.0, turn.deadline - now)
+        data = (live.chat_id, live.table_id, timer, moment)
+        self.jobs.run_once(self._fire, delay, data=data, name=_name(live.table_id))
+
+    def disarm(self, table_id: int) -> None:
+        if self.jobs is None:
+            return
+        for job in self.jobs.get_jobs_by_name(_name(table_id)):
+            with contextlib.suppress(JobLookupError):  # it has just run
+                job.schedule_removal()
+
+    def moment(self, table_id: int) -> str | None:
+        """What the table's job is armed for (``REMINDER`` or ``DEADLINE``), if it is armed."""
+        armed = (
+            []
+            if self.jobs is None
+            else [job for job in self.jobs.get_jobs_by_name(_name(table_id)) if not job.removed]
+        )
+        return armed[-1].data[3] if armed else None  # type: ignore[index]
+
+    def stop(self) -> None:
+        """At shutdown: nothing is armed any more (PTB lets the jobs being carried out finish
+        before the connection to Telegram closes)."""
+        self._stopped = True
+        if self.jobs is not None:
+            for job in self.jobs.jobs():
+                if job.name and job.name.startswith("table "):
+                    job.schedule_removal()
+
+    async def _fire(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
+        assert context.job is not None
+        chat_id, table_id, timer, moment = context.job.data  # type: ignore[misc]
+        if self._stopped:
+            return
+        if moment == REMINDER:
+            await self.remind(chat_id, table_id, timer)
+        else:
+            await self.timeout(chat_id, table_id, timer)
+
+    # -- its moments --------------------------------------------------------------------------------
+    async def remind(self, chat_id: int, table_id: int, timer: int) -> None:
+        """A third of a turn is left: whoever has not acted gets their prompt again, as a new DM
+        (the presenting re-arms the deadline)."""
+        tables = self.runtime.tables
+        async with tables.lock(chat_id):
+            live = tables.get(chat_id)
+            if self._stopped or live is None or live.table_id != table_id or live.engine.core.timer != timer:
+                return
+            await self._save(live, replace(live.turn, reminded=True))
+            await self.runtime.present(live, [])
+
+    async def timeout(self, chat_id: int, table_id: int, timer: int) -> None:
+        """A deadline: the table's timer runs out, unless the turn's prompt has not even been sent
+        (the bot's queue is long): then it waits for it, up to one more turn's length, and the
+        prompt, once sent, gives the turn the time it lost (``delivered_late``)."""
+        runtime = self.runtime
+        async with runtime.tables.lock(chat_id):
+            live = runtime.tables.get(chat_id)
+            if live is None or live.table_id != table_id or await self._held(live, timer):
+                return
+            try:
+                events = await runtime.tables.apply(live, Timeout(timer))
+            except StaleTimer:
+                return
+            except SavedBefore:  # it was carried out: memory now holds what was saved
+                await runtime.present(live, [])
+                return
+            except Exception:
+                # Not saved (the database is busy, a balance refused...): memory went back to what
+                # was saved, and the deadline must not be lost.
+                log.exception("the deadline of table %s failed: tried again in %s s", table_id, RETRY_TIMEOUT)
+                self.arm(live, delay=RETRY_TIMEOUT)
+                return
+            await runtime.present(live, events)  # saved: the next moment is armed while showing it
+
+    async def _held(self, live: LiveTable, timer: int) -> bool:
+        """The deadline of turn ``timer`` is held while someone's prompt waits to be sent (looked at
+        again every ``PROMPT_AWAITED`` s, one more turn at most); once it has gone, the turn starts
+        over from then, shown with its new deadline (``delivered_late`` leaves a held turn alone)."""
+        turn, core = live.turn, live.engine.core
+        if turn.deadline is None or core.timer != timer:
+            return False
+        waits = self.runtime.presenter.prompt_waits(live)
+        if waits and self.runtime.clock() <= turn.deadline + core.turn_seconds:
+            live.turn = replace(turn, held=True)
+            self.arm(live, delay=PROMPT_AWAITED)
+            return True
+        if not turn.held or waits:
+            return False
+        live.turn = replace(turn, held=False, deadline=self.runtime.clock() + core.turn_seconds)
+        await self.runtime.present(live, [])  # (armed, and the open Mini Apps told, while showing it)
+        return True
+
+    def delivered_late(self, live: LiveTable, seconds: float) -> None:
+        """A turn's prompt reached people ``seconds`` after the turn began: the turn gets that time
+        back (once per turn, the longest delay), so nobody times out because of a queue."""
+        turn, seconds = live.turn, min(seconds, live.engine.core.turn_seconds)
+        if turn.held or turn.deadline is None or live.engine.closed or turn.timer != live.engine.core.timer:
+            return  # (a held turn: its deadline came first, a whole turn follows)
+        extra = seconds - turn.given_back
+        if extra <= 0:
+            return
+        live.turn = replace(turn, deadline=turn.deadline + extra, given_back=seconds)
+        self.arm(live)
+        self.runtime.watchers.changed(live)  # the open Mini Apps count down to the new deadline
+
+    async def call(self, live: LiveTable) -> None:
+        """Those who must act and cannot be told by DM are called in the group by a new message (it
+        notifies them), withdrawn when the turn is over; one call a turn."""
+        people = [person for person in KINDS[live.game].acting(live) if person in live.view.dm_failed]
+        presenter = self.runtime.presenter
+        if not (people and live.turn.deadline):
+            presenter.withdraw(live.chat_id, live.table_id)  # (nothing when no call is out)
+            live.turn = replace(live.turn, called=False)
+        elif not live.turn.called:
+            presenter.withdraw(live.chat_id, live.table_id)
+            live.turn = replace(live.turn, called=True)
+            text = turn_call(live, await self.runtime.screen(live.chat_id), people)
+            presenter.call(live.chat_id, live.table_id, text, live.message_id)
+
+    async def _save(self, live: LiveTable, turn: Turn) -> None:
+        live.turn = turn
+        try:
+            await self.runtime.store.update_messages(live.table_id, turn=turn.to_plain())
+        except Exception:  # kept in memory: only a restart would remind them again
+            log.exception("table %s: its turn could not be saved", live.table_id)
+
+
+def _name(table_id: int) -> str:
+    return f"table {table_id}"
