@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar, Protocol, Self
+from typing import ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from games.cards import Card
 from games.codec import Plain, from_plain, to_plain
@@ -263,10 +263,15 @@ class TableCore:
         return paid
 
 
-class Table(ABC):
+ActionT = TypeVar("ActionT")
+EventT = TypeVar("EventT")
+
+
+class Table(ABC, Generic[ActionT, EventT]):
     """What both games' tables do alike: apply actions by type, sit, press Start, save and load.
 
-    A subclass names its state dataclass (``STATE``, with ``core`` and a ``phase`` whose values
+    A subclass names the actions it takes and the events it reports (``Table[MuxiAction,
+    MuxiEvent]``), its state dataclass (``STATE``, with ``core`` and a ``phase`` whose values
     include ``"lobby"`` and ``"closed"``), its deck, its handlers, and how a round starts.
     """
 
@@ -296,7 +301,7 @@ class Table(ABC):
     def closed(self) -> bool:
         return self.state.phase == "closed"
 
-    def apply(self, action: object) -> list[object]:
+    def apply(self, action: ActionT) -> list[EventT]:
         """Carry out ``action`` and return what happened, or raise a ``RuleError`` changing nothing."""
         if self.closed:
             raise TableIsClosed()
@@ -305,7 +310,9 @@ class Table(ABC):
             raise TypeError(f"not an action of this table: {action!r}")
         events = handler(self, action)
         self.core.version += 1
-        return events
+        # The handlers are found by the action's type, so a checker cannot see that each reports
+        # this game's events: the subclass's ``EventT`` says so.
+        return cast("list[EventT]", events)
 
     def _join(self, action: Join) -> list[object]:
         if self.core.closing:

@@ -74,7 +74,7 @@ MIN_SEATS, MAX_SEATS = 2, 5
 Event = MuxiEvent
 
 
-class MuxiTable(RoundEnding, Table):
+class MuxiTable(RoundEnding, Table[MuxiAction, MuxiEvent]):
     """A muxi table. Create with :meth:`new`, then ``apply`` actions; save with :meth:`to_dict`."""
 
     STATE = MuxiState
@@ -84,10 +84,6 @@ class MuxiTable(RoundEnding, Table):
     @classmethod
     def new(cls, *, turn_seconds: int = 30, lobby_seconds: int = 300) -> MuxiTable:
         return cls(MuxiState(TableCore(MIN_SEATS, MAX_SEATS, turn_seconds, lobby_seconds)))
-
-    def apply(self, action: MuxiAction) -> list[MuxiEvent]:  # type: ignore[override]
-        """Carry out ``action`` and return what happened, or raise a ``RuleError`` changing nothing."""
-        return super().apply(action)  # type: ignore[return-value]
 
     # -- what the bot reads -----------------------------------------------------------------------
     @property

@@ -70,7 +70,7 @@ class SeenPlayer:
     escaped: bool
 
 
-class ShowhandTable(Table):
+class ShowhandTable(Table[ShowhandAction, ShowhandEvent]):
     """A showhand table. Create with :meth:`new`, then ``apply`` actions; save with :meth:`to_dict`."""
 
     STATE = ShowhandState
@@ -84,10 +84,6 @@ class ShowhandTable(Table):
     @classmethod
     def new(cls, *, turn_seconds: int = 30, lobby_seconds: int = 300) -> ShowhandTable:
         return cls(ShowhandState(TableCore(MIN_SEATS, MAX_SEATS, turn_seconds, lobby_seconds)))
-
-    def apply(self, action: ShowhandAction) -> list[ShowhandEvent]:  # type: ignore[override]
-        """Carry out ``action`` and return what happened, or raise a ``RuleError`` changing nothing."""
-        return super().apply(action)  # type: ignore[return-value]
 
     # -- what the bot reads -----------------------------------------------------------------------
     @property

@@ -5,6 +5,7 @@ show-down went as it did (RULES.md 1.5, 2.1, 2.4, 2.5)."""
 import pytest
 
 import games
+from games import muxi, showhand
 from games.cards import parse_cards
 from games.muxi import BankerChosen, BeBanker, MuxiTable, RoundEnd, Stand, Status
 from games.showhand import (
@@ -19,6 +20,7 @@ from games.showhand import (
     evaluate,
     verdict,
 )
+from games.table import Table
 from tests.games.muxi_helpers import choose_banker, of_type, rigged, seat
 from tests.games.showhand_helpers import play
 from tests.games.showhand_helpers import rigged as rigged_showhand
@@ -124,4 +126,5 @@ def test_a_verdict_needs_two_hands():
 def test_the_unions_name_every_action_and_event_of_either_game():
     assert BeBanker in games.Action.__args__ and Check in games.Action.__args__
     assert ShowDown in games.Event.__args__ and BankerChosen in games.Event.__args__
-    assert MuxiTable.new().apply.__annotations__["action"] == "MuxiAction"
+    assert Table[muxi.MuxiAction, muxi.MuxiEvent] in MuxiTable.__orig_bases__
+    assert Table[showhand.ShowhandAction, showhand.ShowhandEvent] in showhand.ShowhandTable.__orig_bases__
