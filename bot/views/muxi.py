@@ -237,10 +237,9 @@ def _final_hand(live: LiveTable, person: int, language: str) -> str | None:
 def _banker_answer(live: LiveTable, person: int, language: str) -> str | None:
     """How ``person`` answered the banker question, once they have (None: not asked yet, or the
     table ended while they were asked)."""
-    state = engine_of(live).state
     if acted(live.view, person).timed_out:
         return t(language, "muxi.did.timeout_banker")
-    if person in state.participants[: max(state.asked, 0)]:
+    if engine_of(live).declined_bank(person):
         return t(language, "muxi.did.pass")
     return None
 

@@ -128,6 +128,11 @@ class MuxiTable(RoundEnding, Table[MuxiAction, MuxiEvent]):
             )
         return tuple(seen)
 
+    def declined_bank(self, person: int) -> bool:
+        """Whether ``person`` was asked to be banker this round and said no (or let the time run
+        out): everyone asked before the one asked now, or before the banker."""
+        return person in self.state.participants[: max(self.state.asked, 0)]
+
     def asked_person(self) -> int | None:
         """Who is being asked to be banker now."""
         return self.state.participants[self.state.asked] if self.state.phase is Phase.BANKER else None

@@ -7,7 +7,7 @@ import pytest
 import games
 from games import muxi, showhand
 from games.cards import parse_cards
-from games.muxi import BankerChosen, BeBanker, MuxiTable, RoundEnd, Stand, Status
+from games.muxi import BankerChosen, BeBanker, MuxiTable, PassBanker, RoundEnd, Stand, Status
 from games.showhand import (
     Check,
     DecidedBy,
@@ -30,15 +30,20 @@ from tests.games.showhand_helpers import seat as seat_showhand
 
 
 def test_muxi_awaits_the_person_asked_then_the_players_then_the_banker():
-    table, _ = seat([1, 2, 3], 5_000, rigged([2, 3, 1], {1: "3H 4C", 2: "5S 6H", 3: "2C 3D"}))
+    # Banker 3: the deal goes 1, 2, then the banker.
+    table, _ = seat([1, 2, 3], 5_000, rigged([1, 2, 3], {1: "3H 4C", 2: "5S 6H", 3: "2C 3D"}))
     assert table.awaited() == (table.asked_person(),) == (1,)
-    assert of_type(table.apply(BeBanker(1)), BankerChosen) == [BankerChosen(1)]
-    assert table.awaited() == (2, 3) and table.card_holders() == (2, 3, 1)
-    table.apply(Stand(2))
-    assert table.awaited() == (3,)
-    table.apply(Stand(3))
-    assert table.awaited() == (1,)  # the banker, once the players have chosen
+    table.apply(PassBanker(1))
+    assert table.awaited() == (2,) and table.declined_bank(1) and not table.declined_bank(2)
+    table.apply(PassBanker(2))
+    assert of_type(table.apply(BeBanker(3)), BankerChosen) == [BankerChosen(3)]
+    assert table.declined_bank(2) and not table.declined_bank(3)
+    assert table.awaited() == (1, 2) and table.card_holders() == (1, 2, 3)
     table.apply(Stand(1))
+    assert table.awaited() == (2,)
+    table.apply(Stand(2))
+    assert table.awaited() == (3,)  # the banker, once the players have chosen
+    table.apply(Stand(3))
     assert table.awaited() == () and table.card_holders() == ()
 
 
