@@ -82,7 +82,8 @@ def _play_lines(live: LiveTable, screen: Rendering) -> list[str]:
         t(language, "muxi.banker", name=name(live.name(banker))),
     ]
     awaited = engine.awaited()
-    for number, hand in enumerate(engine.seen_by(None)[:-1], 1):
+    players = [hand for hand in engine.seen_by(None) if not hand.is_banker]
+    for number, hand in enumerate(players, 1):
         status = _status_text(hand, language)
         shown = who(live, hand.person) if hand.person in awaited else name(live.name(hand.person))
         lines.append(t(language, "muxi.player_line", n=number, name=shown, status=status))
