@@ -15,10 +15,14 @@ from typing import Protocol
 from bot.outgoing import Shown
 from games.cards import Card
 from games.codec import Plain, from_plain, to_plain
+from games.muxi import MuxiAction, MuxiEvent
+from games.showhand import ShowhandAction, ShowhandEvent
 from games.table import TableCore
 
 REMINDED = "reminded"  # where older versions kept the turn whose reminder had gone out (in ``shown``)
 TURN = "turn"  # the key of the turn, in the saved state
+Action = MuxiAction | ShowhandAction  # (games.Action, spelled out for type checkers)
+Event = MuxiEvent | ShowhandEvent
 
 
 @dataclass
@@ -73,7 +77,7 @@ class Engine(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    def apply(self, action: object) -> list[object]: ...
+    def apply(self, action: Action) -> list[Event]: ...  # (each game takes its own actions)
 
     def escape_cost(self, person: int) -> int | None: ...
 

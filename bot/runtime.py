@@ -23,7 +23,7 @@ from telegram.ext import JobQueue
 
 from bot.escapes import Escapes
 from bot.kinds import KINDS
-from bot.live import LiveTable, Notice
+from bot.live import Action, Event, LiveTable, Notice
 from bot.outbox import Limits
 from bot.preferences import Preferences
 from bot.presenter import Presenter
@@ -99,12 +99,12 @@ class Runtime:
         return Shuffle.new(KINDS[game].deck, self.rng)
 
     # -- changing a table (the caller holds the chat's lock) ------------------------------------------
-    async def perform(self, live: LiveTable, action: object) -> list[object]:
+    async def perform(self, live: LiveTable, action: Action) -> list[Event]:
         events = await self.tables.apply(live, action)
         await self.present(live, events)
         return events
 
-    async def present(self, live: LiveTable, events: list[object]) -> None:
+    async def present(self, live: LiveTable, events: list[Event]) -> None:
         """Queue what an applied action changed: the table message (everyone's view) and each private
         view. Nothing waits for Telegram here: the presenter sends within each chat's budget."""
         self.turns.arm(live)
@@ -136,7 +136,7 @@ class Runtime:
             if missing > 0:
                 await self.present(live, await self.tables.apply(live, Credit(person, missing)))
 
-    def _credit_elsewhere(self, live: LiveTable, events: list[object]) -> None:
+    def _credit_elsewhere(self, live: LiveTable, events: list[Event]) -> None:
         """Paid to people seated at another table (a refund to someone who escaped here): that table
         learns of it, later (its chat's lock is never taken while this one's is held)."""
         for event in events:

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 
 from bot.kinds import KINDS, GameKind
 from bot.live import (
+    Action,
+    Event,
     LiveTable,
     Notice,
     Turn,
@@ -163,7 +165,7 @@ class Tables:
 
     async def seat(
         self, live: LiveTable, person: int, balance_of: Callable[[], Awaitable[int]]
-    ) -> list[object]:
+    ) -> list[Event]:
         """Seat ``person`` with the coins ``balance_of`` reads from their wallet, deciding under
         their seating lock that they sit nowhere else; ``SeatedElsewhere`` if they do."""
         async with self.seating.holding([person, *live.seated()]):
@@ -171,7 +173,7 @@ class Tables:
                 raise SeatedElsewhere(person)
             return await self._apply(live, Join(person, await balance_of()))
 
-    async def apply(self, live: LiveTable, action: object) -> list[object]:
+    async def apply(self, live: LiveTable, action: Action) -> list[Event]:
         """Apply, note, and save one action; a ``RuleError`` leaves everything as it was, and so does
         a failure to save (the table in memory goes back to its last saved state)."""
         if isinstance(action, Join):
@@ -180,7 +182,7 @@ class Tables:
         async with self.seating.holding([*live.seated(), *live.engine.core.escrow]):
             return await self._apply(live, action)
 
-    async def _apply(self, live: LiveTable, action: object) -> list[object]:
+    async def _apply(self, live: LiveTable, action: Action) -> list[Event]:
         try:
             events = live.engine.apply(action)
         except RuleError:
@@ -239,7 +241,7 @@ class Tables:
         if saved.closed:
             self.by_chat.pop(live.chat_id, None)
 
-    def _note(self, live: LiveTable, events: list[object]) -> RoundRecord | None:
+    def _note(self, live: LiveTable, events: list[Event]) -> RoundRecord | None:
         """Update what the table message shows; return the round's record if a round ended."""
         view, kind = live.view, self.kind(live)
         record: RoundRecord | None = None
