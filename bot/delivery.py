@@ -17,7 +17,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, Re
 
 from bot import telegram
 from bot.live import LiveTable
-from bot.outbox import Job, Priority, Share
+from bot.outbox import Parcel, Priority, Share
 from bot.outgoing import Cleanup, Kept, PersonalMessage, Reply, Shown, TableMessage, answered, edit
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class Delivery:
     def __init__(self, presenter: Presenter) -> None:
         self.presenter = presenter
 
-    async def deliver(self, job: Job) -> float | None:
+    async def deliver(self, job: Parcel) -> float | None:
         """Send what ``job`` holds; a 429's (or a passing failure's) wait, else None."""
         try:
             match job.payload:
@@ -73,21 +73,21 @@ class Delivery:
             with contextlib.suppress(BadRequest):  # (too old to edit, say)
                 await self.presenter.bot.delete_message(person, message_id)
 
-    async def _send_kept(self, job: Job, wanted: Kept) -> None:
+    async def _send_kept(self, job: Parcel, wanted: Kept) -> None:
         """Show ``wanted``. A new prompt (or round's table) goes as a new message when the job has
         its new-message token (the message before is left behind once it is sent), else as an edit
         of it (the sender found the budget too busy); a message gone since it was wanted is sent
         anew."""
         live, person, message_id = wanted.live, wanted.person, wanted.message_id
         shown = live.shown.get(wanted.shown_key)
-        earlier, retired = None, self.presenter.retired_of(wanted.key, message_id)
+        earlier, last = None, self.presenter.last_round_of(wanted.key, message_id)
         if message_id is not None and job.new_message and self.presenter.anew(wanted, message_id, shown):
             earlier, message_id = message_id, None
         elif message_id is None and not job.new_message and wanted.text is not None:
-            self._again_anew(job, wanted)  # no token was taken for it
+            self._send_anew_later(job, wanted)  # no token was taken for it
             return
-        elif retired is not None and wanted.text is not None:  # the new round goes on in the last one's
-            self.presenter.drop_cleanup(wanted.chat_id, retired[0])  # message: its end is not to come after
+        elif last is not None and wanted.text is not None:  # the new round goes on in the last one's
+            self.presenter.drop_cleanup(wanted.chat_id, last[0])  # message: its end is not to come after
         ended = earlier is not None and isinstance(wanted, PersonalMessage) and answered(shown, wanted.turn)
         try:
             if ended:  # its buttons go before the next prompt shows: never two live prompts at once
@@ -104,7 +104,7 @@ class Delivery:
             failure = telegram.classify(error)
             if failure is telegram.Failure.MESSAGE_GONE:  # somebody deleted it: send it anew
                 self._forget_message(live, person)
-                self._again_anew(job, wanted)
+                self._send_anew_later(job, wanted)
                 return
             if failure is telegram.Failure.CHAT_GONE and person is not None:
                 await self.presenter.reactions.dm_blocked(live, person)
@@ -112,13 +112,13 @@ class Delivery:
             if failure is not telegram.Failure.NOT_MODIFIED:
                 raise
         await self._shown(wanted, message_id)
-        if retired is not None and wanted.text is not None:
+        if last is not None and wanted.text is not None:
             if (
-                self.presenter.retired.get(wanted.key) is retired
+                self.presenter.last_round.get(wanted.key) is last
             ):  # the new round shows, anew or in the last one
-                del self.presenter.retired[wanted.key]
-            if earlier is not None and retired[1] is not None:  # the last round's table: its results
-                self.presenter.clean_up(Cleanup(wanted.chat_id, earlier, retired[1]), since=job.since)
+                del self.presenter.last_round[wanted.key]
+            if earlier is not None and last[1] is not None:  # the last round's table: its results
+                self.presenter.clean_up(Cleanup(wanted.chat_id, earlier, last[1]), since=job.since)
         elif earlier is not None and isinstance(wanted, PersonalMessage) and not ended:
             self._leave_behind(wanted.person, earlier, shown, wanted.record)
         self._late(job, wanted, shown)
@@ -132,7 +132,7 @@ class Delivery:
         elif shown is None or shown.has_buttons:
             self.presenter.clean_up(Cleanup(person, message_id, delete=True))
 
-    def _late(self, job: Job, wanted: Kept, shown: Shown | None) -> None:
+    def _late(self, job: Parcel, wanted: Kept, shown: Shown | None) -> None:
         """A turn's first prompt to reach them (a reminder to someone who had the prompt comes late
         by design), or the table's change of turn, that came late: the turn gets the time back."""
         live = wanted.live
@@ -169,10 +169,11 @@ class Delivery:
         except Exception:  # what is shown is kept in memory; the next change saves it again
             log.exception("table %s: what its messages show could not be saved", live.table_id)
 
-    def _again_anew(self, job: Job, wanted: Kept) -> None:
+    def _send_anew_later(self, job: Parcel, wanted: Kept) -> None:
         """Queue ``wanted`` again as a new message (unless a newer state is wanted by then)."""
         self.presenter.sender.want(
-            Job(job.chat_id, job.key, job.priority, job.since, Share.KEPT, True, payload=wanted), newer=False
+            Parcel(job.chat_id, job.key, job.priority, job.since, Share.KEPT, True, payload=wanted),
+            newer=False,
         )
 
     def _forget_message(self, live: LiveTable, person: int | None) -> None:

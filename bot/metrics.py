@@ -23,7 +23,7 @@ from prometheus_client.exposition import choose_encoder
 from telegram import Update
 from telegram.request import RequestData
 
-from bot.outbox import Job
+from bot.outbox import Parcel
 from bot.sender import SENDING
 from bot.telegram import ANSWER_WITHIN, is_private_id
 
@@ -126,7 +126,7 @@ class Metrics:
         elif status == 429:
             self.rate_limited.labels(_scope(sent)).inc()
 
-    def sent(self, job: Job, seconds: float) -> None:
+    def sent(self, job: Parcel, seconds: float) -> None:
         """The outbox sent ``job`` (as it went: a new message or not), ``seconds`` after it was first
         wanted (``Sender.on_sent``)."""
         self.delivery.labels(job.priority.name.lower()).observe(seconds)

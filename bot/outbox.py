@@ -233,9 +233,11 @@ class GroupBudget:
 
 
 @dataclass(slots=True)
-class Job:
-    """Something to send to one chat. ``key`` names it: a kept message is one job however often
-    it changes (coalesced); a reply has a key of its own (or one that repeats it drops)."""
+class Parcel:
+    """Something to send to one chat, waiting in its lane (a "job" in the code that handles it;
+    named so as not to be taken for PTB's ``Job``). ``key`` names it: a kept message is one parcel
+    however often it changes (coalesced: the latest payload wins); a reply has a key of its own (or
+    one that repeats it drops)."""
 
     chat_id: int
     key: Hashable
@@ -260,15 +262,15 @@ class Lane:
 
     chat_id: int
     budget: Budget
-    jobs: dict[Hashable, Job] = field(default_factory=dict)
+    jobs: dict[Hashable, Parcel] = field(default_factory=dict)
     blocked_until: float = 0.0  # a 429's retry_after
-    in_flight: Job | None = None  # the job whose request is out (one at a time)
+    in_flight: Parcel | None = None  # the job whose request is out (one at a time)
 
     @property
     def busy(self) -> bool:
         return self.in_flight is not None
 
-    def put(self, job: Job, *, newer: bool = True) -> bool:
+    def put(self, job: Parcel, *, newer: bool = True) -> bool:
         """Queue ``job``, or merge it into the queued one with its key (the more urgent priority
         and the earlier place; its payload if ``newer``, else the queued one's stays: a job put back
         after a failure never replaces what was wanted since); False when it merged."""
@@ -284,7 +286,7 @@ class Lane:
         known.may_edit = known.may_edit or job.may_edit
         return False
 
-    def next(self, now: float) -> tuple[Job | None, float]:
+    def next(self, now: float) -> tuple[Parcel | None, float]:
         """The job to send now, taken off the queue with its budget spent; else (None, seconds to
         wait before asking again: 0 when there is nothing to wait for, or a request is in flight)."""
         if self.busy or not self.jobs:
@@ -293,7 +295,7 @@ class Lane:
             return None, self.blocked_until - now
         kept_waiting = any(job.share is Share.KEPT for job in self.jobs.values())
         ready_in = {share: self.budget.wait(share, now, kept_waiting) for share in Share}
-        best: Job | None = None
+        best: Parcel | None = None
         wait = float("inf")
         for job in self.jobs.values():
             if ready_in[job.share] > 0:
@@ -307,12 +309,12 @@ class Lane:
         self.in_flight = best
         return best, 0.0
 
-    def late(self, job: Job, now: float) -> None:
+    def late(self, job: Parcel, now: float) -> None:
         """``job``'s request goes out only now (it waited for the bot's budget): the chat's budget
         counts it from now, or a burst after the wait could pass the chat's limit."""
         self.budget.taken_late(job.share, now)
 
-    def done(self, job: Job, now: float, retry_after: float | None = None) -> None:
+    def done(self, job: Parcel, now: float, retry_after: float | None = None) -> None:
         """The request of ``job`` is over; a 429 blocks this chat and queues the job again."""
         self.in_flight = None
         if retry_after is not None:

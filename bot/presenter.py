@@ -28,7 +28,7 @@ from telegram import Bot
 from bot.delivery import Delivery
 from bot.kinds import KINDS
 from bot.live import LiveTable
-from bot.outbox import Job, Limits, Priority, Share
+from bot.outbox import Limits, Parcel, Priority, Share
 from bot.outgoing import (
     Cleanup,
     CleanupKey,
@@ -79,17 +79,17 @@ class Presenter:
         self.reply = self.replies.reply
         # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
         # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
-        self.retired: dict[TableKey | DmKey, tuple[int, str | None]] = {}
+        self.last_round: dict[TableKey | DmKey, tuple[int, str | None]] = {}
 
     # -- what the bot wants shown -----------------------------------------------------------------
     def want_table(self, live: LiveTable, screen: Rendering, *, anew: bool = False) -> None:
         """The table message should show the table now (``anew``: as a new message at the bottom
         of the chat, the old one deleted)."""
         if anew and live.message_id is not None:
-            retired = self.retired.pop(TableKey(live.table_id), None)
+            last = self.last_round.pop(TableKey(live.table_id), None)
             old, live.message_id = live.message_id, None
-            if retired is not None and retired[0] == old:  # the last round's message keeps its results
-                self.clean_up(Cleanup(live.chat_id, old, retired[1]), since=self.clock())
+            if last is not None and last[0] == old:  # the last round's message keeps its results
+                self.clean_up(Cleanup(live.chat_id, old, last[1]), since=self.clock())
             else:
                 self.clean_up(Cleanup(live.chat_id, old, delete=True))
         kind = KINDS[live.game]
@@ -132,19 +132,19 @@ class Presenter:
                 return True
         return False
 
-    def retire_table(self, live: LiveTable, screen: Rendering) -> None:
+    def keep_last_round_table(self, live: LiveTable, screen: Rendering) -> None:
         """A new round gets its own table message (as a prompt does: a new message while the bot's
         new-message budget has room, else an edit of the last one): the last one keeps that round's
         results only (no lobby, no buttons). The first round goes on in its lobby's message."""
         if live.message_id is None or not live.view.results or live.view.results_round != live.round_no - 1:
             return
         live.shown.pop("table", None)
-        self.retired[TableKey(live.table_id)] = (
+        self.last_round[TableKey(live.table_id)] = (
             live.message_id,
             KINDS[live.game].results_text(live, screen),
         )
 
-    def retire_dms(self, live: LiveTable) -> None:
+    def keep_last_round_dms(self, live: LiveTable) -> None:
         """A new round: its cards go to new DMs while the bot's new-message budget has room, the last
         round's DM keeping its end (still sent if it was still to be), else into the last round's DM
         (decided as each goes out, as for a prompt: an edit notifies nobody, but it is seen at once)."""
@@ -157,7 +157,7 @@ class Presenter:
                 and last.payload.text is not None
             ):
                 self.clean_up(Cleanup(person, message_id, last.payload.text))  # its end not shown yet (a 429)
-            self.retired[key] = (message_id, None)
+            self.last_round[key] = (message_id, None)
 
     def call(self, chat_id: int, table_id: int, text: str, reply_to: int | None) -> None:
         self.replies.call(chat_id, table_id, text, reply_to)
@@ -176,18 +176,18 @@ class Presenter:
         losing its buttons, which mislead (pressed, they only say the round is over) and go before
         anything wanted after the new round (``since``: when it was), wherever the group has room."""
         if since is None:
-            job = Job(cleanup.chat_id, cleanup.key, Priority.COSMETIC, self.clock(), payload=cleanup)
+            job = Parcel(cleanup.chat_id, cleanup.key, Priority.COSMETIC, self.clock(), payload=cleanup)
         else:
-            job = Job(cleanup.chat_id, cleanup.key, Priority.PHASE, since, Share.REPLY, payload=cleanup)
+            job = Parcel(cleanup.chat_id, cleanup.key, Priority.PHASE, since, Share.REPLY, payload=cleanup)
         self.sender.want(job)
 
     def drop_cleanup(self, chat_id: int, message_id: int) -> None:
         self.sender.take(chat_id, CleanupKey(chat_id, message_id))
 
-    def retired_of(self, key: TableKey | DmKey, message_id: int | None) -> tuple[int, str | None] | None:
+    def last_round_of(self, key: TableKey | DmKey, message_id: int | None) -> tuple[int, str | None] | None:
         """The last round's message ``key`` shows now, if a new round is to leave it behind."""
-        retired = self.retired.get(key)
-        return retired if retired is not None and retired[0] == message_id else None
+        last = self.last_round.get(key)
+        return last if last is not None and last[0] == message_id else None
 
     def anew(self, wanted: Kept, message_id: int | None, shown: Shown | None) -> bool:
         """Is ``wanted`` to be a new message though ``message_id`` exists: a new round's first (the
@@ -195,7 +195,7 @@ class Presenter:
         goes out (a message already posted anew meanwhile is only edited)."""
         if wanted.text is None:  # buttons taken away: always from the message there
             return False
-        if self.retired_of(wanted.key, message_id) is not None:
+        if self.last_round_of(wanted.key, message_id) is not None:
             return True
         return wanted.person is not None and is_new_prompt(shown, wanted.shown)
 
@@ -218,7 +218,7 @@ class Presenter:
             priority = Priority.ACT if new_buttons and wanted.markup else Priority.INFO
         new = message_id is None or anew
         self.sender.want(
-            Job(wanted.chat_id, wanted.key, priority, self.clock(), Share.KEPT, new, anew, wanted)
+            Parcel(wanted.chat_id, wanted.key, priority, self.clock(), Share.KEPT, new, anew, wanted)
         )
 
     async def flush(self, timeout: float = 10.0) -> None:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from telegram import Bot
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter
 
-from bot.outbox import Job, Priority, Share
+from bot.outbox import Parcel, Priority, Share
 from bot.outgoing import CallKey, Cleanup, RepeatKey, Reply, ReplyKey
 from bot.sender import Sender
 from bot.telegram import MESSAGE_CHARACTERS, is_private_id, utf16_length
@@ -87,7 +87,9 @@ class Replies:
         self._queue(key, note)
 
     def _queue(self, key: ReplyKeys, note: Reply, *, newer: bool = True) -> None:
-        job = Job(note.chat_id, key, note.priority, note.since, Share.REPLY, new_message=True, payload=note)
+        job = Parcel(
+            note.chat_id, key, note.priority, note.since, Share.REPLY, new_message=True, payload=note
+        )
         self.sender.want(job, newer=newer)
 
     def call(self, chat_id: int, table_id: int, text: str, reply_to: int | None) -> None:
@@ -106,7 +108,7 @@ class Replies:
             self.clean_up(Cleanup(*sent, delete=True))
 
     # -- sending ------------------------------------------------------------------------------------
-    async def send(self, job: Job, first: Reply) -> None:
+    async def send(self, job: Parcel, first: Reply) -> None:
         """Send ``first``, with the replies waiting in its group that can go with it as one message."""
         await self._send(job, [(job.key, first), *self._waiting_with(first)])
 
@@ -141,7 +143,7 @@ class Replies:
                 self.sender.take(note.chat_id, key)
         return taken
 
-    async def _send(self, job: Job, notes: list[tuple[object, Reply]]) -> None:
+    async def _send(self, job: Parcel, notes: list[tuple[object, Reply]]) -> None:
         """Send one reply, or several waiting together as one message (each part naming whom it
         answers; the message answers the first command)."""
         first = notes[0][1]

@@ -111,8 +111,8 @@ class Runtime:
         self._credit_elsewhere(live, events)
         screen = await self.screen(live.chat_id)
         if any(isinstance(event, RoundStarted) for event in events):
-            self.presenter.retire_dms(live)
-            self.presenter.retire_table(
+            self.presenter.keep_last_round_dms(live)
+            self.presenter.keep_last_round_table(
                 live, screen
             )  # each round its own message; the last keeps its results
         self.presenter.want_table(live, screen)

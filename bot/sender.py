@@ -24,15 +24,15 @@ from collections.abc import Awaitable, Callable, Hashable
 from contextvars import ContextVar
 from dataclasses import replace
 
-from bot.outbox import PROMPT_WAIT, SENDS_AT_ONCE, Job, Lane, Limits, NewMessages
+from bot.outbox import PROMPT_WAIT, SENDS_AT_ONCE, Lane, Limits, NewMessages, Parcel
 from bot.telegram import is_private_id
 
 log = logging.getLogger(__name__)
-Deliver = Callable[[Job], Awaitable[float | None]]
+Deliver = Callable[[Parcel], Awaitable[float | None]]
 AGING = 2.0  # seconds of waiting worth one priority step, for the new-messages budget
 GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
 # The job whose request the current task is sending (the metrics count requests by its priority).
-SENDING: ContextVar[Job | None] = ContextVar("sending", default=None)
+SENDING: ContextVar[Parcel | None] = ContextVar("sending", default=None)
 
 
 class Sender:
@@ -56,12 +56,12 @@ class Sender:
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
         self.received_429 = 0
-        self.on_sent: Callable[[Job, float], None] | None = None  # a job as sent, seconds since wanted
+        self.on_sent: Callable[[Parcel, float], None] | None = None  # a job as sent, seconds since wanted
         # Requests in flight at once, all chats together: the connection pool keeps room for the
         # answers to presses, which never wait behind a send.
         self._in_flight = asyncio.Semaphore(SENDS_AT_ONCE)
 
-    def want(self, job: Job, *, newer: bool = True) -> None:
+    def want(self, job: Parcel, *, newer: bool = True) -> None:
         """Queue ``job`` (merged with the queued one of its key: its payload replaces the queued one's
         unless not ``newer``); its chat's task sends it."""
         lane = self.lanes.get(job.chat_id)
@@ -77,7 +77,7 @@ class Sender:
         else:
             self._wakes[job.chat_id].set()
 
-    def take(self, chat_id: int, key: Hashable) -> Job | None:
+    def take(self, chat_id: int, key: Hashable) -> Parcel | None:
         """The job queued for ``key``, taken off the queue: nothing is to be sent for it any more
         (it shows what it should, or the caller sends it along with another)."""
         lane = self.lanes.get(chat_id)
@@ -86,7 +86,7 @@ class Sender:
             self._wakes[chat_id].set()  # its task may have nothing left to wait for
         return job
 
-    def queued(self, chat_id: int, key: Hashable, *, in_flight: bool = False) -> Job | None:
+    def queued(self, chat_id: int, key: Hashable, *, in_flight: bool = False) -> Parcel | None:
         """The job waiting for ``key`` (or, ``in_flight``, the one being sent if none waits)."""
         lane = self.lanes.get(chat_id)
         if lane is None:
@@ -96,7 +96,7 @@ class Sender:
             return lane.in_flight
         return job
 
-    def waiting_in(self, chat_id: int) -> list[Job]:
+    def waiting_in(self, chat_id: int) -> list[Parcel]:
         """The jobs waiting in a chat's queue."""
         lane = self.lanes.get(chat_id)
         return [] if lane is None else list(lane.jobs.values())
@@ -167,17 +167,17 @@ class Sender:
 
     # -- the new-messages budget, granted in priority order ----------------------------------------
     @staticmethod
-    def _rank(job: Job) -> float:
+    def _rank(job: Parcel) -> float:
         """The most urgent first, aged: a job waits at most AGING s a priority step behind newer
         more urgent ones (no chat's new messages starve under a steady stream of prompts)."""
         return job.since + job.priority * AGING
 
-    def _token_wait(self, job: Job) -> float:
+    def _token_wait(self, job: Parcel) -> float:
         """Seconds until ``job`` would have its new-message token, after those waiting ahead of it."""
         ahead = bisect.bisect_right(self._waiting, (self._rank(job), math.inf))
         return self.new.wait(self.clock(), ahead)
 
-    async def _new_token(self, job: Job) -> None:
+    async def _new_token(self, job: Parcel) -> None:
         if not self._waiting and self.new.wait(self.clock()) == 0:
             self.new.take(self.clock())
             return

@@ -15,7 +15,7 @@ from prometheus_client import generate_latest
 from bot import health as health_module
 from bot.health import Health
 from bot.metrics import Metrics
-from bot.outbox import Job, Priority
+from bot.outbox import Parcel, Priority
 from bot.sender import SENDING
 from bot.settings import Settings, SettingsError
 from tests.bot.decks import stack
@@ -111,7 +111,7 @@ def test_requests_by_method_and_priority_429s_by_scope_and_the_time_to_answer_a_
     assert metrics.updates.labels("callback_query")._value.get() == 1
     assert metrics.last_answer == clock.now
 
-    job = Job(-100, ("t", 1), Priority.ACT, since=clock.now)
+    job = Parcel(-100, ("t", 1), Priority.ACT, since=clock.now)
     token = SENDING.set(job)
     try:
         metrics.answered("sendMessage", sent(chat_id=-100), 429)

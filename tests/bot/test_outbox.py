@@ -14,10 +14,10 @@ from bot.outbox import (
     NEW_FLOOR,
     REPLY_PATIENCE,
     Bucket,
-    Job,
     Lane,
     Limits,
     NewMessages,
+    Parcel,
     Priority,
     Share,
 )
@@ -30,21 +30,21 @@ def lane(chat_id: int = GROUP, limits: Limits | None = None, now: float = 0.0) -
     return Lane(chat_id, (limits or Limits()).budget(chat_id, now))
 
 
-def kept(key: object, since: float = 0.0, priority: Priority = Priority.PHASE, chat: int = GROUP) -> Job:
-    return Job(chat, key, priority, since, Share.KEPT)
+def kept(key: object, since: float = 0.0, priority: Priority = Priority.PHASE, chat: int = GROUP) -> Parcel:
+    return Parcel(chat, key, priority, since, Share.KEPT)
 
 
-def reply(key: object, since: float = 0.0, chat: int = GROUP) -> Job:
-    return Job(chat, ("r", key), Priority.REPLY, since, Share.REPLY, new_message=True)
+def reply(key: object, since: float = 0.0, chat: int = GROUP) -> Parcel:
+    return Parcel(chat, ("r", key), Priority.REPLY, since, Share.REPLY, new_message=True)
 
 
 def run(
-    queue: Lane, arrivals: list[tuple[float, Job]], until: float, latency: float = 0.0
-) -> list[tuple[float, Job]]:
+    queue: Lane, arrivals: list[tuple[float, Parcel]], until: float, latency: float = 0.0
+) -> list[tuple[float, Parcel]]:
     """Send whatever ``queue`` gives, the moment it gives it, until ``until`` (each request taking
     ``latency``); ``arrivals`` are put at their time. Returns (when sent, job)."""
     arrivals = sorted(arrivals, key=lambda arrival: arrival[0])
-    sent: list[tuple[float, Job]] = []
+    sent: list[tuple[float, Parcel]] = []
     now, i = 0.0, 0
     while now <= until:
         while i < len(arrivals) and arrivals[i][0] <= now:
@@ -73,9 +73,9 @@ def peak(times: list[float], window: float) -> int:
     return max((bisect_right(times, at + window) - i for i, at in enumerate(times)), default=0)
 
 
-def heavy_demand(rng: random.Random, minutes: int) -> list[tuple[float, Job]]:
+def heavy_demand(rng: random.Random, minutes: int) -> list[tuple[float, Parcel]]:
     """Far more than a group may get: the table (coalesced), DMs-like kept keys, a flood of commands."""
-    arrivals: list[tuple[float, Job]] = []
+    arrivals: list[tuple[float, Parcel]] = []
     for second in range(minutes * 60):
         for _ in range(rng.randint(0, 4)):
             at = second + rng.random()
@@ -200,7 +200,7 @@ def test_the_most_urgent_first_then_the_longest_waiting():
     queue = lane(PRIVATE, Limits.unlimited())
     jobs = [
         kept("cosmetic", 1.0, Priority.COSMETIC),
-        Job(PRIVATE, "reply", Priority.REPLY, 9.5, Share.REPLY, True),
+        Parcel(PRIVATE, "reply", Priority.REPLY, 9.5, Share.REPLY, True),
         kept("info late", 9.0, Priority.INFO),
         kept("info early", 3.0, Priority.INFO),
         kept("phase", 4.0, Priority.PHASE),
@@ -286,7 +286,7 @@ def test_a_429_requeued_over_a_newer_want_keeps_the_newer_wants_new_message():
     queue = lane()
     queue.put(kept("table", 0.0))
     edit, _ = queue.next(0.0)
-    queue.put(Job(GROUP, "table", Priority.PHASE, 0.5, Share.KEPT, new_message=True))
+    queue.put(Parcel(GROUP, "table", Priority.PHASE, 0.5, Share.KEPT, new_message=True))
     queue.done(edit, 1.0, retry_after=3)
     job = queue.jobs["table"]
     assert job.new_message, "the message to send is new: it must take a token of the bot's budget"

@@ -10,7 +10,7 @@ import time
 
 from telegram import Update
 
-from bot.outbox import PROMPT_WAIT, Job, Limits, Priority, Share
+from bot.outbox import PROMPT_WAIT, Limits, Parcel, Priority, Share
 from bot.outgoing import Cleanup, DmKey, TableKey
 from faketg.driver import Driver
 from tests.bot.decks import stack
@@ -22,11 +22,11 @@ from tests.bot.test_sender import Telegram, kept, now, simulate
 
 
 # -- the sender on a virtual clock --------------------------------------------------------------------
-def prompt(chat_id: int, since: float) -> Job:
-    return Job(chat_id, "prompt", Priority.ACT, since, Share.KEPT, new_message=True, may_edit=True)
+def prompt(chat_id: int, since: float) -> Parcel:
+    return Parcel(chat_id, "prompt", Priority.ACT, since, Share.KEPT, new_message=True, may_edit=True)
 
 
-def sent_prompt(telegram: Telegram) -> tuple[float, Job]:
+def sent_prompt(telegram: Telegram) -> tuple[float, Parcel]:
     [(moment, job)] = [(moment, job) for moment, job in telegram.sent if job.key == "prompt"]
     return moment, job
 
@@ -255,7 +255,7 @@ async def test_with_room_a_new_round_gets_a_new_table_message(bot, world):
     assert [m.message_id for m in table_messages(world)] == [first, live.message_id]
     old = world.messages[(GROUP, first)]
     assert old.buttons == [] and "第 1 局 · 结算" in old.text and "第 2 局" in bot.driver.table(GROUP)
-    assert TableKey(live.table_id) not in bot.runtime.presenter.retired and not cleanups(bot)
+    assert TableKey(live.table_id) not in bot.runtime.presenter.last_round and not cleanups(bot)
     assert sent_as_edit(bot, "table") == 0
 
 
@@ -274,7 +274,7 @@ async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_mess
     group = [r.method for r in world.requests[before:] if r.chat_id == GROUP]
     assert "sendMessage" not in group and "editMessageText" in group
     assert sent_as_edit(bot, "table") == 1
-    assert TableKey(live.table_id) not in bot.runtime.presenter.retired and not cleanups(bot)
+    assert TableKey(live.table_id) not in bot.runtime.presenter.last_round and not cleanups(bot)
     banker = next(person for person in (1, 2) if "你要当庄吗" in newest(bot, person).text)
     assert banker in newest(bot, banker).notified, "a new round's DM did wait for its token"
     await bot.driver.press(banker, GROUP, "当庄")  # the round goes on in that message
@@ -351,7 +351,8 @@ async def test_with_the_budget_spent_a_new_rounds_dm_goes_on_in_the_last_rounds_
     assert "第 2 局" in dm.text and "当庄" in labels(dm)
     live = bot.runtime.tables.get(GROUP)
     assert (
-        live.dm_ids[asked] == before[-1] and DmKey(live.table_id, asked) not in bot.runtime.presenter.retired
+        live.dm_ids[asked] == before[-1]
+        and DmKey(live.table_id, asked) not in bot.runtime.presenter.last_round
     )
     await bot.driver.press(asked, asked, "当庄")  # the round goes on there
     assert [m.message_id for m in world.bot_messages(asked)] == before

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.outbox import Job, Limits, Priority, Share
+from bot.outbox import Limits, Parcel, Priority, Share
 from bot.sender import Sender
 from tests.bot.decks import stack
 from tests.bot.harness import GROUP, start_bot, stop_bot
@@ -67,13 +67,13 @@ class Telegram:
 
     def __init__(self, limits: Limits, latency: float = 0.0) -> None:
         self.latency = latency
-        self.sent: list[tuple[float, Job]] = []
-        self.refused: list[tuple[float, Job]] = []
+        self.sent: list[tuple[float, Parcel]] = []
+        self.refused: list[tuple[float, Parcel]] = []
         self.sender = Sender(self.deliver, limits, clock=now)
         self.refusals: dict[tuple[int, int], float] = {}  # (chat, its nth request) -> retry_after
         self.calls: Counter[int] = Counter()
 
-    async def deliver(self, job: Job) -> float | None:
+    async def deliver(self, job: Parcel) -> float | None:
         moment, nth = now(), self.calls[job.chat_id]
         self.calls[job.chat_id] += 1
         if self.latency:
@@ -105,12 +105,12 @@ def kept(
     *,
     new: bool = False,
     since: float | None = None,
-) -> Job:
-    return Job(chat_id, key, priority, now() if since is None else since, Share.KEPT, new_message=new)
+) -> Parcel:
+    return Parcel(chat_id, key, priority, now() if since is None else since, Share.KEPT, new_message=new)
 
 
-def reply(chat_id: int, key: object) -> Job:
-    return Job(chat_id, ("r", key), Priority.REPLY, now(), Share.REPLY, new_message=True)
+def reply(chat_id: int, key: object) -> Parcel:
+    return Parcel(chat_id, ("r", key), Priority.REPLY, now(), Share.REPLY, new_message=True)
 
 
 def peak(times: list[float], window: float) -> int:
