@@ -13,7 +13,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter
+from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
 from bot import telegram
 from bot.live import LiveTable
@@ -42,15 +42,16 @@ class Delivery:
                     await self._send_cleanup(cleanup)
                 case TableMessage() | PersonalMessage() as wanted:
                     await self._send_kept(job, wanted)
-        except RetryAfter as error:
-            self.presenter.sender.rate_limited(job.chat_id)
-            return telegram.retry_seconds(error)
-        except NetworkError as error:
-            if isinstance(error, BadRequest):
-                log.warning("chat %s refused a message: %s", job.chat_id, error)
-                return None
-            log.warning("chat %s could not be sent to now: %s", job.chat_id, error)
-            return RETRY
+        except TelegramError as error:
+            failure = telegram.classify(error)
+            if failure is telegram.Failure.RATE_LIMITED:
+                assert isinstance(error, RetryAfter)
+                self.presenter.sender.rate_limited(job.chat_id)
+                return telegram.retry_seconds(error)
+            if failure is telegram.Failure.PASSING:
+                log.warning("chat %s could not be sent to now: %s", job.chat_id, error)
+                return RETRY
+            log.warning("chat %s refused a message: %s", job.chat_id, error)
         return None
 
     async def _send_cleanup(self, cleanup: Cleanup) -> None:
@@ -113,9 +114,7 @@ class Delivery:
                 raise
         await self._shown(wanted, message_id)
         if last is not None and wanted.text is not None:
-            if (
-                self.presenter.last_round.get(wanted.key) is last
-            ):  # the new round shows, anew or in the last one
+            if self.presenter.last_round.get(wanted.key) is last:  # the new round shows (anew or in it)
                 del self.presenter.last_round[wanted.key]
             if earlier is not None and last[1] is not None:  # the last round's table: its results
                 self.presenter.clean_up(Cleanup(wanted.chat_id, earlier, last[1]), since=job.since)
