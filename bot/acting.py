@@ -5,23 +5,56 @@ message: each request is carried out under the chat's lock by :func:`act`."""
 from __future__ import annotations
 
 import logging
-
-from telegram import User
+from dataclasses import dataclass
 
 from bot.callbacks import Press
-from bot.handlers.common import Context, display_name, person_of, runtime_of
-from bot.i18n import t
+from bot.i18n import language_of, t
 from bot.kinds import KINDS
 from bot.live import LiveTable
+from bot.runtime import Runtime
 from bot.service import SeatedElsewhere
-from bot.views.common import coins, name
+from bot.views.common import clean_name, coins, name
 from games.errors import RuleError
 from games.stakes import MIN_BALANCE
 from games.table import Leave, Ready
-from storage import SeatRefused
+from storage import Person, SeatRefused
 
 log = logging.getLogger(__name__)
 CONFIRM_SECONDS = 5  # an escape is confirmed by a second press (or /leave) within this time
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts, as Telegram names them: from a press or a command (``handlers.common.actor``) or
+    the Mini App's signed initData alike, so acting needs nothing of python-telegram-bot's."""
+
+    id: int
+    name: str  # as stored and shown: see named()
+    language_code: str | None = None  # their Telegram app's language, if it says
+
+    @classmethod
+    def named(
+        cls,
+        person_id: int,
+        first_name: str,
+        last_name: str | None = None,
+        username: str | None = None,
+        language_code: str | None = None,
+    ) -> Actor:
+        """The name a person is stored and shown under, cleaned of characters that could spoof it;
+        their username, or their id, when nothing of their name is left."""
+        full_name = f"{first_name} {last_name}" if last_name else first_name
+        return cls(person_id, clean_name(full_name) or username or str(person_id), language_code)
+
+
+async def ensure_person(runtime: Runtime, actor: Actor) -> tuple[Person, bool]:
+    """The person (created with the starting grant on first sight) and whether they were just
+    granted; their language is their Telegram app's until they choose one."""
+    person, granted = await runtime.store.ensure_person(actor.id, actor.name)
+    if person.language is None and actor.language_code:
+        language = language_of(actor.language_code, runtime.settings.language)
+        person = await runtime.set_person_language(actor.id, actor.name, language)
+    return person, granted
 
 
 class Refused(Exception):
@@ -39,79 +72,77 @@ def refusal_text(language: str, error: Exception) -> str:
     return t(language, f"error.{error.code}")
 
 
-async def join(context: Context, live: LiveTable, user: User) -> str:
-    """Seat ``user`` (the caller holds the chat's lock); ``Refused`` or ``RuleError`` when not possible.
+async def join(runtime: Runtime, live: LiveTable, actor: Actor) -> str:
+    """Seat ``actor`` (the caller holds the chat's lock); ``Refused`` or ``RuleError`` when not possible.
 
     Their coins are read under the lock that decides where they sit, so no escape being saved
     elsewhere can leave them seated here with coins their wallet no longer holds."""
-    runtime = runtime_of(context)
 
     async def balance() -> int:
-        person, _ = await person_of(context, user)
+        person, _ = await ensure_person(runtime, actor)
         if person.balance < MIN_BALANCE:
             raise Refused("join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE))
-        live.view.names[user.id] = person.name
+        live.view.names[actor.id] = person.name
         return person.balance
 
     try:
-        events = await runtime.tables.seat(live, user.id, balance)
+        events = await runtime.tables.seat(live, actor.id, balance)
     except SeatedElsewhere:
         raise Refused("join.elsewhere") from None
     except SeatRefused:  # their coins moved meanwhile (a refund, the daily bonus): read again next time
-        log.warning("person %s was not seated at table %s: their coins moved", user.id, live.table_id)
+        log.warning("person %s was not seated at table %s: their coins moved", actor.id, live.table_id)
         raise Refused("join.retry") from None
     await runtime.present(live, events)
     return "join.next_round" if live.in_round else "join.done"
 
 
 async def leave(
-    context: Context, live: LiveTable, user: User, confirm_key: str, *, by_reply: bool = False
+    runtime: Runtime, live: LiveTable, person: int, confirm_key: str, *, by_reply: bool = False
 ) -> str:
     """Get up (the caller holds the chat's lock). Leaving during one's round is an escape: it needs
     a second request within ``CONFIRM_SECONDS``; the first raises ``Refused`` with the price.
     ``by_reply``: the price goes by a reply (``/leave``), not a popup shown at once. Returns the
     key of what to say."""
-    runtime = runtime_of(context)
-    price = live.engine.escape_cost(user.id)
+    price = live.engine.escape_cost(person)
     quote = (price, live.round_no)  # confirmed at the price they were told only
     if price is not None and not runtime.confirmed_escape(
-        live.table_id, user.id, CONFIRM_SECONDS, quote, by_reply
+        live.table_id, person, CONFIRM_SECONDS, quote, by_reply
     ):
         raise Refused(f"{confirm_key}.{live.game}", amount=coins(price), seconds=CONFIRM_SECONDS)
-    await runtime.perform(live, Leave(user.id))
+    await runtime.perform(live, Leave(person))
     return "leave.done" if price is None else "leave.escaped"
 
 
 async def act(
-    context: Context,
+    runtime: Runtime,
     chat_id: int,
-    found: Press,
-    user: User,
+    press: Press,
+    actor: Actor,
     language: str,
     confirm_key: str = "leave.confirm_press",
 ) -> tuple[str | None, bool]:
-    """Carry out one press of ``user`` at the table of ``chat_id``, under the chat's lock; what to
+    """Carry out one press of ``actor`` at the table of ``chat_id``, under the chat's lock; what to
     answer it with (text, as an alert). ``Refused`` or ``RuleError`` when it cannot be done."""
-    runtime = runtime_of(context)
     async with runtime.tables.lock(chat_id):
         live = runtime.tables.get(chat_id)
-        if live is None or live.table_id != found.table_id:
+        if live is None or live.table_id != press.table_id:
             raise Refused("press.table_over")
-        if found.round_no != live.round_no:
+        if press.round_no != live.round_no:
             raise Refused("press.old_round")
-        if found.action == "cards":
-            private = KINDS[live.game].private_hand(live, user.id, language)
+        kind = KINDS[live.game]
+        if press.action == "cards":
+            private = kind.private_hand(live, actor.id, language)
             return (private or t(language, "press.no_cards")), True
-        if found.action == "join":
-            return t(language, await join(context, live, user), name=name(display_name(user))), False
-        elif found.action == "leave":
-            await leave(context, live, user, confirm_key)
-        elif found.action == "ready":
-            await runtime.perform(live, Ready(user.id, runtime.shuffle(live.game)))
-        elif found.action in KINDS[live.game].moves:
-            await runtime.perform(live, KINDS[live.game].moves[found.action](user.id, found.arg))
+        if press.action == "join":
+            return t(language, await join(runtime, live, actor), name=name(actor.name)), False
+        elif press.action == "leave":
+            await leave(runtime, live, actor.id, confirm_key)
+        elif press.action == "ready":
+            await runtime.perform(live, Ready(actor.id, runtime.shuffle(live.game)))
+        elif press.action in kind.moves:
+            await runtime.perform(live, kind.moves[press.action](actor.id, press.arg))
             # the presser's own result in the answer (a toast): their hand as it is now
-            return KINDS[live.game].private_hand(live, user.id, language), False
+            return kind.private_hand(live, actor.id, language), False
         else:
             raise Refused("press.unknown")
     return None, False

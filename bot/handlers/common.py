@@ -12,8 +12,9 @@ from telegram import CallbackQuery, Chat, Update, User
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import BadRequest, NetworkError, RetryAfter
 
+from bot.acting import Actor, ensure_person
 from bot.botdata import Context
-from bot.i18n import language_of, t
+from bot.i18n import t
 from bot.outbox import Priority
 from bot.runtime import Runtime
 from bot.telegram import ANSWER_WITHIN, Failure, classify, popup_text, retry_seconds
@@ -33,9 +34,14 @@ def runtime_of(context: Context) -> Runtime:
     return runtime
 
 
+def actor(user: User) -> Actor:
+    """Who is acting, as ``bot.acting`` takes them (nothing of python-telegram-bot's)."""
+    return Actor.named(user.id, user.first_name, user.last_name, user.username, user.language_code)
+
+
 def display_name(user: User) -> str:
-    """The name a person is stored and shown under, cleaned of characters that could spoof it."""
-    return clean_name(user.full_name) or user.username or str(user.id)
+    """The name a person is stored and shown under (see ``Actor.named``)."""
+    return actor(user).name
 
 
 def remember_title(context: Context, chat: Chat) -> None:
@@ -54,12 +60,7 @@ def parse_id(text: str) -> int | None:
 
 async def person_of(context: Context, user: User) -> tuple[Person, bool]:
     """The person (created with the starting grant on first sight) and whether they were just granted."""
-    runtime = runtime_of(context)
-    person, granted = await runtime.store.ensure_person(user.id, display_name(user))
-    if person.language is None and user.language_code:
-        language = language_of(user.language_code, runtime.settings.language)
-        person = await runtime.set_person_language(user.id, display_name(user), language)
-    return person, granted
+    return await ensure_person(runtime_of(context), actor(user))
 
 
 def is_group(chat: Chat) -> bool:

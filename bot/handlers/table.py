@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import wraps
 
 from telegram import CallbackQuery, Update, User
 from telegram.constants import ChatMemberStatus
@@ -12,6 +15,7 @@ from bot import callbacks
 from bot.acting import Refused, act, join, leave, refusal_text
 from bot.handlers.common import (
     Context,
+    actor,
     answer,
     display_name,
     is_group,
@@ -53,6 +57,50 @@ async def group_only(update: Update, context: Context) -> bool:
         return True
     reply(context, update, t(await language_for(context, update), "group_only"))
     return False
+
+
+@dataclass(frozen=True)
+class AtTable:
+    """What a command about the group's table works with: the runtime, the table (the chat's lock
+    held), and the language to answer in."""
+
+    runtime: Runtime
+    live: LiveTable
+    language: str
+
+
+TableCommand = Callable[[Update, Context, AtTable], Awaitable[None]]
+Precheck = Callable[[Update, Context, str], Awaitable[bool]]
+
+
+def needs_table(
+    first: Precheck | None = None,
+) -> Callable[[TableCommand], Callable[[Update, Context], Awaitable[None]]]:
+    """A command about the group's table: in a group only (else the reply says so), under the
+    chat's lock, with its table (else the reply says there is none). ``first``: a check made
+    before the lock is taken (one that asks Telegram must not hold the chat up); it replies
+    itself when it says no."""
+
+    def decorate(command: TableCommand) -> Callable[[Update, Context], Awaitable[None]]:
+        @wraps(command)
+        async def handler(update: Update, context: Context) -> None:
+            if not await group_only(update, context):
+                return
+            chat = update.effective_chat
+            assert chat is not None
+            runtime, language = runtime_of(context), await language_for(context, update)
+            if first is not None and not await first(update, context, language):
+                return
+            async with runtime.tables.lock(chat.id):
+                live = runtime.tables.get(chat.id)
+                if live is None:
+                    reply(context, update, t(language, "table.none"))
+                    return
+                await command(update, context, AtTable(runtime, live, language))
+
+        return handler
+
+    return decorate
 
 
 async def newgame(update: Update, context: Context) -> None:
@@ -100,7 +148,7 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
             return
         live = await runtime.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
         try:
-            await join(context, live, user)  # (the new table is the answer)
+            await join(runtime, live, actor(user))  # (the new table is the answer)
         except BaseException as error:
             await runtime.perform(live, Cancel())  # nobody sat down: no empty table is left behind
             if not isinstance(error, Refused | RuleError):
@@ -124,85 +172,74 @@ async def pick_game(update: Update, context: Context) -> None:
     await open_table(update, context, game, user, language)
 
 
-async def join_command(update: Update, context: Context) -> None:
-    await _table_command(update, context, "join")
-
-
-async def leave_command(update: Update, context: Context) -> None:
-    await _table_command(update, context, "leave")
-
-
-async def _table_command(update: Update, context: Context, what: str) -> None:
-    if not await group_only(update, context):
+@needs_table()
+async def join_command(update: Update, context: Context, at: AtTable) -> None:
+    """/join: sit down at the group's table."""
+    user = update.effective_user
+    assert user is not None
+    try:
+        said = await join(at.runtime, at.live, actor(user))
+    except (Refused, RuleError) as error:
+        reply(context, update, refusal_text(at.language, error))
         return
-    chat, user = update.effective_chat, update.effective_user
-    assert chat is not None and user is not None
-    runtime, language = runtime_of(context), await language_for(context, update)
-    async with runtime.tables.lock(chat.id):
-        live = runtime.tables.get(chat.id)
-        if live is None:
-            reply(context, update, t(language, "table.none"))
-            return
-        try:
-            if what == "join":
-                said = await join(context, live, user)
-            else:
-                said = await leave(context, live, user, "leave.confirm_command", by_reply=True)
-        except Refused as error:
-            if error.key.startswith("leave.confirm_command."):  # the price: they must answer it
-                seen = runtime.price_by_reply(live.table_id, user.id)  # their 5 s count from then on
-                reply(context, update, refusal_text(language, error), priority=Priority.ACT, seen=seen)
-            else:
-                reply(context, update, refusal_text(language, error))
-            return
-        except RuleError as error:
-            reply(context, update, refusal_text(language, error))
-            return
-        reply(context, update, t(language, said, name=name(display_name(user))))
+    reply(context, update, t(at.language, said, name=name(display_name(user))))
 
 
-async def table_command(update: Update, context: Context) -> None:
+@needs_table()
+async def leave_command(update: Update, context: Context, at: AtTable) -> None:
+    """/leave: get up; during one's round, an escape whose price is told by a reply first."""
+    user = update.effective_user
+    assert user is not None
+    try:
+        said = await leave(at.runtime, at.live, user.id, "leave.confirm_command", by_reply=True)
+    except Refused as error:
+        if error.key.startswith("leave.confirm_command."):  # the price: they must answer it
+            seen = at.runtime.price_by_reply(at.live.table_id, user.id)  # their 5 s count from then on
+            reply(context, update, refusal_text(at.language, error), priority=Priority.ACT, seen=seen)
+        else:
+            reply(context, update, refusal_text(at.language, error))
+        return
+    except RuleError as error:
+        reply(context, update, refusal_text(at.language, error))
+        return
+    reply(context, update, t(at.language, said, name=name(display_name(user))))
+
+
+@needs_table()
+async def table_command(update: Update, context: Context, at: AtTable) -> None:
     """/table: post the table message again at the bottom of the chat."""
-    if not await group_only(update, context):
-        return
-    chat = update.effective_chat
-    assert chat is not None
-    runtime = runtime_of(context)
-    async with runtime.tables.lock(chat.id):
-        live = runtime.tables.get(chat.id)
-        if live is None:
-            reply(context, update, t(await language_for(context, update), "table.none"))
-            return
-        runtime.presenter.want_table(live, await runtime.screen(chat.id), anew=True)
+    at.runtime.presenter.want_table(at.live, await at.runtime.screen(at.live.chat_id), anew=True)
 
 
-async def cancel(update: Update, context: Context) -> None:
-    if not await group_only(update, context):
-        return
+async def _may_cancel(update: Update, context: Context, language: str) -> bool:
+    """Chat admins and the bot's owners only (see ``may_manage``)."""
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None and user is not None
-    runtime, language = runtime_of(context), await language_for(context, update)
-    if not await may_manage(context, chat.id, user.id):
-        reply(context, update, t(language, "cancel.admins_only"))
-        return
-    # An admin may be seated and losing: the round under way is settled first (at once in the
-    # lobby). The bot's owners keep an immediate cancel for emergencies; the table lists the refunds.
+    if await may_manage(context, chat.id, user.id):
+        return True
+    reply(context, update, t(language, "cancel.admins_only"))
+    return False
+
+
+@needs_table(first=_may_cancel)
+async def cancel(update: Update, context: Context, at: AtTable) -> None:
+    """/cancel: the table closes after its round (at once in the lobby). An admin may be seated
+    and losing: the round under way is settled first. The bot's owners keep an immediate cancel
+    for emergencies; the table lists the refunds."""
+    user = update.effective_user
+    assert user is not None
+    runtime, live, language = at.runtime, at.live, at.language
     action = Cancel() if user.id in runtime.settings.owners else CloseAfterRound(user.id)
-    async with runtime.tables.lock(chat.id):
-        live = runtime.tables.get(chat.id)
-        if live is None:
-            reply(context, update, t(language, "table.none"))
-            return
-        live.view.names.setdefault(user.id, display_name(user))
-        try:
-            events = await runtime.perform(live, action)
-        except RuleError as error:
-            reply(context, update, refusal_text(language, error))
-            return
-        except StorageError:  # the round cannot go on (its saves are refused): it ends now
-            log.exception("table %s could not be closed after its round: closed now", live.table_id)
-            events = await runtime.perform(live, Cancel())
-        reply(context, update, cancelled_text(live, events, language))
+    live.view.names.setdefault(user.id, display_name(user))
+    try:
+        events = await runtime.perform(live, action)
+    except RuleError as error:
+        reply(context, update, refusal_text(language, error))
+        return
+    except StorageError:  # the round cannot go on (its saves are refused): it ends now
+        log.exception("table %s could not be closed after its round: closed now", live.table_id)
+        events = await runtime.perform(live, Cancel())
+    reply(context, update, cancelled_text(live, events, language))
 
 
 def cancelled_text(live: LiveTable, events: list[object], language: str) -> str:
@@ -281,14 +318,14 @@ async def group_upgraded(update: Update, context: Context) -> None:
 
 
 # -- the buttons -----------------------------------------------------------------------------------
-async def press(update: Update, context: Context) -> None:
+async def button_pressed(update: Update, context: Context) -> None:
     """Every table button: always answered, with the reason when the press is refused."""
     query, user = update.callback_query, update.effective_user
     assert query is not None and user is not None
     runtime = runtime_of(context)
     language = await runtime.person_language(user.id, user.language_code)
     try:
-        reply_with = await _press(query, context, user, language)
+        reply_with = await _carry_out(query, context, user, language)
     except (Refused, RuleError) as error:
         await answer(query, refusal_text(language, error), isinstance(error, Refused))
         _forget_stale_prompt(runtime, query, user.id)
@@ -303,33 +340,33 @@ async def press(update: Update, context: Context) -> None:
 def _forget_stale_prompt(runtime: Runtime, query: CallbackQuery, person: int) -> None:
     """A refused press on a DM message the bot does not keep as that person's DM for the table:
     its buttons go (it cannot have known the message to take them away sooner)."""
-    message, found = query.message, callbacks.decode(query.data)
-    if message is None or found is None or is_group(message.chat):
+    message, press = query.message, callbacks.decode(query.data)
+    if message is None or press is None or is_group(message.chat):
         return
-    live = runtime.tables.by_id(found.table_id)
+    live = runtime.tables.by_id(press.table_id)
     if live is None or live.dm_ids.get(person) != message.message_id:
         runtime.presenter.stale_buttons(message.chat.id, message.message_id)
 
 
-async def _press(
+async def _carry_out(
     query: CallbackQuery, context: Context, user: User, language: str
 ) -> tuple[str | None, bool]:
     """Carry out one press; the popup (text, as an alert) to answer it with."""
-    found = callbacks.decode(query.data)
+    press = callbacks.decode(query.data)
     message = query.message
-    if found is None or message is None:
+    if press is None or message is None:
         raise Refused("press.unknown")
     runtime, chat_id = runtime_of(context), message.chat.id
     if is_group(message.chat):
         remember_title(context, message.chat)
     else:  # a button in a player's DM: only their own moves and their cards, never a seat
-        found_live = runtime.tables.by_id(found.table_id)
-        if found_live is None:
+        pressed_at = runtime.tables.by_id(press.table_id)
+        if pressed_at is None:
             raise Refused("press.table_over")
-        if found.action not in KINDS[found_live.game].moves and found.action != "cards":
+        if press.action not in KINDS[pressed_at.game].moves and press.action != "cards":
             raise Refused("press.in_group")
-        chat_id = found_live.chat_id
-    return await act(context, chat_id, found, user, language)
+        chat_id = pressed_at.chat_id
+    return await act(runtime, chat_id, press, actor(user), language)
 
 
 HANDLERS = [
@@ -339,7 +376,7 @@ HANDLERS = [
     CommandHandler("table", table_command),
     CommandHandler("cancel", cancel),
     CallbackQueryHandler(pick_game, pattern=f"^{callbacks.PICK}:"),
-    CallbackQueryHandler(press),
+    CallbackQueryHandler(button_pressed),
     MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, member_left),
     MessageHandler(filters.StatusUpdate.MIGRATE, group_upgraded),
     ChatMemberHandler(bot_removed, ChatMemberHandler.MY_CHAT_MEMBER),

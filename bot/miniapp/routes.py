@@ -31,10 +31,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
-from telegram import Bot, User
+from telegram import Bot
 
 from bot import callbacks
-from bot.acting import Refused, act, refusal_text
+from bot.acting import Actor, Refused, act, refusal_text
 from bot.botdata import App
 from bot.i18n import t
 from bot.live import LiveTable
@@ -274,21 +274,18 @@ class MiniApp:
         arg_text = None if arg is None else str(arg)
         if not _ACTION.fullmatch(action) or (arg_text is not None and not _ARG.fullmatch(arg_text)):
             raise self.refuse(400, "bad_request", "no such action", "no such action")
-        found = callbacks.Press(live.game, live.table_id, round_no, action, arg_text)
+        press = callbacks.Press(live.game, live.table_id, round_no, action, arg_text)
         runtime = self.runtime()
-        application = self.application()
         language = await self.language(runtime, person)
-        user = User(
-            id=person.id,
-            first_name=person.first_name or str(person.id),
-            is_bot=False,
-            last_name=person.last_name or None,
-            username=person.username or None,
-            language_code=person.language_code,
+        actor = Actor.named(
+            person.id,
+            person.first_name or str(person.id),
+            person.last_name or None,
+            person.username or None,
+            person.language_code,
         )
-        context = application.context_types.context(application, user_id=person.id)
         try:
-            text, alert = await act(context, live.chat_id, found, user, language, "leave.confirm_app")
+            text, alert = await act(runtime, live.chat_id, press, actor, language, "leave.confirm_app")
         except (Refused, RuleError) as error:
             confirm = isinstance(error, Refused) and error.key.startswith("leave.confirm_app")
             return web.json_response(
