@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from telegram import CallbackQuery, Chat, Update, User
-from telegram.constants import ChatMemberStatus, ChatType
+from telegram.constants import ChatMemberStatus
 from telegram.error import BadRequest, NetworkError, RetryAfter
 
 from bot.acting import Actor, ensure_person
@@ -17,7 +17,7 @@ from bot.botdata import Context
 from bot.i18n import t
 from bot.outbox import Priority
 from bot.runtime import Runtime
-from bot.telegram import ANSWER_WITHIN, Failure, classify, popup_text, retry_seconds
+from bot.telegram import ANSWER_WITHIN, Failure, chat_kind, classify, popup_text, retry_seconds
 from bot.views.common import Markup, clean_name, name
 from storage import Person
 
@@ -64,7 +64,8 @@ async def person_of(context: Context, user: User) -> tuple[Person, bool]:
 
 
 def is_group(chat: Chat) -> bool:
-    return chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
+    """Where a table may open (``bot.telegram.ChatKind``)."""
+    return chat_kind(chat).is_group
 
 
 async def language_for(context: Context, update: Update) -> str:
