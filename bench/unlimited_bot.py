@@ -1,6 +1,7 @@
 """``python -m bench.unlimited_bot``: ``python -m bot``, built without its own rate limiting where
-``bot.app.build_application`` has a switch for it (``rate_limit=False``: PTB's AIORateLimiter, in
-the bot as committed before issue 15); otherwise exactly ``python -m bot``.
+``bot.app.build_application`` has a switch for it (``limits=Limits.unlimited()``; ``rate_limit=False``
+in the trees before issue 26, PTB's AIORateLimiter before issue 15); otherwise exactly
+``python -m bot``.
 
 Benchmark 5's optional capacity reference runs it against the emulator with no limits (what the
 bot process itself can carry), and benchmark 6 uses it to set up the tables of the restart
@@ -16,6 +17,7 @@ from telegram import Update
 
 from bot.app import build_application
 from bot.logs import configure_logging
+from bot.outbox import Limits
 from bot.settings import Settings
 
 
@@ -25,7 +27,12 @@ def main() -> int:
         print("TELEGRAM_BOT_TOKEN is not set", file=sys.stderr)
         return 2
     configure_logging(settings.token)
-    switch = {"rate_limit": False} if "rate_limit" in inspect.signature(build_application).parameters else {}
+    parameters = inspect.signature(build_application).parameters
+    switch: dict[str, object] = {}
+    if "limits" in parameters:
+        switch = {"limits": Limits.unlimited()}
+    elif "rate_limit" in parameters:
+        switch = {"rate_limit": False}
     build_application(settings, **switch).run_polling(allowed_updates=Update.ALL_TYPES)
     return 0
 

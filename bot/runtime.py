@@ -37,7 +37,6 @@ from games.table import Cancel, Credit
 from storage import Store
 
 log = logging.getLogger(__name__)
-RUNTIME = "paiju"
 
 
 class Watchers:
