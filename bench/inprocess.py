@@ -1,6 +1,6 @@
 """Benchmark 4: the bot in process against bare python-telegram-bot, on the same fake Telegram.
 
-Ours: the real Application (``tests.bot.harness.start_bot``: FakeRequest behind PTB's BaseRequest,
+Ours: the real Application (``faketg.harness.start_bot``: FakeRequest behind PTB's BaseRequest,
 no rate limiter), many muxi and showhand tables at once, each played by its people pressing as fast
 as the bot answers (``bench.people``), every update through ``Application.process_update``; the
 tables are opened first, then the window is timed.
@@ -34,8 +34,8 @@ from bench.report import Result, markdown_table, median, percentile
 from bot.app import tune_collector, untune_collector
 from bot.outbox import Limits
 from faketg.driver import Driver
+from faketg.harness import start_bot, stop_bot
 from faketg.request import FakeRequest
-from tests.bot.harness import start_bot, stop_bot
 
 TARGET_RATIO = 0.5
 SETUP_LIMIT = 60.0

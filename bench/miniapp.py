@@ -1,4 +1,4 @@
-"""Benchmark 7: the Mini App's push. The bot in process (``tests.bot.harness.start_bot``) serves
+"""Benchmark 7: the Mini App's push. The bot in process (``faketg.harness.start_bot``) serves
 its web app (``bot.web.build_web_app`` with ``PAIJU_WEBAPP_URL``) on a real local port; a separate
 process opens N Server-Sent Events streams to it (N = 100; 20 quick), each as its own member of the
 group (4 seated, the rest spectators), with initData signed as Telegram would (in a header, for a
@@ -36,7 +36,7 @@ from bot.miniapp.hub import Hub
 from bot.miniapp.routes import HEADER
 from bot.views.common import MINI_APP
 from bot.web import build_web_app
-from tests.bot.harness import GROUP, make_world, start_bot, stop_bot
+from faketg.harness import GROUP, make_world, start_bot, stop_bot
 
 TOKEN = "123456:BENCH-TOKEN"
 FIRST_VIEWER = 10_000

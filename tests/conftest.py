@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.bot.harness import make_world, start_bot, stop_bot
+from faketg.harness import make_world, start_bot, stop_bot
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from telegram import Update
 
+from faketg.harness import GROUP, Bot
 from faketg.world import JSON, Message
-from tests.bot.harness import GROUP, Bot
 
 if TYPE_CHECKING:
     from bot.live import LiveTable

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot
+from faketg.harness import ADMIN, GROUP, start_bot, stop_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,8 +9,8 @@ import pytest
 
 from bot.outbox import Limits
 from bot.outgoing import DmKey, PersonalMessage
+from faketg.harness import ADMIN, GROUP, start_bot, stop_bot, too_many
 from tests.bot.decks import stack
-from tests.bot.harness import ADMIN, GROUP, start_bot, stop_bot, too_many
 from tests.bot.scenarios import empty_the_table_budget, handle, labels, newest, open_and_start
 
 

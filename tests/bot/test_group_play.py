@@ -12,8 +12,8 @@ from bot.views.common import duration, signed
 from bot.views.muxi import hand_label
 from bot.views.rules import rules_text
 from faketg.driver import Driver
+from faketg.harness import ADMIN, GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
-from tests.bot.harness import ADMIN, GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.scenarios import act, labels, newest, open_and_start, remind
 
 DEADLINE = re.compile(r"30 秒 · \d\d:\d\d:\d\d 截止")

@@ -6,8 +6,8 @@ import hashlib
 import re
 import time
 
+from faketg.harness import ADMIN, GROUP, escape, start_bot, stop_bot
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
-from tests.bot.harness import ADMIN, GROUP, escape, start_bot, stop_bot
 from tests.bot.scenarios import act, open_and_start
 
 GROUP_TITLE = "潮汕老乡"

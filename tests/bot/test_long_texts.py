@@ -6,7 +6,7 @@ from telegram import Update
 from bot import raw
 from bot.handlers.common import answer
 from bot.telegram import ELLIPSIS, MESSAGE_CHARACTERS, POPUP_CHARACTERS, utf16_length
-from tests.bot.harness import GROUP
+from faketg.harness import GROUP
 
 
 async def test_a_long_popup_is_cut_and_shown(bot, world):

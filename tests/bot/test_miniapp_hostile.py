@@ -22,7 +22,7 @@ from bot.miniapp.hub import Subscriber
 from bot.miniapp.routes import HEADER, MiniApp
 from bot.miniapp.streams import TICKET_SECONDS, StreamLimits
 from bot.views.common import MINI_APP
-from tests.bot.harness import GROUP, make_world, start_bot, stop_bot
+from faketg.harness import GROUP, make_world, start_bot, stop_bot
 from tests.bot.test_miniapp_http import API, TOKEN, URL, init, read_event
 from tests.waiting import until
 

@@ -14,8 +14,8 @@ from bot.miniapp.routes import HEADER
 from bot.outbox import Limits
 from bot.views.common import MINI_APP
 from bot.web import build_web_app
+from faketg.harness import GROUP, PEOPLE, make_world, start_bot, stop_bot
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP, PEOPLE, make_world, start_bot, stop_bot
 from tests.bot.scenarios import empty_the_table_budget, handle, open_and_start
 
 TOKEN = "123456:TEST-TOKEN"

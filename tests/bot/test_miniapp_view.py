@@ -4,9 +4,9 @@ person, never the deck or its salt, on the serialized JSON (what goes on the wir
 import json
 
 from bot.miniapp.view import HIDDEN, table_view
+from faketg.harness import GROUP, PEOPLE
 from games import muxi, showhand
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP, PEOPLE
 
 SPECTATOR = 6
 

@@ -3,9 +3,9 @@
 import re
 from types import SimpleNamespace
 
+from faketg.harness import ADMIN, GROUP, escape, start_bot, stop_bot
 from storage import MINT
 from tests.bot.decks import stack
-from tests.bot.harness import ADMIN, GROUP, escape, start_bot, stop_bot
 from tests.bot.scenarios import open_and_start
 
 

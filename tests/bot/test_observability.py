@@ -18,8 +18,8 @@ from bot.metrics import Metrics
 from bot.outbox import Parcel, Priority
 from bot.sender import SENDING
 from bot.settings import Settings, SettingsError
+from faketg.harness import GROUP
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP
 
 
 class Clock:

@@ -13,8 +13,8 @@ from telegram import Update
 from bot.outbox import PROMPT_WAIT, Limits, Parcel, Priority, Share
 from bot.outgoing import Cleanup, DmKey, TableKey
 from faketg.driver import Driver
+from faketg.harness import GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.test_delivery import empty_the_table_budget
 from tests.bot.test_group_play import labels, newest, remind
 from tests.bot.test_muxi_rounds import open_and_start

@@ -2,8 +2,8 @@
 
 import pytest
 
+from faketg.harness import ADMIN, GROUP
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack_showhand
-from tests.bot.harness import ADMIN, GROUP
 from tests.bot.scenarios import act
 
 LABELS = {

@@ -6,9 +6,9 @@ from when it is seen; /cancel naming its table; an old round's buttons gone befo
 from telegram import Update
 
 from bot.outbox import Limits
+from faketg.harness import ADMIN, GROUP, PEOPLE, start_bot, stop_bot, too_many
 from faketg.world import ApiError
 from tests.bot.decks import stack
-from tests.bot.harness import ADMIN, GROUP, PEOPLE, start_bot, stop_bot, too_many
 from tests.bot.scenarios import newest, open_and_start
 from tests.waiting import until
 

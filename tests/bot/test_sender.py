@@ -15,8 +15,8 @@ import pytest
 
 from bot.outbox import Limits, Parcel, Priority, Share
 from bot.sender import Sender
+from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP, start_bot, stop_bot
 from tests.bot.test_muxi_rounds import open_and_start
 
 

@@ -1,7 +1,7 @@
 """Showhand played end to end through commands and buttons, as people see it (issue 6)."""
 
+from faketg.harness import GROUP, escape, start_bot, stop_bot
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack_showhand
-from tests.bot.harness import GROUP, escape, start_bot, stop_bot
 from tests.bot.scenarios import act, live_table, open_and_start
 
 

@@ -4,8 +4,8 @@ but its answer never reached a bot killed meanwhile) loses its buttons once one 
 
 from __future__ import annotations
 
+from faketg.harness import GROUP
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP
 from tests.bot.scenarios import labels, newest, open_and_start
 
 

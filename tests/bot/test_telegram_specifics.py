@@ -8,8 +8,8 @@ from telegram import Update
 
 from bot.logs import configure_logging
 from bot.outbox import Limits
+from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP, start_bot, stop_bot
 from tests.bot.scenarios import open_and_start
 
 

@@ -10,8 +10,8 @@ import sqlite3
 
 from bot.live import Turn
 from bot.outgoing import Shown
+from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP, start_bot, stop_bot
 from tests.bot.scenarios import open_and_start, remind
 
 

@@ -29,11 +29,11 @@ from bot import callbacks
 from bot.i18n import catalog
 from bot.kinds import KINDS
 from faketg.driver import Driver
+from faketg.harness import GROUP, PEOPLE
 from faketg.server import Emulator, _error, _params
 from faketg.world import JSON, ApiError, Message, World
 from games.cards import Card, format_cards
 from games.errors import RuleError
-from tests.bot.harness import GROUP, PEOPLE
 from tests.e2e.process import BotProcess, Stage, free_port
 from tests.reliability.players import Saved, saved_table
 from tests.waiting import until

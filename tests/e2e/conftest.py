@@ -1,6 +1,6 @@
 import pytest
 
-from tests.bot.harness import make_world
+from faketg.harness import make_world
 from tests.e2e.process import make_stage
 
 

@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import sys
 
-from tests.bot.harness import GROUP
+from faketg.harness import GROUP
 from tests.e2e.process import ROOT, storage_check
 from tests.e2e.test_whole_process import dm_buttons, finish_muxi_round, start_round
 

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.bot.harness import GROUP, make_world
+from faketg.harness import GROUP, make_world
 from tests.e2e.process import make_stage, storage_check
 from tests.e2e.test_whole_process import finish_muxi_round, start_round
 from tests.waiting import until

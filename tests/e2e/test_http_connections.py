@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from bot.openfiles import KEPT_FOR_THE_BOT
-from tests.bot.harness import GROUP, make_world
+from faketg.harness import GROUP, make_world
 from tests.e2e.process import limited_python, make_stage, needs_prlimit
 
 pytestmark = needs_prlimit

@@ -18,8 +18,8 @@ from bot.miniapp.auth import signed_for
 from bot.miniapp.members import IN_ALL
 from bot.miniapp.routes import HEADER
 from bot.miniapp.streams import PER_PERSON, RESERVED_FILES
+from faketg.harness import GROUP, make_world
 from faketg.server import Faults
-from tests.bot.harness import GROUP, make_world
 from tests.e2e.process import TOKEN, limited_python, make_stage, needs_prlimit
 
 pytestmark = needs_prlimit

@@ -13,7 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
-from tests.bot.harness import GROUP
+from faketg.harness import GROUP
 from tests.e2e.process import ROOT
 
 UNREACHABLE = "http://127.0.0.1:9"  # nothing answers: a bot that got as far as Telegram would fail there

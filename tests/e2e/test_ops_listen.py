@@ -8,7 +8,7 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from tests.bot.harness import make_world
+from faketg.harness import make_world
 from tests.e2e.process import WEBHOOK_PATH, free_port, make_stage
 
 

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.bot.harness import GROUP
+from faketg.harness import GROUP
 from tests.e2e.test_whole_process import start_round
 
 PEOPLE = [1, 2, 3]

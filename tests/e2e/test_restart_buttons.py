@@ -20,8 +20,8 @@ import pytest
 
 from bot import callbacks
 from bot.views.showhand import ACTION_CODES
+from faketg.harness import GROUP, PEOPLE, make_world, too_many
 from games.showhand import Move
-from tests.bot.harness import GROUP, PEOPLE, make_world, too_many
 from tests.e2e.buttons import (
     Hold,
     KillPoint,

@@ -10,8 +10,8 @@ import pytest
 
 from bot.app import MENU_LANGUAGES
 from bot.i18n import t
+from faketg.harness import ADMIN, GROUP, make_world
 from faketg.server import Faults
-from tests.bot.harness import ADMIN, GROUP, make_world
 from tests.e2e.process import Stage, make_stage
 from tests.e2e.test_whole_process import finish_muxi_round, start_round, table_of
 from tests.waiting import until

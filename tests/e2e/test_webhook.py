@@ -9,8 +9,8 @@ import sqlite3
 
 import aiohttp
 
+from faketg.harness import GROUP
 from faketg.webhook import SECRET_HEADER
-from tests.bot.harness import GROUP
 from tests.e2e.process import TOKEN, WEBHOOK_PATH, storage_check
 from tests.e2e.test_whole_process import finish_muxi_round, start_round, table_of
 

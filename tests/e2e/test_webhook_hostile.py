@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from faketg.harness import GROUP
 from faketg.webhook import SECRET_HEADER
-from tests.bot.harness import GROUP
 from tests.e2e.process import WEBHOOK_PATH
 
 FLOOD = 1000

@@ -2,7 +2,7 @@
 
 import re
 
-from tests.bot.harness import GROUP, PEOPLE
+from faketg.harness import GROUP, PEOPLE
 from tests.e2e.process import TOKEN, storage_check
 
 

@@ -5,9 +5,9 @@ import os
 
 import pytest
 
+from faketg.harness import GROUP, make_world
 from faketg.server import Faults
 from tests.bot.decks import stack
-from tests.bot.harness import GROUP, make_world
 from tests.bot.scenarios import open_and_start
 from tests.e2e.process import make_stage
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from bot import callbacks
 from bot.views.showhand import ACTION_CODES
+from faketg.harness import GROUP
 from games.muxi import Move as MuxiMove
 from games.muxi import MuxiTable
 from games.showhand import ShowhandTable
-from tests.bot.harness import GROUP
 from tests.e2e.process import Stage
 
 MUXI_CODES = {

@@ -5,8 +5,8 @@ import asyncio
 
 from telegram import Update
 
+from faketg.harness import GROUP
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
-from tests.bot.harness import GROUP
 from tests.bot.scenarios import open_and_start
 
 

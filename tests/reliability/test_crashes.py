@@ -3,8 +3,8 @@ started again; every game ends by its rules, the books balance, and no round is 
 
 import random
 
+from faketg.harness import ADMIN, GROUP
 from storage import check_database
-from tests.bot.harness import ADMIN, GROUP
 from tests.e2e.process import storage_check
 from tests.reliability.conftest import PROFILE
 from tests.reliability.players import Report, paid_twice, play, saved_table

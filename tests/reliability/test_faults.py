@@ -4,8 +4,8 @@ the bot's log holds no unhandled exception."""
 
 import random
 
+from faketg.harness import ADMIN, GROUP
 from faketg.server import Faults
-from tests.bot.harness import ADMIN, GROUP
 from tests.e2e.process import storage_check
 from tests.reliability.conftest import PROFILE
 from tests.reliability.players import Report, paid_twice, play

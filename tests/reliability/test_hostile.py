@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.bot.harness import ADMIN, GROUP, escape
+from faketg.harness import ADMIN, GROUP, escape
 
 
 async def snapshot(bot):

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from faketg.harness import ADMIN, GROUP
 from faketg.world import CHANNEL_BOT, GROUP_ANONYMOUS_BOT
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
-from tests.bot.harness import ADMIN, GROUP
 from tests.bot.scenarios import open_and_start
 from tests.reliability.conftest import ESCAPE_DEAL
 from tests.reliability.test_hostile import snapshot

@@ -7,11 +7,11 @@ import sqlite3
 
 import pytest
 
+from faketg.harness import ADMIN, GROUP, escape, start_bot, stop_bot
 from games.table import Join
 from storage import SeatRefused
 from storage.thread import on_thread
 from tests.bot.decks import stack
-from tests.bot.harness import ADMIN, GROUP, escape, start_bot, stop_bot
 from tests.bot.scenarios import open_and_start
 
 OTHER = -100_456  # a second group, where some of the same people play

@@ -6,8 +6,8 @@ import sys
 
 from bot.logs import RedactToken
 from bot.settings import Settings
+from faketg.harness import make_world
 from faketg.server import Emulator
-from tests.bot.harness import make_world
 from tests.e2e.process import TOKEN, BotProcess
 
 SECRET = TOKEN.split(":")[1]

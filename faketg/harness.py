@@ -1,4 +1,9 @@
-"""The real Application against the fake Telegram, in process (DESIGN.md, tests level 3)."""
+"""The real Application against the fake Telegram, in process (DESIGN.md, tests level 3): a world
+with a group of friends (``make_world``), the bot started on it (``start_bot``) and stopped.
+
+The one faketg module that imports the bot: the tests and the benchmarks both start the bot this
+way, and the benchmarks import nothing from ``tests``.
+"""
 
 from __future__ import annotations
 
