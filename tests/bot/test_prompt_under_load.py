@@ -15,10 +15,8 @@ from bot.outgoing import Cleanup, DmKey, TableKey
 from faketg.driver import Driver
 from faketg.harness import GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.decks import stack
-from tests.bot.test_delivery import empty_the_table_budget
-from tests.bot.test_group_play import labels, newest, remind
-from tests.bot.test_muxi_rounds import open_and_start
-from tests.bot.test_sender import Telegram, kept, now, simulate
+from tests.bot.scenarios import empty_the_table_budget, labels, newest, open_and_start, remind
+from tests.bot.virtual_sender import Telegram, kept, now, simulate
 
 
 # -- the sender on a virtual clock --------------------------------------------------------------------
