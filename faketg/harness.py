@@ -22,6 +22,7 @@ from faketg.world import ApiError, World
 GROUP = -100_123
 PEOPLE = {1: "阿明", 2: "小红", 3: "阿强", 4: "老王", 5: "阿珍", 6: "路人"}
 ADMIN = 9
+TOKEN = "123456:TEST-TOKEN"  # the bot's token unless a test gives another
 
 
 @dataclass
@@ -63,7 +64,7 @@ async def start_bot(
     world: World, database: str, *, seed: int = 1, limits: Limits | None = None, **options: object
 ) -> Bot:
     options.setdefault("table_requests_per_minute", 10_000)  # every edit at once: tests read the table
-    options.setdefault("token", "123456:TEST-TOKEN")
+    options.setdefault("token", TOKEN)
     settings = Settings(database=database, **options)
     application = build_application(
         settings,

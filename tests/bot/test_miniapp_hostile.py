@@ -22,8 +22,8 @@ from bot.miniapp.hub import Subscriber
 from bot.miniapp.routes import HEADER, MiniApp
 from bot.miniapp.streams import TICKET_SECONDS, StreamLimits
 from bot.views.common import MINI_APP
-from faketg.harness import GROUP, make_world, start_bot, stop_bot
-from tests.bot.test_miniapp_http import API, TOKEN, URL, init, read_event
+from faketg.harness import GROUP, TOKEN, make_world, start_bot, stop_bot
+from tests.bot.miniapp_client import API, URL, init, read_event
 from tests.waiting import until
 
 OTHER_GROUP = -100_777  # a group with a table of its own, where nobody floods anything

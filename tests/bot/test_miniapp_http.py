@@ -8,19 +8,16 @@ import time
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.miniapp.auth import signed_for
 from bot.miniapp.hub import Hub, Subscriber
 from bot.miniapp.routes import HEADER
 from bot.outbox import Limits
 from bot.views.common import MINI_APP
 from bot.web import build_web_app
-from faketg.harness import GROUP, PEOPLE, make_world, start_bot, stop_bot
+from faketg.harness import GROUP, make_world, start_bot, stop_bot
 from tests.bot.decks import stack
+from tests.bot.miniapp_client import API, URL, events, init, post, read_event, state
 from tests.bot.scenarios import empty_the_table_budget, handle, open_and_start
 
-TOKEN = "123456:TEST-TOKEN"
-URL = "https://paiju.example/miniapp/"
-API = "/miniapp/api/"
 STRANGER = 77
 
 
@@ -36,25 +33,6 @@ async def served(tmp_path):
     await client.close()
     await stop_bot(bot)
     MINI_APP.set(None, None)  # no other test's table gets the button
-
-
-def init(person, table, token=TOKEN, age=0.0):
-    return signed_for(person, PEOPLE.get(person, "某人"), token, time.time() - age, start_param=f"t{table}")
-
-
-async def state(client, person, table):
-    response = await client.get(
-        API + "state", params={"table": str(table)}, headers={HEADER: init(person, table)}
-    )
-    assert response.status == 200, await response.text()
-    return await response.json()
-
-
-async def post(client, person, table, action, round_no, arg=None, headers=None):
-    body = {"table": table, "round": round_no, "action": action, "arg": arg}
-    return await client.post(
-        API + "act", json=body, headers={HEADER: init(person, table)} if headers is None else headers
-    )
 
 
 async def test_the_page_is_served_and_the_table_has_the_button(served):
@@ -140,24 +118,6 @@ async def test_an_escape_must_be_confirmed_in_the_mini_app_too(served):
     assert second.status == 200
     await bot.runtime.wait_idle()
     assert "逃跑" in bot.driver.table(GROUP)
-
-
-async def events(client, person, table):
-    """An open event stream of ``person``'s page: a ticket got with the initData, then the stream."""
-    got = await client.post(
-        API + "ticket", params={"table": str(table)}, headers={HEADER: init(person, table)}
-    )
-    assert got.status == 200, await got.text()
-    ticket = (await got.json())["ticket"]
-    return await client.get(API + "events", params={"table": str(table), "ticket": ticket})
-
-
-async def read_event(stream):
-    """The next ``data:`` event of a Server-Sent Events stream, as JSON."""
-    while True:
-        line = await stream.content.readline()
-        if line.startswith(b"data: "):
-            return json.loads(line[6:])
 
 
 async def test_an_open_page_is_updated_within_200_ms_of_an_action(served):
