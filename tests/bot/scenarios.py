@@ -1,6 +1,7 @@
 """Scenes the in-process bot tests share, so that no test module imports another: a table opened
 and started, whose turn it is, the newest message and its buttons, a turn's reminder falling due, an
-update handled before anything is sent, the group's table budget spent.
+update handled before anything is sent, the group's table budget spent. A table opened and started
+serves the whole-process tests too.
 
 Built on the harness (the real Application against the fake Telegram); the dealt cards come from
 ``tests/bot/decks.py``.
@@ -9,10 +10,11 @@ Built on the harness (the real Application against the fake Telegram); the dealt
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from telegram import Update
 
+from faketg.driver import Driver
 from faketg.harness import GROUP, Bot
 from faketg.world import JSON, Message
 
@@ -20,10 +22,17 @@ if TYPE_CHECKING:
     from bot.live import LiveTable
 
 
-async def open_and_start(bot: Bot, people: list[int], game: str = "muxi") -> None:
+class Played(Protocol):
+    """A bot the fake people play with: in process (``Bot``) or a process (``tests/e2e``'s Stage)."""
+
+    @property
+    def driver(self) -> Driver: ...
+
+
+async def open_and_start(played: Played, people: list[int], game: str = "muxi") -> None:
     """``people[0]`` opens a ``game`` table in the group, the others join, and everyone presses
     start: the first round is dealt (a muxi round asks for a banker first)."""
-    driver = bot.driver
+    driver = played.driver
     await driver.send(people[0], GROUP, f"/newgame {game}")
     for person in people[1:]:
         await driver.press(person, GROUP, "加入")

@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 from faketg.harness import GROUP
+from tests.bot.scenarios import open_and_start
 from tests.e2e.process import ROOT, storage_check
-from tests.e2e.test_whole_process import dm_buttons, finish_muxi_round, start_round
+from tests.e2e.rounds import dm_buttons, finish_muxi_round
 
 
 def saved_table(database):
@@ -33,7 +34,7 @@ def backup(database, destination):
 
 async def test_a_backup_in_the_middle_of_a_round_holds_its_last_action(stage, tmp_path):
     people = [1, 2, 3]
-    await start_round(stage, "muxi", people)
+    await open_and_start(stage, people, "muxi")
     await stage.driver.press(1, GROUP, "当庄")
     choosers = [person for person in people[1:] if dm_buttons(stage, person)]
     if choosers:  # (the deal is random: both may hold naturals, and the round is over)

@@ -12,8 +12,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from faketg.harness import GROUP, make_world
+from tests.bot.scenarios import open_and_start
 from tests.e2e.process import make_stage, storage_check
-from tests.e2e.test_whole_process import finish_muxi_round, start_round
+from tests.e2e.rounds import finish_muxi_round
 from tests.waiting import until
 
 PEOPLE = [1, 2, 3]
@@ -93,7 +94,7 @@ async def test_metrics_parse_and_move_when_a_round_is_played(served):
     status, text = await get(served, "/metrics")
     assert status == 200, text
     before = samples(text)
-    await start_round(served, "muxi", PEOPLE)
+    await open_and_start(served, PEOPLE, "muxi")
     await served.driver.press(1, GROUP, "当庄")
     playing = samples((await get(served, "/metrics"))[1])
     assert sum(v for (name, _), v in playing.items() if name == "paiju_open_tables") == 1

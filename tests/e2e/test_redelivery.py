@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from faketg.harness import GROUP
-from tests.e2e.test_whole_process import start_round
+from tests.bot.scenarios import open_and_start
 
 PEOPLE = [1, 2, 3]
 
@@ -51,7 +51,7 @@ async def deliver_again(stage, update, count: float) -> None:
 
 async def test_a_leave_delivered_twice_is_not_its_own_confirmation(by_webhook):
     stage = by_webhook
-    await start_round(stage, "muxi", PEOPLE)
+    await open_and_start(stage, PEOPLE, "muxi")
     await stage.driver.press(1, GROUP, "当庄")  # the deal: a /leave now is an escape
 
     update = stage.world.post(2, GROUP, "/leave")

@@ -12,8 +12,9 @@ from bot.app import MENU_LANGUAGES
 from bot.i18n import t
 from faketg.harness import ADMIN, GROUP, make_world
 from faketg.server import Faults
+from tests.bot.scenarios import open_and_start
 from tests.e2e.process import Stage, make_stage
-from tests.e2e.test_whole_process import finish_muxi_round, start_round, table_of
+from tests.e2e.rounds import finish_muxi_round, table_of
 from tests.waiting import until
 
 RIGHTS_UNKNOWN = t("zh-hans", "rights.unknown")
@@ -42,7 +43,7 @@ async def test_the_bot_starts_and_plays_while_the_menu_is_refused_and_sets_it_la
     staged.emulator.faults = Faults(always={"setMyCommands": "internal_error"})
     await staged.bot.start()  # it polls: the menu did not hold start-up back
 
-    await start_round(staged, "muxi", [1, 2, 3])  # a whole round, the menu still refused
+    await open_and_start(staged, [1, 2, 3], "muxi")  # a whole round, the menu still refused
     await staged.driver.press(1, GROUP, "当庄")
     await finish_muxi_round(staged, [1, 2, 3])
     assert "第 1 局 · 结算" in table_of(staged).text

@@ -11,8 +11,9 @@ import aiohttp
 
 from faketg.harness import GROUP
 from faketg.webhook import SECRET_HEADER
+from tests.bot.scenarios import open_and_start
 from tests.e2e.process import TOKEN, WEBHOOK_PATH, storage_check
-from tests.e2e.test_whole_process import finish_muxi_round, start_round, table_of
+from tests.e2e.rounds import finish_muxi_round, table_of
 
 HANDLED = ["message", "callback_query", "my_chat_member"]
 
@@ -42,7 +43,7 @@ async def test_a_muxi_round_by_webhook_after_polling_and_polling_again(stage):
 
     polls = emulator.polls
     people = [1, 2, 3]
-    await start_round(stage, "muxi", people)
+    await open_and_start(stage, people, "muxi")
     await stage.driver.press(1, GROUP, "当庄")
     await finish_muxi_round(stage, people)
     assert "第 1 局 · 结算" in table_of(stage).text

@@ -3,48 +3,15 @@
 import re
 
 from faketg.harness import GROUP, PEOPLE
+from tests.bot.scenarios import open_and_start
 from tests.e2e.process import TOKEN, storage_check
-
-
-def table_of(stage):
-    """The newest bot message in the group that has buttons (the table)."""
-    return next(m for m in reversed(stage.world.bot_messages(GROUP)) if m.buttons or "结算" in m.text)
-
-
-async def start_round(stage, game, people):
-    d = stage.driver
-    await d.send(people[0], GROUP, f"/newgame {game}")
-    for person in people[1:]:
-        await d.press(person, GROUP, "加入")
-    for person in people:
-        await d.press(person, GROUP, "开始")
-
-
-def dm_buttons(stage, person):
-    """The buttons of the person's newest DM from the bot (their own draw / stand)."""
-    messages = stage.world.bot_messages(person)
-    return [str(button["text"]) for button in messages[-1].buttons] if messages else []
-
-
-async def finish_muxi_round(stage, people):
-    """Everyone who must choose stands (or draws, when that is all they may do), by DM buttons;
-    return how many were asked (a hand that stands by itself, a tiangong, is never asked)."""
-    asked = set()
-    for _ in range(2 * len(people)):
-        if "结算" in table_of(stage).text:
-            return len(asked)
-        for person in people:
-            buttons = dm_buttons(stage, person)
-            if buttons:
-                await stage.driver.press(person, person, "不补" if "不补" in buttons else "补牌")
-                asked.add(person)
-    raise AssertionError(f"the round did not end: {table_of(stage).text}")
+from tests.e2e.rounds import dm_buttons, finish_muxi_round, table_of
 
 
 async def test_a_muxi_round_and_a_restart_after_sigkill(stage):
     d = stage.driver
     people = [1, 2, 3]
-    await start_round(stage, "muxi", people)
+    await open_and_start(stage, people, "muxi")
     assert "叫庄：阿明 是否当庄" in table_of(stage).text
     await d.press(1, GROUP, "当庄")
     assert all(stage.world.bot_messages(p) for p in people), "everyone got their cards by DM"
@@ -86,7 +53,7 @@ async def play_showhand_to_the_end(stage, people, kill_after=None):
 
 
 async def test_a_showhand_game_with_a_sigkill_in_a_betting_round(stage):
-    await start_round(stage, "showhand", [1, 2, 4])
+    await open_and_start(stage, [1, 2, 4], "showhand")
     await play_showhand_to_the_end(stage, [1, 2, 4], kill_after=4)
     result = stage.driver.table(GROUP)
     assert "第 1 局 · 结算" in result and "🏆" in result
