@@ -15,8 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from storage import backup_database, prune
-from tests.storage.storage_helpers import ROOT, python, subprocess_env
-from tests.storage.test_storage_backup import NOW, people, storage
+from tests.storage.storage_helpers import NOW, ROOT, count_people, python, storage_command, subprocess_env
 
 NOTES = b"my notes, not a database\n"
 # The child limits the size of the files it writes (RLIMIT_FSIZE; Python ignores SIGXFSZ, so a write
@@ -49,8 +48,8 @@ async def test_an_existing_file_is_refused_and_kept_byte_for_byte(store, db_path
     await store.ensure_person(1, "Ming")
     notes = tmp_path / "notes.txt"
     notes.write_bytes(NOTES)
-    refused(storage("backup", str(db_path), "--to", str(notes)), "a file is there already")
-    refused(storage("backup", str(db_path), "--to", str(notes), "--force"), "not a Paiju backup")
+    refused(storage_command("backup", str(db_path), "--to", str(notes)), "a file is there already")
+    refused(storage_command("backup", str(db_path), "--to", str(notes), "--force"), "not a Paiju backup")
     assert notes.read_bytes() == NOTES
     assert hidden(tmp_path) == []
 
@@ -86,7 +85,7 @@ async def test_the_live_database_and_its_files_are_refused_by_any_name(store, db
     }
     for destination, reason in destinations.items():
         for force in ((), ("--force",)):
-            refused(storage("backup", str(db_path), "--to", str(destination), *force), reason)
+            refused(storage_command("backup", str(db_path), "--to", str(destination), *force), reason)
     assert contents(db_path, wal) == kept
     assert os.path.samefile(links / "hard-wal.sqlite3", wal)
     assert os.path.samefile(links / "db.sqlite3", db_path)
@@ -98,14 +97,14 @@ async def test_the_live_database_and_its_files_are_refused_by_any_name(store, db
 async def test_force_replaces_an_older_paiju_backup_and_nothing_else(store, db_path, tmp_path):
     await store.ensure_person(1, "Ming")
     copy = tmp_path / "copy.sqlite3"
-    assert storage("backup", str(db_path), "--to", str(copy)).returncode == 0
+    assert storage_command("backup", str(db_path), "--to", str(copy)).returncode == 0
     await store.ensure_person(2, "Hong")
 
-    refused(storage("backup", str(db_path), "--to", str(copy)), "--force replaces a Paiju backup")
-    assert people(copy) == 1
-    replaced = storage("backup", str(db_path), "--to", str(copy), "--force")
+    refused(storage_command("backup", str(db_path), "--to", str(copy)), "--force replaces a Paiju backup")
+    assert count_people(copy) == 1
+    replaced = storage_command("backup", str(db_path), "--to", str(copy), "--force")
     assert replaced.returncode == 0, replaced.stderr
-    assert people(copy) == 2
+    assert count_people(copy) == 2
     assert hidden(tmp_path) == []
 
     # What --force does not replace: the database a bot left (WAL mode), a -wal-less SQLite file
@@ -119,7 +118,7 @@ async def test_force_replaces_an_older_paiju_backup_and_nothing_else(store, db_p
         other.execute("CREATE TABLE notes (text TEXT)")
     kept = contents(left, foreign)
     for other in (left, foreign):
-        refused(storage("backup", str(db_path), "--to", str(other), "--force"), "not a Paiju backup")
+        refused(storage_command("backup", str(db_path), "--to", str(other), "--force"), "not a Paiju backup")
     assert contents(left, foreign) == kept
 
 
@@ -175,7 +174,7 @@ async def test_a_restore_refuses_its_backup_a_file_beside_a_database_and_a_file_
         notes: "a file is there that is not a SQLite database",
     }
     for destination, reason in destinations.items():
-        refused(storage("restore", str(copy), "--to", str(destination)), reason)
+        refused(storage_command("restore", str(copy), "--to", str(destination)), reason)
     assert contents(copy, wal, notes) == kept
     assert not list(tmp_path.glob("*-replaced-*")) and hidden(tmp_path) == []
     assert (await store.check()).ok and await store.get_person(2) is not None

@@ -8,36 +8,15 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import stat
-import subprocess
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from storage import BackupFailed, backup_database, backup_if_due, open_store, prune, restore_database
 from storage.backup import automatic_backups, verify
-from tests.storage.storage_helpers import ROOT, python, subprocess_env
-from tests.storage.test_storage_exclusive import holder
-from tests.storage.test_storage_schema import make_old_database
-
-NOW = datetime(2025, 3, 1, 4, 0, tzinfo=UTC)
-
-
-def storage(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [python(), "-m", "storage", *args],
-        cwd=ROOT,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-def people(path: Path) -> int:
-    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
-        return db.execute("SELECT COUNT(*) FROM people").fetchone()[0]
+from tests.storage.old_database import make_old_database
+from tests.storage.storage_helpers import NOW, count_people, holder, storage_command
 
 
 def spoil_the_books(path: Path) -> None:
@@ -51,7 +30,7 @@ async def test_a_backup_made_while_people_arrive_is_one_consistent_file(store, d
     copy, report = await asyncio.to_thread(backup_database, db_path, tmp_path / "copy.sqlite3")
     await arriving
     assert report.ok, report.problems
-    assert 1 <= people(copy) <= 399 and people(db_path) == 399
+    assert 1 <= count_people(copy) <= 399 and count_people(db_path) == 399
     assert verify(copy).ok
     assert not list(tmp_path.glob("copy.sqlite3-*")) and not list(tmp_path.glob(".copy*")), "one file"
     assert stat.S_IMODE(copy.stat().st_mode) == 0o600  # it holds the open rounds' decks too
@@ -66,11 +45,11 @@ async def test_the_command_names_the_copy_in_the_folder_given(store, db_path, tm
     await store.ensure_person(1, "Ming")
     folder = tmp_path / "backups"
     folder.mkdir()
-    made = storage("backup", str(db_path), "--to", str(folder))
+    made = storage_command("backup", str(db_path), "--to", str(folder))
     assert made.returncode == 0, made.stderr
     [copy] = folder.glob("paiju-*.sqlite3")
     assert str(copy) in made.stdout and "OK:" in made.stdout
-    assert people(copy) == 1
+    assert count_people(copy) == 1
 
 
 async def test_a_copy_that_fails_its_check_is_not_kept(store, db_path, tmp_path):
@@ -79,7 +58,7 @@ async def test_a_copy_that_fails_its_check_is_not_kept(store, db_path, tmp_path)
     spoil_the_books(db_path)
     with pytest.raises(BackupFailed, match="balance 10001 but ledger sums to 10000"):
         backup_database(db_path, tmp_path / "copy.sqlite3")
-    made = storage("backup", str(db_path), "--to", str(tmp_path / "copy.sqlite3"))
+    made = storage_command("backup", str(db_path), "--to", str(tmp_path / "copy.sqlite3"))
     assert made.returncode == 1 and "ledger sums to" in made.stderr
     assert not list(tmp_path.glob("*copy*"))
 
@@ -90,22 +69,22 @@ async def test_a_restore_waits_for_the_bot_to_stop_and_checks_the_backup(store, 
     await store.ensure_person(2, "Hong")  # after the backup: the restore takes it back
 
     with holder(db_path) as bot:  # a bot runs on it
-        refused = storage("restore", str(copy), "--to", str(db_path))
+        refused = storage_command("restore", str(copy), "--to", str(db_path))
     assert refused.returncode == 2 and f"in use by process {bot.pid}. Stop the bot first" in refused.stderr
     await store.close()
 
     spoiled = tmp_path / "spoiled.sqlite3"
     spoiled.write_bytes(copy.read_bytes())
     spoil_the_books(spoiled)
-    refused = storage("restore", str(spoiled), "--to", str(db_path))
+    refused = storage_command("restore", str(spoiled), "--to", str(db_path))
     assert refused.returncode == 1 and "fails its check" in refused.stderr
-    assert people(db_path) == 2, "nothing was replaced"
+    assert count_people(db_path) == 2, "nothing was replaced"
 
-    restored = storage("restore", str(copy), "--to", str(db_path))
+    restored = storage_command("restore", str(copy), "--to", str(db_path))
     assert restored.returncode == 0, restored.stderr
-    assert people(db_path) == 1
+    assert count_people(db_path) == 1
     [aside] = tmp_path.glob("paiju-replaced-*.sqlite3")
-    assert people(aside) == 2, "the database it replaced is kept, with what its -wal held"
+    assert count_people(aside) == 2, "the database it replaced is kept, with what its -wal held"
     assert not Path(f"{db_path}-wal").exists()
     async with await open_store(db_path) as reopened:  # the bot starts on it again
         assert (await reopened.check()).ok
@@ -168,12 +147,12 @@ async def test_a_database_kept_aside_is_restored_with_the_commits_in_its_wal(sto
     await store.ensure_person(2, "Hong")
     await _left_by_a_crash(store, db_path)
 
-    assert storage("restore", str(copy), "--to", str(db_path)).returncode == 0
+    assert storage_command("restore", str(copy), "--to", str(db_path)).returncode == 0
     [aside] = tmp_path.glob("paiju-replaced-*.sqlite3")
     assert Path(f"{aside}-wal").stat().st_size > 0, "Hong is in the -wal kept with it"
-    undone = storage("restore", str(aside), "--to", str(db_path))
+    undone = storage_command("restore", str(aside), "--to", str(db_path))
     assert undone.returncode == 0, undone.stderr
-    assert people(db_path) == 2, "the commits in its -wal came back too"
+    assert count_people(db_path) == 2, "the commits in its -wal came back too"
     assert not Path(f"{db_path}-wal").exists()
 
 
@@ -185,7 +164,7 @@ async def test_two_restores_in_one_second_keep_both_databases_they_replaced(stor
     first = restore_database(copy, db_path, now=NOW)
     second = restore_database(copy, db_path, now=NOW)
     assert first is not None and second is not None and first != second
-    assert people(first) == 2 and people(second) == 1
+    assert count_people(first) == 2 and count_people(second) == 1
 
 
 async def test_a_restore_refused_leaves_no_database_where_there_was_none(store, db_path, tmp_path):
@@ -194,7 +173,7 @@ async def test_a_restore_refused_leaves_no_database_where_there_was_none(store, 
     spoil_the_books(db_path)  # a backup that fails its check
     new = tmp_path / "new" / "paiju.sqlite3"
     new.parent.mkdir()
-    refused = storage("restore", str(db_path), "--to", str(new))
+    refused = storage_command("restore", str(db_path), "--to", str(new))
     assert refused.returncode == 1 and "fails its check" in refused.stderr
     assert not new.exists(), "the empty file the restore's lock created is gone with it"
     assert sorted(path.name for path in new.parent.iterdir()) == ["paiju.sqlite3-lock"]

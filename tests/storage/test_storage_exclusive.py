@@ -7,9 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,44 +14,7 @@ import pytest
 from storage import DatabaseInUse, hold_database, open_store
 from storage.exclusive import lock_path
 from storage.files import create_private
-from tests.storage.storage_helpers import python, subprocess_env
-
-HOLDER = """
-import sys
-from storage import hold_database
-
-lock = hold_database(sys.argv[1])
-print("held", flush=True)
-sys.stdin.read()  # until the test closes our stdin (or kills us)
-lock.release()
-print("released", flush=True)
-"""
-
-
-@contextmanager
-def holder(db_path: Path) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding ``db_path``: yielded once it says it holds it."""
-    child = subprocess.Popen(
-        [python(), "-c", HOLDER, str(db_path)],
-        env=subprocess_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    watchdog = threading.Timer(60, child.kill)  # a hung child must not hang the suite
-    watchdog.start()
-    try:
-        line = child.stdout.readline()  # returns at once if the child dies: EOF
-        assert line == "held\n", child.stderr.read()
-        yield child
-    finally:
-        watchdog.cancel()
-        if child.poll() is None:
-            child.kill()
-        child.wait(timeout=10)
-        for stream in (child.stdin, child.stdout, child.stderr):
-            stream.close()
+from tests.storage.storage_helpers import HOLDER, holder, python, subprocess_env
 
 
 def test_a_database_held_by_another_process_is_refused_naming_its_pid(db_path):
