@@ -8,6 +8,9 @@ from tests.games.showhand_helpers import rigged as showhand_rigged
 # Showhand, seats 1 and 2 (``stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)``): 2 leads after
 # card 2 (an ace) and wins with a pair of aces.
 SHOWHAND_ACES_WIN = {1: "8S 9H 10D QC KS", 2: "AD AH 8D 9C JH"}
+# Muxi, dealt to 2, 3 and 1 (``stack(bot, [2, 3, 1], ESCAPE_DEAL)``): the hands of the escape tests,
+# with 1 as banker and 2 and 3 in their draw.
+ESCAPE_DEAL = {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"}
 
 
 class Stacked(random.Random):

@@ -56,6 +56,14 @@ async def act(bot: Bot, label: str) -> int:
     return person
 
 
+async def snapshot(bot: Bot) -> tuple[dict[str, object] | None, dict[int, int]]:
+    """The group's table as the engine holds it and the coins of 1, 2 and 3: the same before and
+    after something the bot must refuse means nothing happened."""
+    live = bot.runtime.tables.get(GROUP)
+    coins = {person: await bot.balance(person) for person in (1, 2, 3)}
+    return (live.engine.to_dict() if live else None), coins
+
+
 def newest(bot: Bot, chat_id: int) -> Message:
     """The bot's newest message in ``chat_id`` (a group, or a person's DM)."""
     return bot.world.bot_messages(chat_id)[-1]

@@ -1,22 +1,15 @@
-"""Two profiles: a short one that CI runs, and ``PAIJU_RELIABILITY=long`` for the figures of
-docs/RELIABILITY.md. Every loop is bounded in count and time; traffic stays on 127.0.0.1."""
-
-import os
+"""The reliability tests' stages (the emulator and the bot process, faults injected) and a muxi round
+in its draw. How many games they play is ``tests/reliability/profile.py``'s; every loop is bounded in
+count and time; traffic stays on 127.0.0.1."""
 
 import pytest
 
 from faketg.harness import GROUP, make_world
 from faketg.server import Faults
-from tests.bot.decks import stack
+from tests.bot.decks import ESCAPE_DEAL, stack
 from tests.bot.scenarios import open_and_start
 from tests.e2e.process import make_stage
 
-LONG = os.environ.get("PAIJU_RELIABILITY") == "long"
-PROFILE = {
-    "crash_games": 50 if LONG else 6,
-    "fault_games": 20 if LONG else 3,
-    "fuzz_games": 10_000 if LONG else 300,
-}
 # People play many games without going broke; the table messages keep to their default share of
 # Telegram's 20 requests a minute per group (the e2e tests lift it to read every edit at once).
 SETTINGS = {
@@ -44,9 +37,6 @@ async def stages(tmp_path):
         stage.emulator.faults = Faults()
         await stage.bot.stop()
         await stage.emulator.stop()
-
-
-ESCAPE_DEAL = {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"}
 
 
 @pytest.fixture

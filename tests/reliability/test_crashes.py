@@ -6,8 +6,8 @@ import random
 from faketg.harness import ADMIN, GROUP
 from storage import check_database
 from tests.e2e.process import storage_check
-from tests.reliability.conftest import PROFILE
 from tests.reliability.players import Report, paid_twice, play, saved_table
+from tests.reliability.profile import PROFILE
 
 
 async def test_games_finish_and_nothing_is_paid_twice_across_sigkills(stages):

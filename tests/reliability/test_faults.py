@@ -7,8 +7,8 @@ import random
 from faketg.harness import ADMIN, GROUP
 from faketg.server import Faults
 from tests.e2e.process import storage_check
-from tests.reliability.conftest import PROFILE
 from tests.reliability.players import Report, paid_twice, play
+from tests.reliability.profile import PROFILE
 
 TENTH = Faults(rate_limited=0.025, server_error=0.025, slow=0.025, dropped=0.025, slow_seconds=1.0, seed=7)
 

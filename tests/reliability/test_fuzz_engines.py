@@ -15,7 +15,7 @@ from games.fairness import Shuffle
 from games.muxi import MuxiTable, RoundOver
 from games.showhand import AllIn, Bet, Check, GameOver, Move, Raise, ShowhandTable
 from games.table import Join, Leave, Ready, Timeout
-from tests.reliability.conftest import PROFILE
+from tests.reliability.profile import PROFILE
 
 FUZZ = settings(
     max_examples=PROFILE["fuzz_games"],

@@ -3,12 +3,7 @@
 import pytest
 
 from faketg.harness import ADMIN, GROUP, escape
-
-
-async def snapshot(bot):
-    live = bot.runtime.tables.get(GROUP)
-    coins = {person: await bot.balance(person) for person in (1, 2, 3)}
-    return (live.engine.to_dict() if live else None), coins
+from tests.bot.scenarios import snapshot
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,8 @@ import pytest
 
 from faketg.harness import ADMIN, GROUP
 from faketg.world import CHANNEL_BOT, GROUP_ANONYMOUS_BOT
-from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
-from tests.bot.scenarios import open_and_start
-from tests.reliability.conftest import ESCAPE_DEAL
-from tests.reliability.test_hostile import snapshot
+from tests.bot.decks import ESCAPE_DEAL, SHOWHAND_ACES_WIN, stack, stack_showhand
+from tests.bot.scenarios import open_and_start, snapshot
 
 CHANNEL = -100_555
 PLAY_AS_YOURSELF = "请用你自己的账号操作"
