@@ -15,23 +15,16 @@ import pytest
 from playwright.sync_api import expect
 
 from bot.views.common import coins
-from tests.browser.test_sandbox import (  # noqa: F401  (fixtures)
-    ARTIFACTS,
-    CHECK_OR_CALL,
-    DESKTOP,
-    PHONE,
-    Person,
-    browser,
-    sandbox_url,
-    theme,
-)
+from tests.browser.sandbox_page import ARTIFACTS, CHECK_OR_CALL, DESKTOP, PHONE, Person, require_chromium
+
+require_chromium()
 
 LIVE = 5_000  # ms: a pushed update shows long before this
 TABLE = 30_000  # ms: the group's table message, edited within the group's share of Telegram's limits
 
 
 @pytest.fixture(scope="module")
-def two_pages(browser, sandbox_url, theme):  # noqa: F811
+def two_pages(browser, sandbox_url, theme):
     context = browser.new_context(viewport=PHONE)
     pages = [context.new_page(), context.new_page()]
     for opened in pages:
@@ -55,7 +48,7 @@ class InFront(Person):
         super().press(label)
 
 
-def shoot(page, theme, moment, size=None):  # noqa: F811
+def shoot(page, theme, moment, size=None):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for frame in page.frames:  # the sandbox's toast and the Mini App's
         frame.evaluate("(t => { if (t) t.hidden = true; })(document.getElementById('toast'))")
@@ -66,7 +59,7 @@ def shoot(page, theme, moment, size=None):  # noqa: F811
         page.set_viewport_size(PHONE)
 
 
-def test_a_muxi_round_half_in_the_mini_app(two_pages, theme, sandbox_url):  # noqa: F811
+def test_a_muxi_round_half_in_the_mini_app(two_pages, theme, sandbox_url):
     group_page, app_page = two_pages
     group, player = InFront(group_page, theme), InFront(app_page, theme)
     group.act_as("阿明")
@@ -125,14 +118,14 @@ def app_frame(page):
     return next(frame for frame in page.frames if "/miniapp/" in frame.url)
 
 
-def people(page, sandbox_url):  # noqa: F811
+def people(page, sandbox_url):
     return {
         person["name"]: person["id"]
         for person in page.request.get(f"{sandbox_url}api/state").json()["people"]
     }
 
 
-def seen_by(page, sandbox_url, person, table):  # noqa: F811
+def seen_by(page, sandbox_url, person, table):
     """The table as ``person`` may see it, asked as their Mini App asks (initData signed for them)."""
     init = page.request.get(f"{sandbox_url}api/miniapp?as={person}&table={table}").json()["init_data"]
     answer = page.request.get(
@@ -168,7 +161,7 @@ class Wire:
         return self.stream + [answer.text() for answer in self.answers]
 
 
-def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, theme, sandbox_url, browser):  # noqa: F811
+def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, theme, sandbox_url, browser):
     group_page, app_page = two_pages
     group, player = InFront(group_page, theme), InFront(app_page, theme)
     ids = people(group_page, sandbox_url)
@@ -280,7 +273,7 @@ NOT_IN = {"English": re.compile("[\u4e00-\u9fff]"), "繁體中文": re.compile("
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_the_mini_app_speaks_the_language_each_person_chose(two_pages, theme, sandbox_url, language):  # noqa: F811
+def test_the_mini_app_speaks_the_language_each_person_chose(two_pages, theme, sandbox_url, language):
     """The group's table is in Simplified Chinese; someone who chose English or Traditional Chinese
     (/language in their DM) sees the Mini App, the last show-down's hands included, in theirs."""
     _, page = two_pages
@@ -314,7 +307,7 @@ def test_the_mini_app_speaks_the_language_each_person_chose(two_pages, theme, sa
         expect(page.frame_locator("#miniapp-frame").locator("#banner")).to_have_text(watching, timeout=LIVE)
 
 
-def test_a_forged_init_data_is_refused(browser, sandbox_url):  # noqa: F811
+def test_a_forged_init_data_is_refused(browser, sandbox_url):
     """In a page of its own: every answer it gets is a refusal (no other page's answers counted)."""
     forged = urlencode(
         {"tgWebAppData": "auth_date=1&user=%7B%22id%22%3A1001%7D&start_param=t1&hash=" + "0" * 64}

@@ -1,0 +1,45 @@
+"""The browser tests' fixtures: one Chromium per module, each theme in turn, and a fresh sandbox
+(``python -m bot sandbox``) for each theme."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from tests.browser.sandbox_page import CHROMIUM, FLAGS
+from tests.e2e.process import ROOT, free_port
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module", params=["light", "dark"])
+def theme(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def sandbox_url(theme):
+    """A fresh sandbox for each theme."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "sandbox", "--port", str(free_port()), "--fresh", "--seed", "1"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert "open http://" in line, line
+    yield re.search(r"http://\S+/", line).group(0)
+    process.terminate()
+    process.wait(timeout=30)
