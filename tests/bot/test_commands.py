@@ -1,4 +1,4 @@
-"""Every command of issue 5, as people see the answers."""
+"""Every command, as people see the answers (and a forged pick of /newgame's picker)."""
 
 import os
 import subprocess
@@ -164,3 +164,13 @@ async def test_where_someone_sits_is_known_after_they_move_and_after_a_restart(w
     assert "你已在另一桌" in second.driver.popup(1)
     assert second.runtime.tables.table_of(1) is second.runtime.tables.get(-200)
     await stop_bot(second)
+
+
+# -- a forged game pick is refused with a reason ---------------------------------------------------
+async def test_a_forged_game_pick_is_answered_with_a_popup(bot, world):
+    d = bot.driver
+    await d.send(1, GROUP, "/newgame")
+    picker = d.message_with(GROUP, label="木虱")
+    await d.press_data(1, GROUP, picker.message_id, "pick:poker")
+    assert world.popups[1][-1].text == "这个按钮已失效" and world.popups[1][-1].show_alert
+    assert world.open_queries == {} and bot.runtime.tables.get(GROUP) is None

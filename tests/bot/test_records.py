@@ -1,10 +1,13 @@
-"""/top, /stats, /history and /settings, in all three languages (issue 6)."""
+"""/top, /stats, /history and /settings, in all three languages; the operator's seconds as every
+chat's default in /settings; a round without results in /history."""
+
+import time
 
 import pytest
 
-from faketg.harness import ADMIN, GROUP
+from faketg.harness import ADMIN, GROUP, start_bot, stop_bot
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack_showhand
-from tests.bot.scenarios import act
+from tests.bot.scenarios import act, open_and_start
 
 LABELS = {
     "zh-hans": {
@@ -106,3 +109,43 @@ async def test_settings_by_buttons_for_admins_only(bot, language):
         in bot.world.messages[(GROUP, d.message_with(GROUP, label="English").message_id)].text
     )
     assert bot.world.open_queries == {}
+
+
+# -- PAIJU_TURN_SECONDS / PAIJU_LOBBY_SECONDS: every chat's default until it chooses ----------------
+async def test_the_operators_seconds_are_the_default_of_every_chat_that_chose_none(world, database):
+    bot = await start_bot(world, database, turn_seconds=10, lobby_seconds=120)
+    d = bot.driver
+    await d.send(1, GROUP, "/newgame muxi")
+    live = bot.runtime.tables.get(GROUP)
+    assert (live.engine.core.turn_seconds, live.engine.core.lobby_seconds) == (10, 120)
+    assert 115 < live.deadline - time.time() <= 120, "the lobby closes after 120 s, not 300"
+    await d.press(2, GROUP, "加入")
+    for person in (1, 2):
+        await d.press(person, GROUP, "开始")
+    assert 5 < live.deadline - time.time() <= 10, "the banker question waits 10 s, not 30"
+    await d.send(ADMIN, GROUP, "/settings")
+    shown = d.last(GROUP)
+    assert "每步限时：10 秒" in shown and "无人开局 2 分钟后解散" in shown
+    assert "✅ 10 秒" in d.labels(GROUP)
+    await stop_bot(bot)
+
+    # Nothing was chosen here: the operator's new settings apply; a choice then outlasts them.
+    bot = await start_bot(world, database, turn_seconds=20, lobby_seconds=90)
+    d = bot.driver
+    await d.send(ADMIN, GROUP, "/settings")
+    assert "每步限时：20 秒" in d.last(GROUP) and "无人开局 90 秒后解散" in d.last(GROUP)
+    await d.press(ADMIN, GROUP, "45 秒")
+    assert (await bot.runtime.store.chat_settings(GROUP)).turn_seconds == 45
+    await stop_bot(bot)
+    bot = await start_bot(world, database, turn_seconds=10)
+    assert (await bot.runtime.chat_settings(GROUP)).turn_seconds == 45
+    await stop_bot(bot)
+
+
+async def test_a_round_without_results_reads_as_not_settled_in_the_history(bot):
+    d = bot.driver
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "不当庄")
+    await d.press(2, GROUP, "不当庄")  # nobody banks: the round ends without a deal
+    await d.send(1, GROUP, "/history")
+    assert "未结算" in d.last(GROUP) and "/verify" in d.last(GROUP)
