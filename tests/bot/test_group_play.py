@@ -1,7 +1,8 @@
-"""Issue 16, as each person sees it through the fake Telegram: a new DM when it is your turn (an edit
-notifies nobody), the reminder, a prompt that becomes what you did, a readable deadline, old rounds'
-messages with their results only, a reply to every command, an escape confirmed by a second press,
-a show-down in players' words, each DM ending with its result, someone the bot cannot DM mentioned."""
+"""Playing in a real group, as each person sees it through the fake Telegram (issue 16): a new DM
+when it is your turn (an edit notifies nobody), the reminder, a prompt that becomes what you did, a
+readable deadline, old rounds' messages with their results only, a reply to every command, an
+escape confirmed by a second press, a show-down in players' words, each DM ending with its result,
+someone the bot cannot DM mentioned."""
 
 import asyncio
 import logging

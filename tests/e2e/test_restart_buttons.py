@@ -1,6 +1,6 @@
-"""Issue 31: after a SIGKILL at any point of handling a press, and a start again on the same
-database, the table and every DM offer only buttons the engine accepts now: no two live prompts for
-one person, none for someone who is not asked, and whoever is asked has theirs.
+"""Buttons after a crash (issue 31): after a SIGKILL at any point of handling a press, and a start
+again on the same database, the table and every DM offer only buttons the engine accepts now: no two
+live prompts for one person, none for someone who is not asked, and whoever is asked has theirs.
 
 Whole process (``python -m bot`` against the emulator over HTTP), with the cards chosen: a showhand
 betting round after card 4 (a bet, an all-in, a fold, the first to speak asked again and calling)
