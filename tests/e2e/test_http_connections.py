@@ -13,6 +13,7 @@ import pytest
 from bot.openfiles import KEPT_FOR_THE_BOT
 from faketg.harness import GROUP, make_world
 from tests.e2e.process import limited_python, make_stage, needs_prlimit
+from tests.waiting import until
 
 pytestmark = needs_prlimit
 
@@ -53,7 +54,9 @@ async def test_idle_connections_past_the_cap_are_refused_and_the_bot_plays_on(li
         assert FLOOD - 200 <= len(refused) < FLOOD, "the server holds its cap, and refuses the rest"
 
         await stage.driver.send(1, GROUP, "/newgame muxi")  # the bot still reaches Telegram
-        assert any("木虱" in m.text for m in stage.world.bot_messages(GROUP))
+        await until(
+            lambda: any("木虱" in m.text for m in stage.world.bot_messages(GROUP)), "the table opens", 30.0
+        )
     finally:
         for _, writer in opened:
             writer.close()
