@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from apscheduler.jobstores.base import JobLookupError
-from telegram.ext import CallbackContext, JobQueue
+from telegram.ext import CallbackContext, Job, JobQueue
 
 from bot.kinds import KINDS
 from bot.live import LiveTable, Turn
@@ -66,23 +66,22 @@ class TurnClock:
         else:
             moment, delay = DEADLINE, delay if delay is not None else max(0.0, turn.deadline - now)
         data = (live.chat_id, live.table_id, timer, moment)
-        self.jobs.run_once(self._fire, delay, data=data, name=_name(live.table_id))
+        name = _name(live.table_id)
+        # Named after the table and found by that name as the scheduler's job id: one dict lookup
+        # (``get_jobs_by_name`` goes through every job, a thousand at a thousand tables, each time).
+        self.jobs.run_once(
+            self._fire, delay, data=data, name=name, job_kwargs={"id": name, "replace_existing": True}
+        )
 
     def disarm(self, table_id: int) -> None:
-        if self.jobs is None:
-            return
-        for job in self.jobs.get_jobs_by_name(_name(table_id)):
-            with contextlib.suppress(JobLookupError):  # it has just run
-                job.schedule_removal()
+        if self.jobs is not None:
+            with contextlib.suppress(JobLookupError):  # none armed, or it has just run
+                self.jobs.scheduler.remove_job(_name(table_id))
 
     def moment(self, table_id: int) -> str | None:
         """What the table's job is armed for (``REMINDER`` or ``DEADLINE``), if it is armed."""
-        armed = (
-            []
-            if self.jobs is None
-            else [job for job in self.jobs.get_jobs_by_name(_name(table_id)) if not job.removed]
-        )
-        return armed[-1].data[3] if armed else None  # type: ignore[index]
+        armed = None if self.jobs is None else self.jobs.scheduler.get_job(_name(table_id))
+        return None if armed is None else Job.from_aps_job(armed).data[3]  # type: ignore[index]
 
     def stop(self) -> None:
         """At shutdown: nothing is armed any more (PTB lets the jobs being carried out finish
