@@ -89,7 +89,7 @@ class Delivery:
             return
         elif last is not None and wanted.text is not None:  # the new round goes on in the last one's
             self.presenter.drop_cleanup(wanted.chat_id, last[0])  # message: its end is not to come after
-        ended = earlier is not None and isinstance(wanted, PersonalMessage) and answered(shown, wanted.turn)
+        ended = earlier is not None and isinstance(wanted, PersonalMessage) and answered(shown, wanted.timer)
         try:
             if ended:  # its buttons go before the next prompt shows: never two live prompts at once
                 assert earlier is not None and isinstance(wanted, PersonalMessage)
@@ -136,9 +136,9 @@ class Delivery:
         by design), or the table's change of turn, that came late: the turn gets the time back."""
         live = wanted.live
         first = not live.reminded or (
-            wanted.person is not None and (shown is None or shown.turn != wanted.turn)
+            wanted.person is not None and (shown is None or shown.turn != wanted.timer)
         )
-        turn_prompt = wanted.turn and wanted.turn == live.engine.core.timer and first
+        turn_prompt = wanted.timer and wanted.timer == live.engine.core.timer and first
         if job.priority <= Priority.PHASE and turn_prompt:
             late = self.presenter.clock() - job.since
             if late > LATE:

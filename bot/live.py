@@ -2,8 +2,9 @@
 and its messages.
 
 Saved as ``{"engine": <engine.to_dict()>, "view": <ViewState>, "turn": <Turn>}`` after every action
-(the turn also when its clock moves between actions, and what each message shows as Telegram
-confirmed it), so a restarted bot shows and carries on every open table exactly.
+(the turn also when its reminder goes out, and what each message shows as Telegram confirmed
+it; time given back to a turn is saved with the next action), so a restarted bot shows and
+carries on every open table exactly.
 """
 
 from __future__ import annotations

@@ -264,7 +264,9 @@ class Lane:
     budget: Budget
     jobs: dict[Hashable, Parcel] = field(default_factory=dict)
     blocked_until: float = 0.0  # a 429's retry_after
-    in_flight: Parcel | None = None  # the job whose request is out (one at a time)
+    in_flight: Parcel | None = None  # the parcel taken off the queue to be sent (one at a time)
+    started: bool = False  # its request has started (until then it may still change, or be taken)
+    called_off: bool = False  # taken before its request started: it is not sent
 
     @property
     def busy(self) -> bool:
@@ -306,7 +308,7 @@ class Lane:
             return None, wait
         del self.jobs[best.key]
         self.budget.take(best.share, now)
-        self.in_flight = best
+        self.in_flight, self.started, self.called_off = best, False, False
         return best, 0.0
 
     def late(self, job: Parcel, now: float) -> None:
@@ -316,7 +318,7 @@ class Lane:
 
     def done(self, job: Parcel, now: float, retry_after: float | None = None) -> None:
         """The request of ``job`` is over; a 429 blocks this chat and queues the job again."""
-        self.in_flight = None
+        self.in_flight, self.started, self.called_off = None, False, False
         if retry_after is not None:
             self.blocked_until = max(self.blocked_until, now + retry_after)
             self.put(job, newer=False)

@@ -44,8 +44,8 @@ class Shown:
     a DM prompt also names its turn (the engine's timer) and whether it is that turn's reminder: a
     new turn, or its reminder, is a new message though the same buttons may be pressed."""
 
-    text: str
-    buttons: str
+    text_hash: str
+    buttons_hash: str
     turn: int | None = None  # the turn whose prompt it is (None: not a prompt)
     reminded: bool = False
 
@@ -59,10 +59,10 @@ class Shown:
 
     @property
     def has_buttons(self) -> bool:
-        return self.buttons != NO_BUTTONS
+        return self.buttons_hash != NO_BUTTONS
 
     def without_buttons(self) -> Shown:
-        return Shown(self.text, NO_BUTTONS)
+        return Shown(self.text_hash, NO_BUTTONS)
 
     def to_saved(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -74,7 +74,10 @@ class Shown:
         if saved.startswith("{"):
             fields = json.loads(saved)
             return cls(
-                str(fields["text"]), str(fields["buttons"]), fields.get("turn"), bool(fields.get("reminded"))
+                str(fields["text_hash"]),
+                str(fields["buttons_hash"]),
+                fields.get("turn"),
+                bool(fields.get("reminded")),
             )
         text, buttons, *prompt = saved.split(":")
         if not prompt:
@@ -143,7 +146,7 @@ class TableMessage:
     text: str
     markup: Markup | None
     shown: Shown
-    turn: int  # the engine's timer when it was wanted (a late turn change gives the turn time back)
+    timer: int  # the engine's timer when it was wanted (a late turn change gives the turn time back)
 
     person = None  # (not a DM)
 
@@ -178,7 +181,7 @@ class PersonalMessage:
     text: str | None
     markup: Markup | None
     shown: Shown
-    turn: int
+    timer: int  # the engine's timer when it was wanted
     # What the DM shown now keeps if this prompt is posted anew (what they did, if still to be sent).
     record: str | None = None
 

@@ -123,9 +123,9 @@ class Presenter:
         DM shows none of this turn (its reminder waiting does not count): they cannot act yet."""
         timer = live.engine.core.timer
         for person in live.seated():
-            job = self.sender.queued(person, DmKey(live.table_id, person), in_flight=True)
+            job = self.sender.waiting(person, DmKey(live.table_id, person), in_flight=True)
             wanted = None if job is None else job.payload
-            if not isinstance(wanted, PersonalMessage) or wanted.turn != timer or wanted.markup is None:
+            if not isinstance(wanted, PersonalMessage) or wanted.timer != timer or wanted.markup is None:
                 continue
             shown = live.shown.get(str(person))
             if shown is None or shown.turn != timer:
@@ -202,7 +202,7 @@ class Presenter:
     def _want(self, wanted: Kept) -> None:
         live, message_id = wanted.live, wanted.message_id
         if isinstance(wanted, PersonalMessage):  # what the DM shown now was still to show, if anything
-            job = self.sender.queued(wanted.chat_id, wanted.key)
+            job = self.sender.waiting(wanted.chat_id, wanted.key)
             queued = None if job is None else job.payload
             if isinstance(queued, PersonalMessage):
                 wanted = replace(wanted, record=queued.record if queued.markup is not None else queued.text)
@@ -211,7 +211,9 @@ class Presenter:
             self.sender.take(wanted.chat_id, wanted.key)
             return
         anew = message_id is not None and self.anew(wanted, message_id, shown)
-        new_buttons = message_id is None or anew or shown is None or shown.buttons != wanted.shown.buttons
+        new_buttons = (
+            message_id is None or anew or shown is None or shown.buttons_hash != wanted.shown.buttons_hash
+        )
         if wanted.person is None:
             priority = Priority.PHASE if new_buttons else Priority.COSMETIC
         else:

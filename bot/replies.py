@@ -24,7 +24,7 @@ from bot.telegram import MESSAGE_CHARACTERS, is_private_id, utf16_length
 log = logging.getLogger(__name__)
 REPEAT = 5.0  # the same reply to the same person in one chat is sent once in this many seconds
 RIDE = 60.0  # a group's line saying a reply went to someone's DM goes with a reply sent within this
-ReplyKeys = ReplyKey | RepeatKey | CallKey
+AnyReplyKey = ReplyKey | RepeatKey | CallKey
 
 
 class Replies:
@@ -61,10 +61,10 @@ class Replies:
         their DM when they have one (the line goes with the group's next reply, costing it no
         request), else ``text`` goes to the group."""
         now = self.clock()
-        key: ReplyKeys
+        key: AnyReplyKey
         if once is not None:
             key = RepeatKey(chat_id, once)
-            queued = self.sender.queued(chat_id, key)
+            queued = self.sender.waiting(chat_id, key)
             if queued is not None or now - self._repeats.get(key, float("-inf")) < REPEAT:
                 if seen is not None:  # the same reply: told once that one has reached the chat
                     if queued is None:
@@ -86,7 +86,7 @@ class Replies:
             )
         self._queue(key, note)
 
-    def _queue(self, key: ReplyKeys, note: Reply, *, newer: bool = True) -> None:
+    def _queue(self, key: AnyReplyKey, note: Reply, *, newer: bool = True) -> None:
         job = Parcel(
             note.chat_id, key, note.priority, note.since, Share.REPLY, new_message=True, payload=note
         )
@@ -154,7 +154,7 @@ class Replies:
             if first.group is not None:  # a DM they never opened: the reply goes to the group
                 self._no_dm.add(first.chat_id)
                 group, reply_to, _, text = first.group
-                assert isinstance(job.key, ReplyKeys)
+                assert isinstance(job.key, AnyReplyKey)
                 self._queue(job.key, replace(first, chat_id=group, text=text, reply_to=reply_to, group=None))
                 return
             if isinstance(error, BadRequest):
@@ -186,5 +186,5 @@ class Replies:
         for key, note in notes:
             again = replace(note, alone=True) if alone else note
             self._queue(
-                key if isinstance(key, ReplyKeys) else ReplyKey(next(self._serials)), again, newer=False
+                key if isinstance(key, AnyReplyKey) else ReplyKey(next(self._serials)), again, newer=False
             )

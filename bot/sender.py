@@ -78,23 +78,31 @@ class Sender:
             self._wakes[job.chat_id].set()
 
     def take(self, chat_id: int, key: Hashable) -> Parcel | None:
-        """The job queued for ``key``, taken off the queue: nothing is to be sent for it any more
-        (it shows what it should, or the caller sends it along with another)."""
-        lane = self.lanes.get(chat_id)
-        job = None if lane is None else lane.jobs.pop(key, None)
-        if job is not None and chat_id in self._wakes:
-            self._wakes[chat_id].set()  # its task may have nothing left to wait for
-        return job
-
-    def queued(self, chat_id: int, key: Hashable, *, in_flight: bool = False) -> Parcel | None:
-        """The job waiting for ``key`` (or, ``in_flight``, the one being sent if none waits)."""
+        """The parcel waiting for ``key`` (the latest one), taken: nothing is to be sent for it any
+        more (it shows what it should, or the caller sends it along with another). One already
+        picked but whose request has not started (it waits for its token) is called off too."""
         lane = self.lanes.get(chat_id)
         if lane is None:
             return None
-        job = lane.jobs.get(key)
-        if job is None and in_flight and lane.in_flight is not None and lane.in_flight.key == key:
-            return lane.in_flight
-        return job
+        parcel = lane.jobs.pop(key, None)
+        picked = lane.in_flight
+        if picked is not None and not lane.started and picked.key == key and not lane.called_off:
+            parcel = parcel or picked
+            lane.called_off = True  # (its token is spent on nothing: it is not sent)
+        if parcel is not None and chat_id in self._wakes:
+            self._wakes[chat_id].set()  # its task may have nothing left to wait for
+        return parcel
+
+    def waiting(self, chat_id: int, key: Hashable, *, in_flight: bool = False) -> Parcel | None:
+        """The latest parcel for ``key`` whose request has not started (queued, or picked and
+        waiting for its token); with ``in_flight``, also the one being sent."""
+        lane = self.lanes.get(chat_id)
+        if lane is None:
+            return None
+        parcel, picked = lane.jobs.get(key), lane.in_flight
+        if parcel is None and picked is not None and picked.key == key and not lane.called_off:
+            return picked if in_flight or not lane.started else None
+        return parcel
 
     def waiting_in(self, chat_id: int) -> list[Parcel]:
         """The jobs waiting in a chat's queue."""
@@ -133,6 +141,14 @@ class Sender:
                     await self._new_token(job)
                     lane.late(job, self.clock())
                 async with self._in_flight:
+                    # What is sent is what is wanted when the request starts: a newer payload
+                    # wanted while this one waited for its token replaces it; one called off is not sent.
+                    lane.started = True
+                    newer = lane.jobs.pop(job.key, None)
+                    if newer is not None:
+                        job.payload = sent.payload = newer.payload
+                    elif lane.called_off:
+                        continue
                     sending = SENDING.set(sent)
                     try:
                         retry_after = await self.deliver(sent)

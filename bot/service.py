@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 
 from bot.kinds import KINDS, GameKind
@@ -183,12 +183,13 @@ class Tables:
             return await self._apply(live, action)
 
     async def _apply(self, live: LiveTable, action: Action) -> list[Event]:
+        turn = live.turn  # (what its clock knows besides what is saved: kept if the save fails)
         try:
             events = live.engine.apply(action)
         except RuleError:
             raise  # refused before anything changed
         except BaseException:
-            self._restore(live)
+            self._restore(live, turn)
             raise
         self._list_seats(live)
         try:
@@ -216,7 +217,7 @@ class Tables:
             await self._reload(live)
             raise
         except BaseException:
-            self._restore(live)
+            self._restore(live, turn)
             raise
         live.saved = state
         live.saved_seats = seats
@@ -224,11 +225,15 @@ class Tables:
             self.by_chat.pop(live.chat_id, None)
         return events
 
-    def _restore(self, live: LiveTable) -> None:
+    def _restore(
+        self, live: LiveTable, turn: Turn | None = None, shown: Mapping[str, str] | None = None
+    ) -> None:
+        """Memory goes back to what was saved (``turn``: the turn's clock as it was before the
+        failed action, which knows more than the save: a call out, a hold)."""
         live.engine = self.kind(live).load(live.saved["engine"])
         live.saved_seats = None  # (after a failed save: not known what the database holds)
         live.view = view_from_plain(live.saved["view"])
-        live.turn = turn_from_saved(live.saved, {}, live.engine.core.timer)
+        live.turn = turn or turn_from_saved(live.saved, shown or {}, live.engine.core.timer)
         self._list_seats(live)
 
     async def _reload(self, live: LiveTable) -> None:
@@ -237,7 +242,7 @@ class Tables:
         saved = await self.store.load_table(live.table_id)
         assert saved is not None
         live.saved = saved.state
-        self._restore(live)
+        self._restore(live, shown=saved.shown)
         if saved.closed:
             self.by_chat.pop(live.chat_id, None)
 

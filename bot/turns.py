@@ -20,7 +20,7 @@ from apscheduler.jobstores.base import JobLookupError
 from telegram.ext import CallbackContext, Job, JobQueue
 
 from bot.kinds import KINDS
-from bot.live import LiveTable, Turn
+from bot.live import TURN, LiveTable, Turn
 from bot.service import SavedBefore
 from bot.views.lobby import REMINDER_LEFT, turn_call
 from games.errors import StaleTimer
@@ -121,7 +121,7 @@ class TurnClock:
         runtime = self.runtime
         async with runtime.tables.lock(chat_id):
             live = runtime.tables.get(chat_id)
-            if live is None or live.table_id != table_id or await self._held(live, timer):
+            if live is None or live.table_id != table_id or await self._hold_for_prompt(live, timer):
                 return
             try:
                 events = await runtime.tables.apply(live, Timeout(timer))
@@ -138,7 +138,7 @@ class TurnClock:
                 return
             await runtime.present(live, events)  # saved: the next moment is armed while showing it
 
-    async def _held(self, live: LiveTable, timer: int) -> bool:
+    async def _hold_for_prompt(self, live: LiveTable, timer: int) -> bool:
         """The deadline of turn ``timer`` is held while someone's prompt waits to be sent (looked at
         again every ``PROMPT_AWAITED`` s, one more turn at most); once it has gone, the turn starts
         over from then, shown with its new deadline (``delivered_late`` leaves a held turn alone)."""
@@ -185,6 +185,7 @@ class TurnClock:
 
     async def _save(self, live: LiveTable, turn: Turn) -> None:
         live.turn = turn
+        live.saved = {**live.saved, TURN: turn.to_plain()}  # (what a failed save goes back to)
         try:
             await self.runtime.store.update_messages(live.table_id, turn=turn.to_plain())
         except Exception:  # kept in memory: only a restart would remind them again

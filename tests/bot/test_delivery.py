@@ -187,7 +187,7 @@ async def test_a_reminder_still_queued_does_not_hold_the_deadline(paced_bot, wor
     assert bot.runtime.turns.moment(live.table_id) == "reminder"
     bot.runtime.turns.disarm(live.table_id)
     await bot.runtime.turns.remind(GROUP, live.table_id, live.engine.core.timer)
-    assert bot.runtime.presenter.sender.queued(2, DmKey(live.table_id, 2)) is not None, "the reminder waits"
+    assert bot.runtime.presenter.sender.waiting(2, DmKey(live.table_id, 2)) is not None, "the reminder waits"
     assert not bot.runtime.presenter.prompt_waits(live)
     await bot.runtime.turns.timeout(GROUP, live.table_id, timer)
     assert live.engine.core.timer != timer, "2 timed out (stood)"
@@ -243,7 +243,7 @@ async def test_a_prompt_being_sent_still_holds_the_deadline(paced_bot, world, mo
     await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
     live = bot.runtime.tables.get(GROUP)
     for _ in range(500):  # until its request is on its way
-        if presenter.sender.queued(2, DmKey(live.table_id, 2)) is None:
+        if presenter.sender.waiting(2, DmKey(live.table_id, 2)) is None:
             break
         await asyncio.sleep(0.01)
     assert presenter.prompt_waits(live), "in flight: 2 has not got it yet"

@@ -18,10 +18,12 @@ from tests.bot.scenarios import open_and_start, remind
 def test_what_a_message_shows_reads_as_saved_now_and_as_older_versions_saved_it():
     prompt = Shown.of("text", {"inline_keyboard": []}, turn=7, reminded=True)
     assert Shown.from_saved(prompt.to_saved()) == prompt
-    assert Shown.from_saved(f"{prompt.text}:{prompt.buttons}:7.1") == prompt, "an older digest string"
+    assert Shown.from_saved(f"{prompt.text_hash}:{prompt.buttons_hash}:7.1") == prompt, (
+        "an older digest string"
+    )
     plain = Shown.of("text", None, turn=7)
     assert plain.turn is None and not plain.has_buttons, "no buttons: no prompt"
-    assert Shown.from_saved(f"{plain.text}:{plain.buttons}") == plain
+    assert Shown.from_saved(f"{plain.text_hash}:{plain.buttons_hash}") == plain
     assert plain == prompt.without_buttons()
 
 
@@ -66,7 +68,7 @@ def _as_an_older_version_saved_it(database: str, table_id: int) -> None:
         for key, value in shown.items():
             kept = Shown.from_saved(value)
             prompt = "" if kept.turn is None else f":{kept.turn}.{int(kept.reminded)}"
-            digests[key] = f"{kept.text}:{kept.buttons}{prompt}"
+            digests[key] = f"{kept.text_hash}:{kept.buttons_hash}{prompt}"
         if turn["reminded"]:
             digests["reminded"] = str(turn["timer"])
         db.execute(
@@ -98,3 +100,31 @@ async def test_a_table_saved_by_the_older_version_carries_on_without_a_request(w
     await bot.driver.press(2, 2, "不补")
     assert "小红  ✋ 不补" in bot.driver.table(GROUP), "the round plays on"
     await stop_bot(bot)
+
+
+async def test_a_failed_save_after_the_reminder_neither_reminds_nor_prompts_again(bot, monkeypatch):
+    """A save that fails puts the table back as it was saved, and its turn as it was before the
+    action: the reminder that went out since the last action is not forgotten (it was: everyone
+    still to act was posted a new prompt once more)."""
+    world = bot.world
+    stack(bot, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "2C 2D"}, "7S 8H 9S")
+    await open_and_start(bot, [1, 2, 3])
+    await bot.driver.press(1, GROUP, "当庄")
+    await remind(bot)
+    live = bot.runtime.tables.get(GROUP)
+    assert live.reminded
+    sent = len(world.requests)
+    real, failures = bot.runtime.store.commit_action, [RuntimeError("database is locked")]
+
+    async def commit_action(*args, **kwargs):
+        if failures:
+            raise failures.pop()
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(bot.runtime.store, "commit_action", commit_action)
+    await bot.driver.press(2, 2, "补牌")  # not saved: the table goes back
+    assert not failures and live.reminded, "the reminder is still known to have gone"
+    await bot.driver.press(2, 2, "补牌")
+    await bot.runtime.wait_idle()
+    assert [r.method for r in world.requests[sent:] if r.chat_id == 3 and r.method == "sendMessage"] == []
+    assert bot.runtime.turns.moment(live.table_id) == "deadline"
