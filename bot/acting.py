@@ -53,7 +53,7 @@ async def ensure_person(runtime: Runtime, actor: Actor) -> tuple[Person, bool]:
     person, granted = await runtime.store.ensure_person(actor.id, actor.name)
     if person.language is None and actor.language_code:
         language = language_of(actor.language_code, runtime.settings.language)
-        person = await runtime.set_person_language(actor.id, actor.name, language)
+        person = await runtime.preferences.set_person_language(actor.id, actor.name, language)
     return person, granted
 
 
@@ -105,7 +105,7 @@ async def leave(
     key of what to say."""
     price = live.engine.escape_cost(person)
     quote = (price, live.round_no)  # confirmed at the price they were told only
-    if price is not None and not runtime.confirmed_escape(
+    if price is not None and not runtime.escapes.confirmed(
         live.table_id, person, CONFIRM_SECONDS, quote, by_reply
     ):
         raise Refused(f"{confirm_key}.{live.game}", amount=coins(price), seconds=CONFIRM_SECONDS)

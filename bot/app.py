@@ -198,7 +198,7 @@ async def halt(application: App) -> None:
     await stop_menu(application)
     runtime = application.bot_data.runtime
     if runtime is not None:
-        runtime.stop_timers()
+        runtime.turns.stop()
         await runtime.presenter.flush()
 
 

@@ -138,8 +138,21 @@ class CallKey:
 
 
 # -- messages -----------------------------------------------------------------------------------------
+class KeptUp:
+    """A message the bot keeps up: posted once, then edited (both kinds below)."""
+
+    if TYPE_CHECKING:
+        chat_id: int
+        text: str | None
+        markup: Markup | None
+
+    async def deliver(self, bot: Bot, message_id: int | None) -> int | None:
+        """Show it (a new message when there is none yet); the id of a new message."""
+        return await show(bot, self.chat_id, message_id, self.text, self.markup)
+
+
 @dataclass(frozen=True)
-class TableMessage:
+class TableMessage(KeptUp):
     """The table's message in its group, as it should show now."""
 
     live: LiveTable
@@ -166,13 +179,9 @@ class TableMessage:
     def shown_key(self) -> str:
         return "table"
 
-    async def deliver(self, bot: Bot, message_id: int | None) -> int | None:
-        """Show it (a new message when there is none yet); the id of a new message."""
-        return await show(bot, self.chat_id, message_id, self.text, self.markup)
-
 
 @dataclass(frozen=True)
-class PersonalMessage:
+class PersonalMessage(KeptUp):
     """A person's DM for a table as it should show now; ``text`` None: keep the text, take the
     buttons away."""
 
@@ -200,9 +209,6 @@ class PersonalMessage:
     @property
     def shown_key(self) -> str:
         return str(self.person)
-
-    async def deliver(self, bot: Bot, message_id: int | None) -> int | None:
-        return await show(bot, self.chat_id, message_id, self.text, self.markup)
 
 
 Kept = TableMessage | PersonalMessage
@@ -251,19 +257,7 @@ class Reply:
 
     async def deliver(self, bot: Bot, text: str) -> int:
         """Send it with ``text`` (its own, or several replies' together); the new message's id."""
-        sent = await raw.call(
-            bot,
-            "sendMessage",
-            chat_id=self.chat_id,
-            text=text,
-            parse_mode=ParseMode.HTML,
-            reply_markup=self.markup,
-            reply_parameters=(
-                {"message_id": self.reply_to, "allow_sending_without_reply": True} if self.reply_to else None
-            ),
-            link_preview_options=NO_PREVIEW,
-        )
-        return int(sent["message_id"])
+        return await send_new(bot, self.chat_id, text, self.markup, self.reply_to)
 
 
 @dataclass(frozen=True)
@@ -296,8 +290,13 @@ async def show(
     if message_id is not None:
         await edit(bot, chat_id, message_id, text, markup)
         return None
-    if text is None:
-        return None
+    return None if text is None else await send_new(bot, chat_id, text, markup)
+
+
+async def send_new(
+    bot: Bot, chat_id: int, text: str, markup: Markup | None, reply_to: int | None = None
+) -> int:
+    """A new message (answering ``reply_to`` while it is there); its id."""
     sent = await raw.call(
         bot,
         "sendMessage",
@@ -305,6 +304,7 @@ async def show(
         text=text,
         parse_mode=ParseMode.HTML,
         reply_markup=markup,
+        reply_parameters={"message_id": reply_to, "allow_sending_without_reply": True} if reply_to else None,
         link_preview_options=NO_PREVIEW,
     )
     return int(sent["message_id"])

@@ -159,12 +159,6 @@ class Presenter:
                 self.clean_up(Cleanup(person, message_id, last.payload.text))  # its end not shown yet (a 429)
             self.last_round[key] = (message_id, None)
 
-    def call(self, chat_id: int, table_id: int, text: str, reply_to: int | None) -> None:
-        self.replies.call(chat_id, table_id, text, reply_to)
-
-    def withdraw(self, chat_id: int, table_id: int) -> None:
-        self.replies.withdraw(chat_id, table_id)
-
     def stale_buttons(self, chat_id: int, message_id: int) -> None:
         """A DM message whose button was refused and that is not the person's DM for the table now
         (a prompt Telegram showed but whose answer never reached a bot killed meanwhile, so its id

@@ -74,19 +74,13 @@ class Runtime:
         self.running: set[asyncio.Task[None]] = set()  # work started in the background
         self.watchers: Watchers = Watchers()  # told of every change of a table (the Mini App's hub)
         self.preferences = Preferences(settings, store)
-        self.chat_settings = self.preferences.chat_settings
-        self.update_chat_settings = self.preferences.update_chat_settings
-        self.chat_language = self.preferences.chat_language
-        self.person_language = self.preferences.person_language
-        self.set_person_language = self.preferences.set_person_language
         self.escapes = Escapes(lambda: self.clock())  # (a test may set the clock)
-        self.confirmed_escape = self.escapes.confirmed
-        self.price_by_reply = self.escapes.price_by_reply
         self.delivered_late = self.turns.delivered_late  # (the presenter's reaction)
-        self.stop_timers = self.turns.stop
 
     async def screen(self, chat_id: int) -> Rendering:
-        return Rendering(await self.chat_language(chat_id), self.time_text, self.bot.username or "")
+        return Rendering(
+            await self.preferences.chat_language(chat_id), self.time_text, self.bot.username or ""
+        )
 
     def time_text(self, moment: float) -> str:
         """``21:05:30`` in the bot's zone (the last one kept: one action's views all show one deadline)."""
@@ -170,7 +164,7 @@ class Runtime:
         for person in dict.fromkeys(people):
             if person not in live.view.dm_failed:
                 screen = Rendering(
-                    await self.person_language(person), self.time_text, self.bot.username or ""
+                    await self.preferences.person_language(person), self.time_text, self.bot.username or ""
                 )
                 self.presenter.want_dm(live, person, screen, title)
 

@@ -173,15 +173,13 @@ class TurnClock:
         """Those who must act and cannot be told by DM are called in the group by a new message (it
         notifies them), withdrawn when the turn is over; one call a turn."""
         people = [person for person in KINDS[live.game].acting(live) if person in live.view.dm_failed]
-        presenter = self.runtime.presenter
-        if not (people and live.turn.deadline):
-            presenter.withdraw(live.chat_id, live.table_id)  # (nothing when no call is out)
-            live.turn = replace(live.turn, called=False)
-        elif not live.turn.called:
-            presenter.withdraw(live.chat_id, live.table_id)
-            live.turn = replace(live.turn, called=True)
+        replies, calling = self.runtime.presenter.replies, bool(people and live.turn.deadline)
+        if not calling:
+            replies.withdraw(live.chat_id, live.table_id)  # (nothing when no call is out)
+        elif not live.turn.called:  # (the last turn's call is withdrawn first)
             text = turn_call(live, await self.runtime.screen(live.chat_id), people)
-            presenter.call(live.chat_id, live.table_id, text, live.message_id)
+            replies.call(live.chat_id, live.table_id, text, live.message_id)
+        live.turn = replace(live.turn, called=calling)
 
     async def _save(self, live: LiveTable, turn: Turn) -> None:
         live.turn = turn

@@ -125,12 +125,14 @@ async def language_pick(update: Update, context: Context) -> None:
         return
     if is_group(chat):
         if not await may_manage(context, chat.id, user.id):
-            await answer(query, t(await runtime.chat_language(chat.id), "language.admins_only"), True)
+            await answer(
+                query, t(await runtime.preferences.chat_language(chat.id), "language.admins_only"), True
+            )
             return
-        await runtime.update_chat_settings(chat.id, language=code)
+        await runtime.preferences.update_chat_settings(chat.id, language=code)
     else:
         await person_of(context, user)
-        await runtime.set_person_language(user.id, display_name(user), code)
+        await runtime.preferences.set_person_language(user.id, display_name(user), code)
     await answer(query, t(code, "language.set"))
     if query.message is not None:
         await patiently(lambda: query.edit_message_text(t(code, "language.set")))

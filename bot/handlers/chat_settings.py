@@ -28,7 +28,8 @@ LOBBY_CHOICES = (60, 180, 300, 600, 1800)
 
 
 def settings_text(settings: ChatSettings, language: str, default_language: str) -> str:
-    """The settings in effect (``Paiju.chat_settings``: the operator's seconds where none were chosen)."""
+    """The settings in effect (``Preferences.chat_settings``: the operator's seconds where none were
+    chosen)."""
     games = " ".join(t(language, f"{game}.title") for game in settings.allowed_games)
     return t(
         language,
@@ -76,7 +77,7 @@ async def settings_command(update: Update, context: Context) -> None:
     if not await may_manage(context, chat.id, user.id):
         reply(context, update, t(language, "settings.admins_only"))
         return
-    current = await runtime.chat_settings(chat.id)
+    current = await runtime.preferences.chat_settings(chat.id)
     default = runtime.settings.language
     reply(
         context,
@@ -90,24 +91,26 @@ async def settings_press(update: Update, context: Context) -> None:
     query, chat, user = update.callback_query, update.effective_chat, update.effective_user
     assert query is not None and chat is not None and user is not None
     runtime = runtime_of(context)
-    language = await runtime.chat_language(chat.id)
+    language = await runtime.preferences.chat_language(chat.id)
     if not is_group(chat) or not await may_manage(context, chat.id, user.id):
         await answer(query, t(language, "settings.admins_only"), True)
         return
     field, _, value = (query.data or "").removeprefix(PREFIX).partition(":")
-    current = before = await runtime.chat_settings(chat.id)
+    current = before = await runtime.preferences.chat_settings(chat.id)
     if field == "lang" and value in LANGUAGES:
-        current = await runtime.update_chat_settings(chat.id, language=value)
+        current = await runtime.preferences.update_chat_settings(chat.id, language=value)
     elif field == "turn" and (seconds := parse_id(value)) in TURN_CHOICES:
-        current = await runtime.update_chat_settings(chat.id, turn_seconds=seconds)
+        current = await runtime.preferences.update_chat_settings(chat.id, turn_seconds=seconds)
     elif field == "lobby" and (seconds := parse_id(value)) in LOBBY_CHOICES:
-        current = await runtime.update_chat_settings(chat.id, lobby_seconds=seconds)
+        current = await runtime.preferences.update_chat_settings(chat.id, lobby_seconds=seconds)
     elif field == "game" and value in KINDS:
         games = set(current.allowed_games) ^ {value}
         if not games:
             await answer(query, t(language, "settings.one_game"), True)
             return
-        current = await runtime.update_chat_settings(chat.id, allowed_games=[g for g in KINDS if g in games])
+        current = await runtime.preferences.update_chat_settings(
+            chat.id, allowed_games=[g for g in KINDS if g in games]
+        )
     else:
         await answer(query, t(language, "press.unknown"))
         return

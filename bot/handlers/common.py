@@ -73,8 +73,12 @@ async def language_for(context: Context, update: Update) -> str:
     runtime, chat, user = runtime_of(context), update.effective_chat, update.effective_user
     assert chat is not None
     if is_group(chat):
-        return await runtime.chat_language(chat.id)
-    return await runtime.person_language(user.id, user.language_code) if user else runtime.settings.language
+        return await runtime.preferences.chat_language(chat.id)
+    return (
+        await runtime.preferences.person_language(user.id, user.language_code)
+        if user
+        else runtime.settings.language
+    )
 
 
 def reply(
@@ -132,7 +136,7 @@ async def reply_about_them(context: Context, update: Update, render: Callable[[s
     if not is_group(chat) or user is None:
         reply(context, update, render(language))
         return
-    own = await runtime_of(context).person_language(user.id, user.language_code)
+    own = await runtime_of(context).preferences.person_language(user.id, user.language_code)
     line = t(language, "reply.in_dm", name=name(display_name(user)))
     reply(context, update, render(language), dm=(user.id, render(own), line))
 

@@ -63,7 +63,7 @@ async def _language(update: Update, context: Context) -> str:
     """The chat's language (read, never written); the bot's own outside a group."""
     runtime, chat = runtime_of(context), update.effective_chat
     return (
-        await runtime.chat_language(chat.id)
+        await runtime.preferences.chat_language(chat.id)
         if chat is not None and is_group(chat)
         else runtime.settings.language
     )

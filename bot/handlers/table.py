@@ -124,7 +124,7 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
     chat = update.effective_chat
     assert chat is not None
     runtime = runtime_of(context)
-    settings = await runtime.chat_settings(chat.id)
+    settings = await runtime.preferences.chat_settings(chat.id)
     if game not in settings.allowed_games:
         reply(context, update, t(language, "newgame.not_allowed"))
         return
@@ -194,7 +194,9 @@ async def leave_command(update: Update, context: Context, at: AtTable) -> None:
         said = await leave(at.runtime, at.live, user.id, "leave.confirm_command", by_reply=True)
     except Refused as error:
         if error.key.startswith("leave.confirm_command."):  # the price: they must answer it
-            seen = at.runtime.price_by_reply(at.live.table_id, user.id)  # their 5 s count from then on
+            seen = at.runtime.escapes.price_by_reply(
+                at.live.table_id, user.id
+            )  # their 5 s count from then on
             reply(context, update, refusal_text(at.language, error), priority=Priority.ACT, seen=seen)
         else:
             reply(context, update, refusal_text(at.language, error))
@@ -323,7 +325,7 @@ async def button_pressed(update: Update, context: Context) -> None:
     query, user = update.callback_query, update.effective_user
     assert query is not None and user is not None
     runtime = runtime_of(context)
-    language = await runtime.person_language(user.id, user.language_code)
+    language = await runtime.preferences.person_language(user.id, user.language_code)
     try:
         reply_with = await _carry_out(query, context, user, language)
     except (Refused, RuleError) as error:

@@ -168,7 +168,7 @@ class MiniApp:
             raise self.refuse(503, "busy", busy_text, "membership checks busy", busy.retry_after) from None
 
     async def language(self, runtime: Runtime, person: WebAppUser) -> str:
-        return await runtime.person_language(person.id, person.language_code)
+        return await runtime.preferences.person_language(person.id, person.language_code)
 
     # -- the routes -----------------------------------------------------------------------------
     async def page(self, _request: web.Request) -> web.Response:

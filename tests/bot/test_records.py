@@ -60,7 +60,7 @@ async def play_a_showhand_game(bot, labels):
 @pytest.mark.parametrize("language", ["zh-hans", "zh-hant", "en"])
 async def test_top_stats_history_in_every_language(bot, world, language):
     labels = LABELS[language]
-    await bot.runtime.update_chat_settings(GROUP, language=language)
+    await bot.runtime.preferences.update_chat_settings(GROUP, language=language)
     for person in world.people.values():
         person.language_code = language
     d = bot.driver
@@ -83,7 +83,7 @@ async def test_top_stats_history_in_every_language(bot, world, language):
 @pytest.mark.parametrize("language", ["zh-hans", "zh-hant", "en"])
 async def test_settings_by_buttons_for_admins_only(bot, language):
     labels = LABELS[language]
-    await bot.runtime.update_chat_settings(GROUP, language=language)
+    await bot.runtime.preferences.update_chat_settings(GROUP, language=language)
     d = bot.driver
     await d.send(1, GROUP, "/settings")
     assert labels["admins"] in d.last(GROUP)
@@ -138,7 +138,7 @@ async def test_the_operators_seconds_are_the_default_of_every_chat_that_chose_no
     assert (await bot.runtime.store.chat_settings(GROUP)).turn_seconds == 45
     await stop_bot(bot)
     bot = await start_bot(world, database, turn_seconds=10)
-    assert (await bot.runtime.chat_settings(GROUP)).turn_seconds == 45
+    assert (await bot.runtime.preferences.chat_settings(GROUP)).turn_seconds == 45
     await stop_bot(bot)
 
 

@@ -165,12 +165,12 @@ async def test_a_leave_sent_before_the_price_is_seen_does_not_confirm(world, dat
 async def test_two_presses_confirm_an_escape_while_a_leaves_price_is_on_its_way(bot):
     """A press's popup (or the Mini App) shows the price at once: two presses within the window
     confirm, whatever a /leave's price by reply still waits for; another /leave still waits."""
-    escapes, quote = bot.runtime, (1_000, 1)
-    assert not escapes.confirmed_escape(7, 2, 5.0, quote, by_reply=True)  # /leave: the price goes by reply
+    escapes, quote = bot.runtime.escapes, (1_000, 1)
+    assert not escapes.confirmed(7, 2, 5.0, quote, by_reply=True)  # /leave: the price goes by reply
     escapes.price_by_reply(7, 2)  # ... and has not reached the group yet
-    assert not escapes.confirmed_escape(7, 2, 5.0, quote, by_reply=True), "a /leave again waits for it"
-    assert not escapes.confirmed_escape(7, 2, 5.0, quote), "a press: the first of two"
-    assert escapes.confirmed_escape(7, 2, 5.0, quote), "the second press confirms"
+    assert not escapes.confirmed(7, 2, 5.0, quote, by_reply=True), "a /leave again waits for it"
+    assert not escapes.confirmed(7, 2, 5.0, quote), "a press: the first of two"
+    assert escapes.confirmed(7, 2, 5.0, quote), "the second press confirms"
 
 
 async def test_replies_sent_together_and_refused_each_go_again_alone(world, database, monkeypatch):

@@ -52,7 +52,7 @@ async def test_players_get_their_own_buttons_by_dm(bot):
 
 async def test_the_table_speaks_the_chats_language_and_popups_the_persons(bot, world):
     d = bot.driver
-    await bot.runtime.update_chat_settings(GROUP, language="en")
+    await bot.runtime.preferences.update_chat_settings(GROUP, language="en")
     world.people[2].language_code = "zh-hant"
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S")
     await d.send(1, GROUP, "/newgame muxi")

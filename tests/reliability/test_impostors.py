@@ -138,11 +138,11 @@ async def test_settings_pressed_with_strange_digits_change_nothing(bot, caplog):
     caplog.set_level(logging.ERROR)
     await bot.driver.send(ADMIN, GROUP, "/settings")
     message = bot.driver.message_with(GROUP, data="cfg:turn:30")
-    before = await bot.runtime.chat_settings(GROUP)
+    before = await bot.runtime.preferences.chat_settings(GROUP)
     for data in ("cfg:turn:²", "cfg:lobby:٣٠", "cfg:turn:" + "9" * 5000):
         await bot.driver.press_data(ADMIN, GROUP, message.message_id, data)
         assert "已失效" in bot.driver.popup(ADMIN)
-    assert await bot.runtime.chat_settings(GROUP) == before
+    assert await bot.runtime.preferences.chat_settings(GROUP) == before
     assert errors_logged(caplog) == []
 
 
