@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.figures import Figures, Span
@@ -226,6 +226,9 @@ def rows(measured: Measured) -> list[Result]:
 def bot_for(scenario: Scenario, bot: BotSpec) -> BotSpec:
     if scenario.key == "capacity":
         return BotSpec(CAPACITY_MODULE, bot.root, bot.env, bot.label)
+    if scenario.limits == "pessimistic":  # its operator tells the bot the budget it is held to
+        budget = ("PAIJU_BOT_REQUESTS_PER_SECOND", str(FloodLimits().global_requests))
+        return replace(bot, env=(*bot.env, budget))
     return bot
 
 

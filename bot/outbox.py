@@ -45,6 +45,9 @@ NEW_RECOVERY = 1.0  # per second regained for every 10 s without a global 429
 # A new message that may be an edit instead (a prompt, a new round's table message) goes as one when
 # its new-message token would wait longer than this: seen at once, though an edit notifies nobody.
 PROMPT_WAIT = 1.0
+# A request leaves the bot's own one-second window this much later than a second after it left:
+# Telegram counts it from when it arrived.
+BOT_WINDOW_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -59,14 +62,19 @@ class Limits:
     private_per_second: float = 1.0  # about one message a second in one chat (a group's too)
     private_burst: int = 3
     new_per_second: float = 30.0  # new messages across all chats, before a 429 says otherwise
+    # Every request across all chats in any second (0: no such cap, new messages only): an operator's
+    # choice (PAIJU_BOT_REQUESTS_PER_SECOND) where Telegram holds a bot to 30 a second of everything.
+    requests_per_second: int = 0
 
     @classmethod
-    def of_settings(cls, table_per_minute: int) -> Limits:
+    def of_settings(cls, table_per_minute: int, requests_per_second: int = 0) -> Limits:
         """Telegram's limits with the table's share an operator chose (above 15 a minute, a group
-        may see more than Telegram's 20: the operator's call)."""
+        may see more than Telegram's 20: the operator's call), and the bot's cap on every request."""
         defaults = cls()
         group = max(defaults.group_per_minute, table_per_minute + defaults.reply_share)
-        return cls(group_per_minute=group, table_per_minute=table_per_minute)
+        return cls(
+            group_per_minute=group, table_per_minute=table_per_minute, requests_per_second=requests_per_second
+        )
 
     @classmethod
     def unlimited(cls) -> Limits:
@@ -322,6 +330,32 @@ class Lane:
         if retry_after is not None:
             self.blocked_until = max(self.blocked_until, now + retry_after)
             self.put(job, newer=False)
+
+
+class EveryRequest:
+    """The bot's own cap on every request across chats, when an operator sets one: at most
+    ``per_second`` in any second (counted as Telegram would, a little longer), so that a bot held
+    to a global 30 a second sends at most that and is never refused for it."""
+
+    def __init__(self, per_second: int) -> None:
+        self.count = per_second
+        self.times: deque[float] = deque()  # when the requests of the last second went
+
+    def wait(self, now: float, ahead: int = 0) -> float:
+        """Seconds until there is room for the one after ``ahead`` others (0: now)."""
+        span = 1.0 + BOT_WINDOW_MARGIN
+        while self.times and self.times[0] + span <= now:
+            self.times.popleft()
+        later = 0.0  # each ``count`` of those ahead not yet in the window push it a window on
+        while ahead >= self.count:
+            ahead, later = ahead - self.count, later + span
+        index = len(self.times) + ahead - self.count  # the request that must leave the window first
+        if index < 0:
+            return later
+        return later + max(0.0, self.times[index] + span - now)
+
+    def take(self, now: float) -> None:
+        self.times.append(now)
 
 
 class NewMessages:

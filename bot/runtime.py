@@ -64,9 +64,10 @@ class Runtime:
         self.rng = rng or secrets.SystemRandom()
         self.clock = clock
         self.tables = Tables(store, clock)
-        self.presenter = Presenter(
-            bot, store, limits or Limits.of_settings(settings.table_requests_per_minute), self
+        limits = limits or Limits.of_settings(
+            settings.table_requests_per_minute, settings.bot_requests_per_second
         )
+        self.presenter = Presenter(bot, store, limits, self)
         self.turns = TurnClock(self, jobs)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}

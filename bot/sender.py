@@ -4,11 +4,12 @@
 (the presenter: it renders nothing, it sends what it holds for that job's key) when the chat's
 budget allows, the most urgent first. ``deliver`` returns a 429's ``retry_after`` (the job is queued
 again and only this chat waits) or None. New messages also wait for a token of the bot's budget
-across chats, granted in priority order; one that may go as an edit instead (a prompt to someone
+across chats, and so does every request when the operator caps them all (``EveryRequest``); tokens
+are granted in priority order. A new message that may go as an edit instead (a prompt to someone
 who has a DM, a new round's table message) does so when, with the jobs already waiting ahead of
-it, its token would be more than ``PROMPT_WAIT`` away: decided as it goes out, whenever it was
-wanted. A 429 in two chats within a second is taken for one about the bot, not a chat: the
-new-messages budget halves.
+it, its token would be more than ``PROMPT_WAIT`` away and an edit's sooner: decided as it goes
+out, whenever it was wanted. A 429 in two chats within a second is taken for one about the bot,
+not a chat: the new-messages budget halves.
 """
 
 from __future__ import annotations
@@ -24,13 +25,16 @@ from collections.abc import Awaitable, Callable, Hashable
 from contextvars import ContextVar
 from dataclasses import replace
 
-from bot.outbox import PROMPT_WAIT, SENDS_AT_ONCE, Lane, Limits, NewMessages, Parcel
+from bot.outbox import PROMPT_WAIT, SENDS_AT_ONCE, EveryRequest, Lane, Limits, NewMessages, Parcel
 from bot.telegram import is_private_id
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[Parcel], Awaitable[float | None]]
 AGING = 2.0  # seconds of waiting worth one priority step, for the new-messages budget
 GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
+# One waiting for a token of the bot's budget: its rank, its order among equals, the job, whether
+# it goes as a new message, and the future its grant sets.
+_Waiting = tuple[float, int, Parcel, bool, "asyncio.Future[None]"]
 # The job whose request the current task is sending (the metrics count requests by its priority).
 SENDING: ContextVar[Parcel | None] = ContextVar("sending", default=None)
 
@@ -49,9 +53,10 @@ class Sender:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self._wakes: dict[int, asyncio.Event] = {}
         self.new = NewMessages(clock(), limits.new_per_second)
-        # Those waiting for a new-message token, by rank (kept sorted: ``_token_wait`` counts those ahead
-        # of a job by bisection, with thousands waiting under load).
-        self._waiting: list[tuple[float, int, asyncio.Future[None]]] = []
+        self.every = EveryRequest(limits.requests_per_second) if limits.requests_per_second else None
+        # Those waiting for a token of the bot's budget, by rank (kept sorted: ``_edit_sooner`` counts
+        # those ahead of a job by bisection, with thousands waiting under load).
+        self._waiting: list[_Waiting] = []
         self._granter: asyncio.Task[None] | None = None
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
@@ -69,6 +74,7 @@ class Sender:
             budget = self.limits.budget(job.chat_id, self.clock())
             lane = self.lanes[job.chat_id] = Lane(job.chat_id, budget)
         lane.put(job, newer=newer)
+        self._move_up(lane, job)
         task = self.tasks.get(job.chat_id)
         if task is None or task.done():  # (a task that has just ended is still listed until its callback)
             self._wakes[job.chat_id] = asyncio.Event()
@@ -135,10 +141,10 @@ class Sender:
             retry_after: float | None = None
             try:
                 sent = job
-                if job.may_edit and self._token_wait(job) > PROMPT_WAIT:  # busy: the deliverer edits
+                if job.may_edit and self._edit_sooner(job):  # busy: the deliverer edits
                     sent = replace(job, new_message=False)
-                if sent.new_message:
-                    await self._new_token(job)
+                if sent.new_message or self.every is not None:
+                    await self._token(job, sent.new_message)
                     lane.late(job, self.clock())
                 async with self._in_flight:
                     # What is sent is what is wanted when the request starts: a newer payload
@@ -147,6 +153,7 @@ class Sender:
                     newer = lane.jobs.pop(job.key, None)
                     if newer is not None:
                         job.payload = sent.payload = newer.payload
+                        job.priority = sent.priority = min(job.priority, newer.priority)
                     elif lane.called_off:
                         continue
                     sending = SENDING.set(sent)
@@ -181,38 +188,84 @@ class Sender:
             log.warning("429s in two chats at once: new messages now %.0f a second", self.new.per_second)
         self._last_429 = (now, chat_id)
 
-    # -- the new-messages budget, granted in priority order ----------------------------------------
+    # -- the bot's budget across chats, granted in priority order ---------------------------------
     @staticmethod
     def _rank(job: Parcel) -> float:
         """The most urgent first, aged: a job waits at most AGING s a priority step behind newer
-        more urgent ones (no chat's new messages starve under a steady stream of prompts)."""
+        more urgent ones (no chat's requests starve under a steady stream of prompts)."""
         return job.since + job.priority * AGING
 
-    def _token_wait(self, job: Parcel) -> float:
-        """Seconds until ``job`` would have its new-message token, after those waiting ahead of it."""
-        ahead = bisect.bisect_right(self._waiting, (self._rank(job), math.inf))
-        return self.new.wait(self.clock(), ahead)
+    def _budget_wait(self, new_message: bool, ahead: int = 0) -> float:
+        """Seconds until the bot's budget has a token for a request of this kind after ``ahead``."""
+        now = self.clock()
+        waits = [self.every.wait(now, ahead)] if self.every is not None else []
+        if new_message:
+            waits.append(self.new.wait(now, ahead))
+        return max(waits, default=0.0)
 
-    async def _new_token(self, job: Parcel) -> None:
-        if not self._waiting and self.new.wait(self.clock()) == 0:
-            self.new.take(self.clock())
+    def _edit_sooner(self, job: Parcel) -> bool:
+        """Would ``job``'s new message wait longer than ``PROMPT_WAIT``, and an edit less?"""
+        ahead = bisect.bisect_right(self._waiting, (self._rank(job), math.inf))
+        new = self._budget_wait(True, ahead)
+        return new > PROMPT_WAIT and self._budget_wait(False, ahead) < new
+
+    def _take(self, new_message: bool) -> None:
+        now = self.clock()
+        if self.every is not None:
+            self.every.take(now)
+        if new_message:
+            self.new.take(now)
+
+    async def _token(self, job: Parcel, new_message: bool) -> None:
+        if not self._waiting and self._budget_wait(new_message) == 0:
+            self._take(new_message)
             return
         granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        bisect.insort(self._waiting, (self._rank(job), next(self._order), granted))
+        bisect.insort(self._waiting, (self._rank(job), next(self._order), job, new_message, granted))
         if self._granter is None:
             self._granter = asyncio.create_task(self._grant())
         await granted
 
+    def _move_up(self, lane: Lane, wanted: Parcel) -> None:
+        """The lane's picked parcel whose request has not started (it waits for a token), wanted
+        now more urgently (a reminder's prompt for an informing DM): it moves up."""
+        picked = lane.in_flight
+        if picked is None or lane.started or picked.key != wanted.key or wanted.priority >= picked.priority:
+            return
+        for index, (_, order, job, new_message, granted) in enumerate(self._waiting):
+            if job is picked:
+                del self._waiting[index]
+                picked.priority = wanted.priority
+                bisect.insort(self._waiting, (self._rank(picked), order, job, new_message, granted))
+                return
+        picked.priority = wanted.priority  # (not waiting yet: it will with its new rank)
+
+    def _next_ready(self) -> tuple[int | None, float]:
+        """The first waiting in rank order whose token is there (a new message and an edit may
+        have different budgets); else None and the seconds until one is."""
+        wait, seen = math.inf, set()
+        for index, (_, _, _, new_message, _) in enumerate(self._waiting):
+            if new_message in seen:
+                continue
+            seen.add(new_message)
+            kind_wait = self._budget_wait(new_message)
+            if kind_wait == 0:
+                return index, 0.0
+            wait = min(wait, kind_wait)
+            if len(seen) == 2:
+                break
+        return None, wait
+
     async def _grant(self) -> None:
         try:
             while self._waiting:
-                wait = self.new.wait(self.clock())
-                if wait > 0:
+                index, wait = self._next_ready()
+                if index is None:
                     await asyncio.sleep(wait)
                     continue
-                _, _, granted = self._waiting.pop(0)
+                _, _, _, new_message, granted = self._waiting.pop(index)
                 if not granted.done():
-                    self.new.take(self.clock())
+                    self._take(new_message)
                     granted.set_result(None)
         finally:
             self._granter = None

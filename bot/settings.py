@@ -33,6 +33,7 @@ class Settings:
     daily_bonus: int = 2_000
     timezone: str = "Asia/Shanghai"
     table_requests_per_minute: int = 15  # of Telegram's 20 a minute per group, the table's share
+    bot_requests_per_second: int = 0  # every request across all chats in any second (0: no such cap)
     webhook_url: str | None = None  # the public address Telegram posts updates to (None: polling)
     webhook_secret: str | None = field(default=None, repr=False)  # None: a new random one each start
     http_host: str = "127.0.0.1"
@@ -90,6 +91,9 @@ class Settings:
             timezone=get("PAIJU_TIMEZONE", "Asia/Shanghai"),
             table_requests_per_minute=_integer(
                 "PAIJU_TABLE_REQUESTS_PER_MINUTE", get("PAIJU_TABLE_REQUESTS_PER_MINUTE", "15"), 1, 10_000
+            ),
+            bot_requests_per_second=_integer(
+                "PAIJU_BOT_REQUESTS_PER_SECOND", get("PAIJU_BOT_REQUESTS_PER_SECOND", "0"), 0, 10_000
             ),
             webhook_url=_webhook_url(get("PAIJU_WEBHOOK_URL", "")),
             webhook_secret=_secret(get("PAIJU_WEBHOOK_SECRET", "")),

@@ -11,9 +11,11 @@ from bisect import bisect_right
 import pytest
 
 from bot.outbox import (
+    BOT_WINDOW_MARGIN,
     NEW_FLOOR,
     REPLY_PATIENCE,
     Bucket,
+    EveryRequest,
     Lane,
     Limits,
     NewMessages,
@@ -391,3 +393,33 @@ def test_new_messages_after_a_throttle_let_through_at_most_the_new_rate():
     assert sent[:8] == [1.0] * 7 + [pytest.approx(1.0 + 0.5 / 7.5)]
     assert peak(sent, 1.0) <= 7.5 + 8.5, "its burst, then its rate (7.5, 8.5 after 10 calm s)"
     assert len(sent) == 7.5 + 7.5 * 9 + 8.5 * 10, "7.5 at once, 7.5 a second, 8.5 from 10 s on"
+
+
+# -- the bot's cap on every request (an operator's PAIJU_BOT_REQUESTS_PER_SECOND) --------------------------
+def test_every_request_keeps_to_its_count_in_any_second_counted_a_little_longer():
+    every = EveryRequest(30)
+    now, sent = 0.0, []
+    while now < 10.0:
+        wait = every.wait(now)
+        if wait > 0:
+            now += wait
+            continue
+        every.take(now)
+        sent.append(now)
+    assert sent[:30] == [0.0] * 30, "30 at once"
+    assert sent[30] == pytest.approx(1.0 + BOT_WINDOW_MARGIN), "the 31st once the first is a second old"
+    assert peak(sent, 1.0 + BOT_WINDOW_MARGIN - 1e-9) <= 30, "never 31 in any second, however counted"
+
+
+def test_every_request_wait_counts_those_ahead_including_those_not_yet_sent():
+    every = EveryRequest(2)
+    every.take(0.0)
+    assert every.wait(0.0) == 0, "room for one more now"
+    assert every.wait(0.0, ahead=1) == pytest.approx(1.0 + BOT_WINDOW_MARGIN), "the one after waits a second"
+    assert every.wait(0.5, ahead=2) == pytest.approx(1.0 + BOT_WINDOW_MARGIN), (
+        "the second ahead goes once the first request left; this one once the one ahead sent now has"
+    )
+    assert every.wait(0.0, ahead=3) == pytest.approx(2 * (1.0 + BOT_WINDOW_MARGIN)), (
+        "two windows on: the one ahead that goes now is in the next window's way"
+    )
+    assert every.wait(5.0, ahead=3) == pytest.approx(1.0 + BOT_WINDOW_MARGIN), "the old one has left"

@@ -218,6 +218,79 @@ def test_a_group_waiting_for_the_new_messages_budget_still_keeps_to_its_share():
     assert peak([moment for moment, _ in group], 60) <= 20
 
 
+# -- the bot's cap on every request (PAIJU_BOT_REQUESTS_PER_SECOND) ----------------------------------------
+def test_a_cap_on_every_request_holds_across_chats_edits_included():
+    """Under a global 30 a second (Telegram's pessimistic limit, set as the bot's own), edits and new
+    messages of 100 chats together never pass it: no 429 to learn it from."""
+    chats = [-100 - n for n in range(50)] + [10 + n for n in range(50)]
+
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=30), latency=0.02)
+        for chat in chats:
+            telegram.want(chat, 4)  # edits
+            telegram.sender.want(kept(chat, "new", new=True))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    sent = sorted(moment for moment, _ in telegram.sent)
+    assert len(sent) == 500
+    assert peak(sent, 1.0) <= 30
+    assert sent[-1] < 500 / 30 * 1.2, "and it keeps close to the cap, not far below it"
+
+
+def test_under_a_cap_on_every_request_prompts_go_first_across_chats():
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=2))
+        telegram.want(GROUPS[0], 4, priority=Priority.COSMETIC)
+        for chat in GROUPS[1:]:
+            telegram.sender.want(kept(chat, "table", Priority.COSMETIC))
+        await at(0.1)
+        for person in PRIVATES:
+            telegram.sender.want(kept(person, "prompt", Priority.ACT))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    order = [job.priority for _, job in telegram.sent]
+    assert order[:2] == [Priority.COSMETIC] * 2, "what went before the prompts were wanted"
+    assert order[2:6] == [Priority.ACT] * 4, "then every prompt, ahead of the tables waiting longer"
+
+
+def test_a_parcel_waiting_for_its_token_moves_up_when_wanted_more_urgently():
+    """A person's DM waits for the bot's budget as information; their turn comes meanwhile: the same
+    message, now a prompt, goes ahead of the tables that were waiting before it."""
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=1))
+        telegram.sender.want(kept(GROUPS[0], "table", Priority.COSMETIC))  # takes the second's token
+        await at(0.1)
+        telegram.sender.want(kept(PRIVATES[0], "dm", Priority.INFO))
+        await at(0.2)
+        for chat in GROUPS[1:]:
+            telegram.sender.want(kept(chat, "table", Priority.PHASE))
+        await at(0.3)
+        telegram.sender.want(kept(PRIVATES[0], "dm", Priority.ACT))  # its turn: the DM is now a prompt
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    assert [job.chat_id for _, job in telegram.sent][:2] == [GROUPS[0], PRIVATES[0]]
+    assert telegram.sent[1][1].priority is Priority.ACT
+    assert len(telegram.sent) == 5, "sent once, with what is wanted now"
+
+
+def test_without_a_cap_edits_wait_for_no_token_of_the_bot():
+    async def scenario():
+        telegram = Telegram(Limits(new_per_second=1.0))
+        for chat in PRIVATES:
+            telegram.sender.want(kept(chat, "edit", Priority.COSMETIC))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    assert [moment for moment, _ in telegram.sent] == [0.0] * len(PRIVATES)
+
+
 # -- drain, forget, coalescing, stale replies, failures -----------------------------------------------------
 def test_drain_returns_once_everything_is_sent():
     async def scenario():
