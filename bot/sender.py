@@ -57,6 +57,7 @@ class Sender:
         # Those waiting for a token of the bot's budget, by rank (kept sorted: ``_edit_sooner`` counts
         # those ahead of a job by bisection, with thousands waiting under load).
         self._waiting: list[_Waiting] = []
+        self._new_waiting: list[tuple[float, int]] = []  # of those, the new messages' (rank, order)
         self._granter: asyncio.Task[None] | None = None
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
@@ -149,6 +150,9 @@ class Sender:
                 async with self._in_flight:
                     # What is sent is what is wanted when the request starts: a newer payload
                     # wanted while this one waited for its token replaces it; one called off is not sent.
+                    newer = lane.jobs.get(job.key)
+                    if newer is not None and newer.new_message and not job.new_message:
+                        continue  # a new prompt wanted while an edit waited: it goes as a new message
                     lane.started = True
                     newer = lane.jobs.pop(job.key, None)
                     if newer is not None:
@@ -195,19 +199,33 @@ class Sender:
         more urgent ones (no chat's requests starve under a steady stream of prompts)."""
         return job.since + job.priority * AGING
 
-    def _budget_wait(self, new_message: bool, ahead: int = 0) -> float:
-        """Seconds until the bot's budget has a token for a request of this kind after ``ahead``."""
+    def _budget_wait(self, new_message: bool, ahead: int = 0, new_ahead: int = 0) -> float:
+        """Seconds until the bot's budget has a token for a request of this kind, after ``ahead``
+        requests waiting before it, ``new_ahead`` of them new messages."""
         now = self.clock()
         waits = [self.every.wait(now, ahead)] if self.every is not None else []
         if new_message:
-            waits.append(self.new.wait(now, ahead))
+            waits.append(self.new.wait(now, new_ahead))
         return max(waits, default=0.0)
 
     def _edit_sooner(self, job: Parcel) -> bool:
-        """Would ``job``'s new message wait longer than ``PROMPT_WAIT``, and an edit less?"""
-        ahead = bisect.bisect_right(self._waiting, (self._rank(job), math.inf))
-        new = self._budget_wait(True, ahead)
+        """Would ``job``'s new message wait longer than ``PROMPT_WAIT``, and an edit less (the
+        new-message budget is what holds it, not the cap on every request)?"""
+        place = (self._rank(job), math.inf)
+        ahead = bisect.bisect_right(self._waiting, place)
+        new = self._budget_wait(True, ahead, bisect.bisect_right(self._new_waiting, place))
         return new > PROMPT_WAIT and self._budget_wait(False, ahead) < new
+
+    def _enqueue(self, waiting: _Waiting) -> None:
+        bisect.insort(self._waiting, waiting)
+        if waiting[3]:
+            bisect.insort(self._new_waiting, waiting[:2])
+
+    def _dequeue(self, index: int) -> _Waiting:
+        waiting = self._waiting.pop(index)
+        if waiting[3]:
+            del self._new_waiting[bisect.bisect_left(self._new_waiting, waiting[:2])]
+        return waiting
 
     def _take(self, new_message: bool) -> None:
         now = self.clock()
@@ -221,7 +239,7 @@ class Sender:
             self._take(new_message)
             return
         granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        bisect.insort(self._waiting, (self._rank(job), next(self._order), job, new_message, granted))
+        self._enqueue((self._rank(job), next(self._order), job, new_message, granted))
         if self._granter is None:
             self._granter = asyncio.create_task(self._grant())
         await granted
@@ -234,9 +252,9 @@ class Sender:
             return
         for index, (_, order, job, new_message, granted) in enumerate(self._waiting):
             if job is picked:
-                del self._waiting[index]
+                self._dequeue(index)
                 picked.priority = wanted.priority
-                bisect.insort(self._waiting, (self._rank(picked), order, job, new_message, granted))
+                self._enqueue((self._rank(picked), order, job, new_message, granted))
                 return
         picked.priority = wanted.priority  # (not waiting yet: it will with its new rank)
 
@@ -263,7 +281,7 @@ class Sender:
                 if index is None:
                     await asyncio.sleep(wait)
                     continue
-                _, _, _, new_message, granted = self._waiting.pop(index)
+                _, _, _, new_message, granted = self._dequeue(index)
                 if not granted.done():
                     self._take(new_message)
                     granted.set_result(None)

@@ -279,6 +279,44 @@ def test_a_parcel_waiting_for_its_token_moves_up_when_wanted_more_urgently():
     assert len(telegram.sent) == 5, "sent once, with what is wanted now"
 
 
+def test_under_a_cap_a_prompt_behind_waiting_edits_stays_a_new_message():
+    """The cap, not the new-message budget, holds the prompt back: the edits waiting ahead of it
+    take no new-message token (that budget, halved after 429s, has room for it), an edit would wait
+    as long, so it goes as a new message (it notifies) when its turn comes."""
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=30))
+        telegram.sender.new.throttled(now())  # 15 new messages a second, 15 at once
+        await at(1.0)
+        for chat in range(2_000, 2_100):
+            telegram.sender.want(kept(chat, "edit", Priority.ACT, since=1.0))
+        telegram.sender.want(
+            Parcel(7, "prompt", Priority.ACT, 1.001, Share.KEPT, new_message=True, may_edit=True)
+        )
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    [prompt] = [job for _, job in telegram.sent if job.key == "prompt"]
+    assert prompt.new_message
+
+
+def test_a_new_prompt_wanted_while_an_edit_of_its_dm_waits_goes_as_a_new_message():
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=1))
+        telegram.sender.want(kept(GROUPS[0], "table", Priority.COSMETIC))  # takes the second's token
+        telegram.sender.want(kept(PRIVATES[0], "dm", Priority.INFO))  # an edit: waits for the next
+        await at(0.5)
+        telegram.sender.want(kept(PRIVATES[0], "dm", Priority.ACT, new=True))  # now a new prompt
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    dm = [job for _, job in telegram.sent if job.chat_id == PRIVATES[0]]
+    assert [(job.new_message, job.priority) for job in dm] == [(True, Priority.ACT)], (
+        "one request, a new message: never a prompt sent as the edit that waited"
+    )
+
+
 def test_without_a_cap_edits_wait_for_no_token_of_the_bot():
     async def scenario():
         telegram = Telegram(Limits(new_per_second=1.0))
