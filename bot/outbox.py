@@ -319,6 +319,27 @@ class Lane:
         self.in_flight, self.started, self.called_off = best, False, False
         return best, 0.0
 
+    def more_urgent(self, job: Parcel, now: float, *, new_message: bool) -> Parcel | None:
+        """A parcel queued while ``job`` (picked, its budget spent) waited for the bot's token, more
+        urgent than it and spending the same part of the chat's budget (a new message only if the
+        token was one): it takes ``job``'s place, which goes back to the queue."""
+        best: Parcel | None = None
+        for parcel in self.jobs.values():
+            if (
+                parcel.key != job.key  # (a newer state of the same message replaces its payload)
+                and parcel.order(now) < job.order(now)
+                and (parcel.share is job.share or isinstance(self.budget, PrivateBudget))
+                and (new_message or not parcel.new_message)
+                and (best is None or parcel.order(now) < best.order(now))
+            ):
+                best = parcel
+        if best is None:
+            return None
+        del self.jobs[best.key]
+        self.put(job, newer=False)
+        self.in_flight = best
+        return best
+
     def late(self, job: Parcel, now: float) -> None:
         """``job``'s request goes out only now (it waited for the bot's budget): the chat's budget
         counts it from now, or a burst after the wait could pass the chat's limit."""

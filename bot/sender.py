@@ -30,7 +30,7 @@ from bot.telegram import is_private_id
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[Parcel], Awaitable[float | None]]
-AGING = 2.0  # seconds of waiting worth one priority step, for the new-messages budget
+AGING = 10.0  # seconds of waiting worth one priority step, for the bot's budget across chats
 GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
 # One waiting for a token of the bot's budget: its rank, its order among equals, the job, whether
 # it goes as a new message, and the future its grant sets.
@@ -148,6 +148,9 @@ class Sender:
                     await self._token(job, sent.new_message)
                     lane.late(job, self.clock())
                 async with self._in_flight:
+                    urgent = lane.more_urgent(job, self.clock(), new_message=sent.new_message)
+                    if urgent is not None:  # wanted while this one waited: it goes in its place
+                        job = sent = urgent
                     # What is sent is what is wanted when the request starts: a newer payload
                     # wanted while this one waited for its token replaces it; one called off is not sent.
                     newer = lane.jobs.get(job.key)
@@ -245,18 +248,22 @@ class Sender:
         await granted
 
     def _move_up(self, lane: Lane, wanted: Parcel) -> None:
-        """The lane's picked parcel whose request has not started (it waits for a token), wanted
-        now more urgently (a reminder's prompt for an informing DM): it moves up."""
+        """The lane's picked parcel waits for a token (its request has not started) and its chat now
+        wants something more urgent: the same message (an informing DM become a prompt) or another
+        (a prompt behind an old round's cleanup): the lane's place moves up to it (which of the two
+        goes is decided when the token comes: ``Lane.more_urgent``)."""
         picked = lane.in_flight
-        if picked is None or lane.started or picked.key != wanted.key or wanted.priority >= picked.priority:
+        if picked is None or lane.started:
             return
-        for index, (_, order, job, new_message, granted) in enumerate(self._waiting):
+        if picked.key == wanted.key:
+            picked.priority = min(picked.priority, wanted.priority)
+        rank = min(self._rank(picked), self._rank(wanted))
+        for index, (was, order, job, new_message, granted) in enumerate(self._waiting):
             if job is picked:
-                self._dequeue(index)
-                picked.priority = wanted.priority
-                self._enqueue((self._rank(picked), order, job, new_message, granted))
+                if rank < was:
+                    self._dequeue(index)
+                    self._enqueue((rank, order, job, new_message, granted))
                 return
-        picked.priority = wanted.priority  # (not waiting yet: it will with its new rank)
 
     def _next_ready(self) -> tuple[int | None, float]:
         """The first waiting in rank order whose token is there (a new message and an edit may

@@ -317,6 +317,30 @@ def test_a_new_prompt_wanted_while_an_edit_of_its_dm_waits_goes_as_a_new_message
     )
 
 
+def test_a_prompt_wanted_while_its_chats_cleanup_waits_for_a_token_goes_first():
+    """An old round's DM left behind (a cosmetic cleanup) was picked and waits for the bot's budget;
+    the person's next prompt is wanted meanwhile: the chat's place in the queue moves up to the
+    prompt, and the prompt goes in the cleanup's place (which follows)."""
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=1))
+        telegram.sender.want(kept(GROUPS[0], "table", Priority.COSMETIC))  # takes the second's token
+        telegram.sender.want(kept(PRIVATES[0], "cleanup", Priority.COSMETIC))
+        await at(0.1)
+        for chat in GROUPS[1:]:
+            telegram.sender.want(kept(chat, "table", Priority.PHASE))
+        await at(0.2)
+        telegram.sender.want(kept(PRIVATES[0], "prompt", Priority.ACT))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    assert [(job.chat_id, job.key) for _, job in telegram.sent][:2] == [
+        (GROUPS[0], "table"),
+        (PRIVATES[0], "prompt"),
+    ]
+    assert telegram.keys(PRIVATES[0]) == ["prompt", "cleanup"], "the cleanup still goes, after"
+
+
 def test_without_a_cap_edits_wait_for_no_token_of_the_bot():
     async def scenario():
         telegram = Telegram(Limits(new_per_second=1.0))
