@@ -19,7 +19,9 @@ chat waiting then as one message). A private chat gets one a second after a burs
 messages (not edits) also take a token of the bot's budget across all chats, 30 a second, halved
 by a 429 that is clearly not about one chat and won back slowly; a new prompt (or a new round's
 table message) that would wait longer than ``PROMPT_WAIT`` for that budget goes as an edit of the
-message before it instead (seen, though not notified). A 429 blocks only its own chat, for its
+message before it instead (seen, though not notified). An operator may cap every request across
+chats (``requests_per_second``, where Telegram holds a bot to 30 a second of everything): then every
+request takes a place in that window too (``EveryRequest``). A 429 blocks only its own chat, for its
 ``retry_after``. Within a lane the most urgent job goes first (``Priority``), then the longest
 waiting; a job for something kept up is coalesced: one job per message, whatever changed
 meanwhile, and it sends the latest state when its turn comes.
