@@ -15,10 +15,11 @@ Runs: (a) 1,000 tables with the per-chat limits; (b) 100 tables with the pessimi
 of 30 requests a second on top. ``--quick``: 100 and 20 tables, short windows. Optional
 (``--scenario capacity``, not in ``python -m bench``): 1,000 tables with no limits at all and the
 bot's own rate limiting off where it has a switch (``bench.unlimited_bot``): what the bot process
-itself can carry.
+itself can carry. ``--games muxi``: muxi tables only, the load on which the real bot is compared with
+the minimal reference bot (``--bot-module bench.reference_bot``, which plays muxi only).
 
     python -m bench.emulated [--quick] [--scenario per-chat|pessimistic|capacity] [--tables N]
-                             [--bot-root DIR] [--bot-module bot]
+                             [--games muxi|showhand|muxi,showhand] [--bot-root DIR] [--bot-module bot]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.figures import Figures, Span
+from bench.people import table_specs
 from bench.report import Result, markdown_table
 from bench.session import Session
 from bench.stage import BotSpec
@@ -36,6 +38,7 @@ from bench.telegram_cost import per_round
 from faketg.limits import FloodLimits
 
 BENCH = "5 load at a human pace"
+GAMES = ("muxi", "showhand")  # the tables' games, taken in turn (default: alternately)
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ CAPACITY_MODULE = "bench.unlimited_bot"
 @dataclass
 class Measured:
     scenario: Scenario
+    games: tuple[str, ...]
     bot: BotSpec
     figures: Figures
     window: Span
@@ -124,9 +128,10 @@ class Measured:
     seconds: float  # the whole run, wall clock
 
 
-async def measure(scenario: Scenario, bot: BotSpec) -> Measured:
+async def measure(scenario: Scenario, bot: BotSpec, games: tuple[str, ...] = GAMES) -> Measured:
     timing = scenario.timing
-    async with Session(scenario.tables, scenario.make_limits(), bot) as run:
+    specs = table_specs(scenario.tables, games=games)
+    async with Session(scenario.tables, scenario.make_limits(), bot, specs=specs) as run:
         assert run.crowd is not None and run.bot is not None
         run.crowd.open_tables(timing.ramp)
         await run.until(run.t0 + timing.ramp + timing.warmup)
@@ -134,6 +139,7 @@ async def measure(scenario: Scenario, bot: BotSpec) -> Measured:
         await run.finish(timing.drain)
     return Measured(
         scenario,
+        games,
         bot,
         run.figures(),
         window,
@@ -151,7 +157,8 @@ def _verdict(targets: dict[str, float], key: str, ok: bool) -> bool | None:
 
 def rows(measured: Measured) -> list[Result]:
     s, f, w, t = measured.scenario, measured.figures, measured.window, measured.scenario.targets
-    label = f"{s.title} {s.tables:,} tables, {LIMITS_TEXT[s.limits]}"
+    only = "" if measured.games == GAMES else f" {'/'.join(measured.games)}"
+    label = f"{s.title} {s.tables:,}{only} tables, {LIMITS_TEXT[s.limits]}"
     answers = f.answers(w)
     prompts, unmeasured = f.prompts(w)
     lag = f.table_lag(w)
@@ -233,9 +240,13 @@ def bot_for(scenario: Scenario, bot: BotSpec) -> BotSpec:
 
 
 def run(
-    quick: bool, bot: BotSpec | None = None, scenarios: list[str] | None = None, tables: int | None = None
+    quick: bool,
+    bot: BotSpec | None = None,
+    scenarios: list[str] | None = None,
+    tables: int | None = None,
+    games: tuple[str, ...] = GAMES,
 ) -> list[Result]:
-    """Benchmark 5 for ``python -m bench``: scenarios (a) and (b)."""
+    """Benchmark 5 for ``python -m bench``: scenarios (a) and (b); ``games``: the tables' games in turn."""
     chosen = QUICK if quick else FULL
     results: list[Result] = []
     for key in scenarios or ["per-chat", "pessimistic"]:
@@ -245,7 +256,7 @@ def run(
                 scenario.key, scenario.title, tables, scenario.limits, scenario.timing, scenario.targets
             )
         spec = bot_for(scenario, bot or BotSpec())
-        results += rows(asyncio.run(measure(scenario, spec)))
+        results += rows(asyncio.run(measure(scenario, spec, games)))
     return results
 
 
@@ -267,9 +278,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--scenario", action="append", choices=list(FULL))
     parser.add_argument("--tables", type=int, help="override the number of tables")
+    parser.add_argument(
+        "--games",
+        default=",".join(GAMES),
+        help="the tables' games, comma-separated, taken in turn (default: muxi,showhand, alternately; "
+        "muxi: muxi tables only, as the reference bot plays)",
+    )
     add_bot_arguments(parser)
     arguments = parser.parse_args()
-    print(markdown_table(run(arguments.quick, bot_spec(arguments), arguments.scenario, arguments.tables)))
+    games = tuple(arguments.games.split(","))
+    if not games or set(games) - set(GAMES):
+        parser.error(f"--games: choose from {', '.join(GAMES)}")
+    bot = bot_spec(arguments)
+    print(markdown_table(run(arguments.quick, bot, arguments.scenario, arguments.tables, games)))
 
 
 if __name__ == "__main__":

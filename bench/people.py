@@ -148,12 +148,18 @@ class TableSpec:
     people: tuple[int, ...]  # the opener first
 
 
-def table_specs(count: int, first_chat: int = -1_000_000, first_person: int = 1_000_000) -> list[TableSpec]:
-    """``count`` tables in their own groups, muxi (5 people) and showhand (4 people) alternately.
-    Person ids all have 7 digits, so one name ("P1000123") is never part of another."""
+def table_specs(
+    count: int,
+    first_chat: int = -1_000_000,
+    first_person: int = 1_000_000,
+    games: tuple[str, ...] = ("muxi", "showhand"),
+) -> list[TableSpec]:
+    """``count`` tables in their own groups, their games taken in turn from ``games`` (muxi with 5
+    people, showhand with 4; by default alternately). Person ids all have 7 digits, so one name
+    ("P1000123") is never part of another."""
     specs = []
     for index in range(count):
-        game = "muxi" if index % 2 == 0 else "showhand"
+        game = games[index % len(games)]
         size = 5 if game == "muxi" else 4
         people = tuple(first_person + index * 10 + seat for seat in range(size))
         specs.append(TableSpec(game, first_chat - index, people))
