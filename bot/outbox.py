@@ -29,6 +29,7 @@ meanwhile, and it sends the latest state when its turn comes.
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -379,6 +380,13 @@ class EveryRequest:
 
     def take(self, now: float) -> None:
         self.times.append(now)
+
+    def taken_late(self, taken: float, now: float) -> None:
+        """The request whose place was taken at ``taken`` goes out only ``now`` (it waited for a
+        connection): it is counted from then, or requests bunched behind a wait pass the cap."""
+        if now > taken and taken in self.times:
+            self.times.remove(taken)
+            self.times.insert(bisect.bisect_right(self.times, now), now)
 
 
 class NewMessages:

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from contextvars import ContextVar
 from dataclasses import replace
 
-from bot.outbox import PROMPT_WAIT, SENDS_AT_ONCE, EveryRequest, Lane, Limits, NewMessages, Parcel
+from bot.outbox import PROMPT_WAIT, SENDS_AT_ONCE, EveryRequest, Lane, Limits, NewMessages, Parcel, Priority
 from bot.telegram import is_private_id
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ AGING = 10.0  # seconds of waiting worth one priority step, for the bot's budget
 GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
 # One waiting for a token of the bot's budget: its rank, its order among equals, the job, whether
 # it goes as a new message, and the future its grant sets.
-_Waiting = tuple[float, int, Parcel, bool, "asyncio.Future[None]"]
+_Waiting = tuple[float, int, Parcel, bool, "asyncio.Future[float]"]
 # The job whose request the current task is sending (the metrics count requests by its priority).
 SENDING: ContextVar[Parcel | None] = ContextVar("sending", default=None)
 
@@ -145,9 +145,11 @@ class Sender:
                 if job.may_edit and self._edit_sooner(job):  # busy: the deliverer edits
                     sent = replace(job, new_message=False)
                 if sent.new_message or self.every is not None:
-                    await self._token(job, sent.new_message)
+                    taken = await self._token(job, sent.new_message)
                     lane.late(job, self.clock())
                 async with self._in_flight:
+                    if self.every is not None:  # counted when it goes (it may have waited for a connection)
+                        self.every.taken_late(taken, self.clock())
                     urgent = lane.more_urgent(job, self.clock(), new_message=sent.new_message)
                     if urgent is not None:  # wanted while this one waited: it goes in its place
                         job = sent = urgent
@@ -199,8 +201,9 @@ class Sender:
     @staticmethod
     def _rank(job: Parcel) -> float:
         """The most urgent first, aged: a job waits at most AGING s a priority step behind newer
-        more urgent ones (no chat's requests starve under a steady stream of prompts)."""
-        return job.since + job.priority * AGING
+        more urgent ones (no chat's requests starve under a steady stream of prompts). A prompt and
+        a table's change of turn are one step: an edit of the table tells a whole group."""
+        return job.since + max(0, job.priority - Priority.PHASE) * AGING
 
     def _budget_wait(self, new_message: bool, ahead: int = 0, new_ahead: int = 0) -> float:
         """Seconds until the bot's budget has a token for a request of this kind, after ``ahead``
@@ -230,22 +233,24 @@ class Sender:
             del self._new_waiting[bisect.bisect_left(self._new_waiting, waiting[:2])]
         return waiting
 
-    def _take(self, new_message: bool) -> None:
+    def _take(self, new_message: bool) -> float:
+        """Spend the tokens of a request of this kind; when."""
         now = self.clock()
         if self.every is not None:
             self.every.take(now)
         if new_message:
             self.new.take(now)
+        return now
 
-    async def _token(self, job: Parcel, new_message: bool) -> None:
+    async def _token(self, job: Parcel, new_message: bool) -> float:
+        """Wait for the tokens ``job`` needs, granted in rank order; when they were taken."""
         if not self._waiting and self._budget_wait(new_message) == 0:
-            self._take(new_message)
-            return
-        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            return self._take(new_message)
+        granted: asyncio.Future[float] = asyncio.get_running_loop().create_future()
         self._enqueue((self._rank(job), next(self._order), job, new_message, granted))
         if self._granter is None:
             self._granter = asyncio.create_task(self._grant())
-        await granted
+        return await granted
 
     def _move_up(self, lane: Lane, wanted: Parcel) -> None:
         """The lane's picked parcel waits for a token (its request has not started) and its chat now
@@ -290,8 +295,7 @@ class Sender:
                     continue
                 _, _, _, new_message, granted = self._dequeue(index)
                 if not granted.done():
-                    self._take(new_message)
-                    granted.set_result(None)
+                    granted.set_result(self._take(new_message))
         finally:
             self._granter = None
 

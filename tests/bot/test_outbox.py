@@ -423,3 +423,15 @@ def test_every_request_wait_counts_those_ahead_including_those_not_yet_sent():
         "two windows on: the one ahead that goes now is in the next window's way"
     )
     assert every.wait(5.0, ahead=3) == pytest.approx(1.0 + BOT_WINDOW_MARGIN), "the old one has left"
+
+
+def test_a_request_that_waited_for_a_connection_is_counted_from_when_it_went():
+    every = EveryRequest(2)
+    every.take(0.0)
+    every.take(0.0)
+    every.taken_late(0.0, 0.5)  # the second went out only at 0.5
+    assert every.wait(1.0 + BOT_WINDOW_MARGIN) == 0, "the first has left the window"
+    every.take(1.0 + BOT_WINDOW_MARGIN)
+    assert every.wait(1.0 + BOT_WINDOW_MARGIN) == pytest.approx(0.5), (
+        "the next once the late one is a second (and the margin) old, not at once"
+    )

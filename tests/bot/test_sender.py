@@ -327,7 +327,7 @@ def test_a_prompt_wanted_while_its_chats_cleanup_waits_for_a_token_goes_first():
         telegram.sender.want(kept(PRIVATES[0], "cleanup", Priority.COSMETIC))
         await at(0.1)
         for chat in GROUPS[1:]:
-            telegram.sender.want(kept(chat, "table", Priority.PHASE))
+            telegram.sender.want(kept(chat, "table", Priority.INFO))
         await at(0.2)
         telegram.sender.want(kept(PRIVATES[0], "prompt", Priority.ACT))
         await telegram.sender.drain()
