@@ -111,6 +111,8 @@ async def prepare(application: App) -> Runtime:
     data.runtime = runtime = Runtime(
         settings, store, application.bot, rng=data.rng, limits=data.limits, jobs=application.job_queue
     )
+    # requests counted by game from now on; the rounds settled so far read now if metrics are served
+    await data.metrics.attach(runtime, read_rounds=settings.metrics != "off")
     data.deliveries = deliveries = Deliveries(store)
     await deliveries.load()
     store.on_batch, runtime.presenter.sender.on_sent = data.metrics.written, data.metrics.sent

@@ -9,6 +9,14 @@ priority (``act``: the prompts someone must act on); the new messages that went 
 budget being busy; each write batch of the database. Read when scraped (``refresh``): the open
 tables by game and phase, the coins they hold in escrow, the messages queued, the new-message
 budget, and the rounds settled (from the database: the count goes on across restarts).
+
+The cost of a round: the requests about a game's table are counted by game and kind (``GAME_KINDS``:
+a new message, an edit, a delete, in the group or a DM; the answers to presses), and when scraped
+divided by the rounds of that game settled since this process started counting them
+(``paiju_requests_per_round``). A request is about a table when its chat has one: a group's open
+table, the table a DM's person sits at, for an answer the table of the chat the press came from
+(as it was when the press reached the bot). Other requests (a reply in the DM of someone not
+seated, ``getUpdates``, ``getChatMember``...) are not in these two figures, nor are 429s.
 """
 
 from __future__ import annotations
@@ -35,6 +43,20 @@ PRESSES_KEPT = 10_000  # presses waiting for their answer before the oldest are 
 LATENCY = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 DELIVERY = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 WRITES = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
+# What a request about a table did, by the method: a new message, an edit, a delete (other methods,
+# reading a chat or the bot's own settings, are not part of a round's cost).
+CHANGES = {
+    "sendMessage": "new",
+    "editMessageText": "edit",
+    "editMessageReplyMarkup": "edit",
+    "deleteMessage": "delete",
+}
+ANSWER = "answer"  # answerCallbackQuery: a press answered
+GAME_KINDS = (
+    *(f"{chat}_{change}" for chat in ("group", "dm") for change in ("new", "edit", "delete")),
+    ANSWER,
+)
+LIMITED = "limited"  # every kind but the answers: what Telegram's per-chat limits count
 
 
 class Metrics:
@@ -99,32 +121,95 @@ class Metrics:
         self.write_errors = Counter(
             "paiju_database_write_errors", "Write batches that failed", registry=registry
         )
+        self.game_requests = Counter(
+            "paiju_game_requests",
+            "Bot API requests about a game's table, by game and kind (group_ or dm_ new, edit, delete;"
+            " answer: a press answered): in a group with the game's table open, in the DM of someone"
+            " seated at it, answering a press from either; every answer but 429s"
+            " (paiju_bot_api_rate_limited)",
+            ["game", "kind"],
+            registry=registry,
+        )
+        self.round_cost = Gauge(
+            "paiju_requests_per_round",
+            "paiju_game_requests_total divided by the game's rounds settled since this process started,"
+            " by game and kind (limited: every kind but answer); no sample until a round of the game"
+            " is settled",
+            ["game", "kind"],
+            registry=registry,
+        )
+        self.runtime: Runtime | None = None  # the open tables, for requests by game (``attach``)
+        self._spent: dict[str, dict[str, int]] = {}  # game -> kind -> requests (paiju_game_requests)
+        self._settled: dict[str, int] = {}  # game -> rounds settled since the rounds were first read
         self.last_answer: float | None = None  # when the Bot API last answered a request with success
-        self._pressed: dict[str, float] = {}  # callback query id -> when its update reached the bot
-        self._rounds_read = 0  # the last round id counted
+        # callback query id -> when its update reached the bot, and the game of the chat it came from
+        self._pressed: dict[str, tuple[float, str | None]] = {}
+        self._rounds_read: int | None = None  # the last round id counted (None: none read yet)
         self._refreshing = asyncio.Lock()  # two scrapes at once must not count the same rounds
+
+    async def attach(self, runtime: Runtime, *, read_rounds: bool = True) -> None:
+        """The runtime is built (before its tables are restored): from now on requests are counted
+        by game. With ``read_rounds`` (the metrics are served), the rounds settled so far are read
+        now, as the first scrape would: requests per round divide by the rounds settled after.
+        Without it the first scrape reads them, and only the rounds settled after that divide."""
+        self.runtime = runtime
+        if read_rounds:
+            async with self._refreshing:
+                await self._read_rounds(runtime)
 
     # -- as it happens ----------------------------------------------------------------------------
     def update_received(self, update: Update) -> None:
         kind = next((kind for kind in KINDS if getattr(update, kind, None) is not None), "other")
         self.updates.labels(kind).inc()
-        if update.callback_query is not None:
+        query = update.callback_query
+        if query is not None:
             if len(self._pressed) >= PRESSES_KEPT:
                 self._forget_presses()
-            self._pressed[update.callback_query.id] = self.clock()
+            game = None
+            if self.runtime is not None and query.message is not None:
+                game = self._game_of(query.message.chat.id)
+            self._pressed[query.id] = (self.clock(), game)
 
     def answered(self, method: str, sent: RequestData | None, status: int) -> None:
         """The Bot API answered a request (``bot.request.Observer``)."""
         job = SENDING.get()
         self.requests.labels(method, job.priority.name.lower() if job is not None else "direct").inc()
+        pressed = None
+        if method == "answerCallbackQuery" and sent is not None and status != 429:
+            query = str(sent.parameters.get("callback_query_id"))
+            # (kept until answered with success: a failed answer may be tried again)
+            pressed = self._pressed.pop(query, None) if 200 <= status < 300 else self._pressed.get(query)
         if 200 <= status < 300:
             self.last_answer = self.clock()
-            if method == "answerCallbackQuery" and sent is not None:
-                pressed = self._pressed.pop(str(sent.parameters.get("callback_query_id")), None)
-                if pressed is not None:
-                    self.press_answer.observe(self.last_answer - pressed)
+            if pressed is not None:
+                self.press_answer.observe(self.last_answer - pressed[0])
         elif status == 429:
             self.rate_limited.labels(_scope(sent)).inc()
+            return
+        if pressed is not None:
+            if pressed[1] is not None:
+                self._spend(pressed[1], ANSWER)
+            return
+        change = CHANGES.get(method)
+        if change is None or sent is None or self.runtime is None:
+            return
+        chat = sent.parameters.get("chat_id")
+        game = self._game_of(chat) if isinstance(chat, int) else None
+        if game is not None:
+            self._spend(game, f"{'dm' if is_private_id(chat) else 'group'}_{change}")
+
+    def _game_of(self, chat_id: int) -> str | None:
+        """The game of the table ``chat_id`` is about now: a group's open table, or the one the
+        person whose DM it is sits at."""
+        assert self.runtime is not None
+        tables = self.runtime.tables
+        live = tables.table_of(chat_id) if is_private_id(chat_id) else tables.get(chat_id)
+        return live.game if live is not None else None
+
+    def _spend(self, game: str, kind: str) -> None:
+        spent = self._spent.setdefault(game, dict.fromkeys(GAME_KINDS, 0))
+        spent[kind] += 1
+        self.game_requests.labels(game, kind).inc()
 
     def sent(self, job: Parcel, seconds: float) -> None:
         """The outbox sent ``job`` (as it went: a new message or not), ``seconds`` after it was first
@@ -143,12 +228,13 @@ class Metrics:
     def _forget_presses(self) -> None:
         """Presses never answered by us (refused by Telegram, the bot stopping) are dropped."""
         oldest = self.clock() - ANSWER_WITHIN
-        self._pressed = {query: at for query, at in self._pressed.items() if at >= oldest}
+        self._pressed = {query: seen for query, seen in self._pressed.items() if seen[0] >= oldest}
 
     # -- when scraped -----------------------------------------------------------------------------
     async def refresh(self, runtime: Runtime | None) -> None:
         """Read what is measured as a state: the open tables, escrow, the queue, the rounds settled
-        (all of them, the first time: the counter goes on across restarts, never back)."""
+        (all of them, the first time: the counter goes on across restarts, never back), and the
+        requests per round settled since this process started."""
         if runtime is None:  # not started yet
             return
         async with self._refreshing:
@@ -164,9 +250,24 @@ class Metrics:
         sender = runtime.presenter.sender
         self.queued.set(sum(len(lane.jobs) for lane in sender.lanes.values()))
         self.new_budget.set(sender.new.rate(sender.clock()))
-        self._rounds_read, settled = await runtime.store.finished_rounds(self._rounds_read)
+        await self._read_rounds(runtime)
+        self.round_cost.clear()
+        for game, rounds in self._settled.items():
+            spent = self._spent.get(game, dict.fromkeys(GAME_KINDS, 0))
+            for kind, count in spent.items():
+                self.round_cost.labels(game, kind).set(count / rounds)
+            limited = sum(count for kind, count in spent.items() if kind != ANSWER)
+            self.round_cost.labels(game, LIMITED).set(limited / rounds)
+
+    async def _read_rounds(self, runtime: Runtime) -> None:
+        """Count the rounds settled since the last read (the first read: every round the database
+        holds, which this process did not see being played)."""
+        first = self._rounds_read is None
+        self._rounds_read, settled = await runtime.store.finished_rounds(self._rounds_read or 0)
         for game, count in settled.items():
             self.rounds.labels(game).inc(count)
+            if not first:
+                self._settled[game] = self._settled.get(game, 0) + count
 
     def render(self, accept: str) -> tuple[bytes, str]:
         """The registry in the format the scraper accepts, and its content type."""

@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from bot.metrics import GAME_KINDS
 from faketg.harness import GROUP, make_world
 from tests.bot.scenarios import open_and_start
 from tests.e2e.process import make_stage, storage_check
@@ -123,3 +124,12 @@ async def test_metrics_parse_and_move_when_a_round_is_played(served):
     assert value(after, "paiju_new_messages_per_second") == 30, "Telegram's budget, not backed off"
     assert "paiju_sent_as_edit_total" in {name for name, _ in after}
     assert "paiju_send_queue_depth" in {name for name, _ in after}
+    # the round's cost (tests/bot/test_round_cost_metrics.py checks it request by request)
+    spent = {kind: value(after, "paiju_game_requests_total", game="muxi", kind=kind) for kind in GAME_KINDS}
+    assert spent["answer"] >= len(PEOPLE) + 2 and spent["group_new"] >= 1 and spent["group_edit"] >= 1
+    per_round = {
+        kind: value(after, "paiju_requests_per_round", game="muxi", kind=kind) for kind in GAME_KINDS
+    }
+    assert per_round == spent, "one round settled since the bot started"
+    limited = sum(count for kind, count in spent.items() if kind != "answer")
+    assert value(after, "paiju_requests_per_round", game="muxi", kind="limited") == limited
