@@ -209,7 +209,7 @@ class Presenter:
             message_id is None or anew or shown is None or shown.buttons_hash != wanted.shown.buttons_hash
         )
         if wanted.person is None:
-            priority = Priority.PHASE if new_buttons else Priority.COSMETIC
+            priority = _table_priority(live, new_buttons)
         else:
             priority = Priority.ACT if new_buttons and wanted.markup else Priority.INFO
         new = message_id is None or anew
@@ -226,3 +226,17 @@ class Presenter:
         except TimeoutError:
             log.warning("stopped with messages still queued")
         await self.sender.stop()
+
+
+def _table_priority(live: LiveTable, new_buttons: bool) -> Priority:
+    """A table's change of buttons is urgent (a change of phase or turn) when the table is how
+    someone learns they must act: in the lobby and between rounds everyone presses there, and in a
+    round whoever cannot be told by DM. A turn everyone acting on is prompted for in their DM only
+    informs the group: its edit waits for room, and quick turns become one edit."""
+    if not new_buttons:
+        return Priority.COSMETIC
+    acting = KINDS[live.game].acting(live)
+    if acting and not any(person in live.view.dm_failed for person in acting):
+        return Priority.INFO
+    return Priority.PHASE
+

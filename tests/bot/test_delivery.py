@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from bot.outbox import Limits
-from bot.outgoing import DmKey, PersonalMessage
+from bot.outbox import Limits, Priority
+from bot.outgoing import DmKey, PersonalMessage, TableKey
 from faketg.harness import ADMIN, GROUP, start_bot, stop_bot, too_many
 from tests.bot.decks import stack
 from tests.bot.scenarios import empty_the_table_budget, handle, labels, newest, open_and_start
@@ -31,6 +31,8 @@ async def test_a_press_is_answered_before_anything_is_sent(world, database):
 
 
 async def test_a_turn_shown_late_gets_that_time_back(world, database):
+    """小红 never opened a DM with the bot: the table message is her prompt, and it is late."""
+    world.people[2].started_bot = False
     bot = await start_bot(world, database, limits=Limits.of_settings(60))
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
@@ -250,3 +252,31 @@ async def test_a_prompt_being_sent_still_holds_the_deadline(paced_bot, world, mo
     release.set()
     await presenter.sender.drain()
     assert not presenter.prompt_waits(live)
+
+
+@pytest.mark.parametrize("without_dm", [False, True], ids=["all-told-by-dm", "one-without-dm"])
+async def test_a_turn_change_is_urgent_on_the_table_only_for_whom_it_is_the_prompt(
+    world, database, without_dm
+):
+    """The banker accepted: the players must draw. Everyone who must act gets their prompt in a DM,
+    so the table's change only informs the group (it waits for room and merges with what follows);
+    for someone who never opened a DM the table is the prompt: urgent."""
+    if without_dm:
+        world.people[3].started_bot = False
+    bot = await start_bot(world, database, limits=Limits.of_settings(60))
+    stack(bot, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "2C 2D"})
+    await open_and_start(bot, [1, 2, 3])
+    empty_the_table_budget(bot, seconds=30)
+    await handle(bot, world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
+    live = bot.runtime.tables.get(GROUP)
+    if without_dm:  # the prompt's DM to 阿强 is refused: the bot learns it then
+        for _ in range(500):
+            if 3 in live.view.dm_failed:
+                break
+            await asyncio.sleep(0.01)
+        assert 3 in live.view.dm_failed
+    parcel = bot.runtime.presenter.sender.waiting(GROUP, TableKey(live.table_id), in_flight=True)
+    assert parcel is not None, "the table's edit waits for the group's budget"
+    assert parcel.priority is (Priority.PHASE if without_dm else Priority.INFO)
+    await bot.runtime.presenter.sender.stop()
+    await stop_bot(bot)

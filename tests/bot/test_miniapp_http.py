@@ -197,7 +197,9 @@ async def test_a_bet_of_an_amount_the_buttons_do_not_offer_from_the_slider(serve
 
 async def test_a_turn_given_its_time_back_is_pushed_to_open_pages(world, database):
     """A prompt shown late gives its turn the delay back (tests/bot/test_delivery.py): an open
-    page's countdown runs to the new deadline, not the old one."""
+    page's countdown runs to the new deadline, not the old one. (小红 never opened a DM with the
+    bot: the table message is her prompt.)"""
+    world.people[2].started_bot = False
     bot = await start_bot(world, database, limits=Limits.of_settings(60))
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
