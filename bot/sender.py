@@ -30,7 +30,18 @@ from bot.telegram import is_private_id
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[Parcel], Awaitable[float | None]]
-AGING = 10.0  # seconds of waiting worth one priority step, for the bot's budget across chats
+# Across chats, how long a job of each priority waits behind newer more urgent ones at most (no
+# chat's requests starve): a prompt and a table's change of phase are one step; a reply, and any
+# other edit of a group's table (one edit informs the whole group), come 10 s behind them; a DM
+# that only informs one person, and cosmetic edits of a DM, only after a minute or two: under a
+# steady backlog the changes of an informing DM merge (what they did, their cards, the result).
+BEHIND = {
+    Priority.ACT: 0.0,
+    Priority.PHASE: 0.0,
+    Priority.REPLY: 10.0,
+    Priority.INFO: 60.0,
+    Priority.COSMETIC: 120.0,
+}
 GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
 # One waiting for a token of the bot's budget: its rank, its order among equals, the job, whether
 # it goes as a new message, and the future its grant sets.
@@ -200,10 +211,10 @@ class Sender:
     # -- the bot's budget across chats, granted in priority order ---------------------------------
     @staticmethod
     def _rank(job: Parcel) -> float:
-        """The most urgent first, aged: a job waits at most AGING s a priority step behind newer
-        more urgent ones (no chat's requests starve under a steady stream of prompts). A prompt and
-        a table's change of turn are one step: an edit of the table tells a whole group."""
-        return job.since + max(0, job.priority - Priority.PHASE) * AGING
+        """The most urgent first, aged (``BEHIND``)."""
+        if not is_private_id(job.chat_id):  # a group's: at most a reply's wait
+            return job.since + min(BEHIND[job.priority], BEHIND[Priority.REPLY])
+        return job.since + BEHIND[job.priority]
 
     def _budget_wait(self, new_message: bool, ahead: int = 0, new_ahead: int = 0) -> float:
         """Seconds until the bot's budget has a token for a request of this kind, after ``ahead``

@@ -341,6 +341,27 @@ def test_a_prompt_wanted_while_its_chats_cleanup_waits_for_a_token_goes_first():
     assert telegram.keys(PRIVATES[0]) == ["prompt", "cleanup"], "the cleanup still goes, after"
 
 
+def test_under_a_cap_an_informing_dm_waits_longest_and_a_tables_edit_at_most_a_replys_wait():
+    """A steady stream of prompts (one a second, as much as the cap lets through): a table's edit that
+    only informs goes once it has waited 10 s more than they (it tells a whole group); a DM that only
+    informs one person waits a minute behind them (its changes merge meanwhile)."""
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=1))
+        telegram.sender.want(kept(GROUPS[0], "filler", Priority.ACT))  # takes the first second's token
+        telegram.sender.want(kept(GROUPS[1], "table", Priority.INFO))
+        telegram.sender.want(kept(PRIVATES[0], "dm", Priority.INFO))
+        for n in range(40):
+            await at(0.5 + n)
+            telegram.sender.want(kept(1_000 + n, "prompt", Priority.ACT))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    keys = [job.key for _, job in telegram.sent]
+    assert keys.index("table") == 1 + 10, "after the prompts wanted in its first 10 s"
+    assert keys[-1] == "dm", "after every prompt of the next 40 s"
+
+
 def test_without_a_cap_edits_wait_for_no_token_of_the_bot():
     async def scenario():
         telegram = Telegram(Limits(new_per_second=1.0))
