@@ -31,10 +31,9 @@ from bot.telegram import is_private_id
 log = logging.getLogger(__name__)
 Deliver = Callable[[Parcel], Awaitable[float | None]]
 # Across chats, how long a job of each priority waits behind newer more urgent ones at most (no
-# chat's requests starve): a prompt and a table's change of phase are one step; a reply, and any
-# other edit of a group's table (one edit informs the whole group), come 10 s behind them; a DM
-# that only informs one person, and cosmetic edits of a DM, only after a minute or two: under a
-# steady backlog the changes of an informing DM merge (what they did, their cards, the result).
+# chat's requests starve): a prompt and a table's change of phase are one step; a reply comes 10 s
+# behind them; what only informs (a DM, a table's turn everyone acting on was told of by DM) a
+# minute behind, cosmetic edits two: under a steady backlog their changes merge meanwhile.
 BEHIND = {
     Priority.ACT: 0.0,
     Priority.PHASE: 0.0,
@@ -212,8 +211,6 @@ class Sender:
     @staticmethod
     def _rank(job: Parcel) -> float:
         """The most urgent first, aged (``BEHIND``)."""
-        if not is_private_id(job.chat_id):  # a group's: at most a reply's wait
-            return job.since + min(BEHIND[job.priority], BEHIND[Priority.REPLY])
         return job.since + BEHIND[job.priority]
 
     def _budget_wait(self, new_message: bool, ahead: int = 0, new_ahead: int = 0) -> float:

@@ -341,14 +341,14 @@ def test_a_prompt_wanted_while_its_chats_cleanup_waits_for_a_token_goes_first():
     assert telegram.keys(PRIVATES[0]) == ["prompt", "cleanup"], "the cleanup still goes, after"
 
 
-def test_under_a_cap_an_informing_dm_waits_longest_and_a_tables_edit_at_most_a_replys_wait():
-    """A steady stream of prompts (one a second, as much as the cap lets through): a table's edit that
-    only informs goes once it has waited 10 s more than they (it tells a whole group); a DM that only
-    informs one person waits a minute behind them (its changes merge meanwhile)."""
+def test_under_a_cap_what_only_informs_waits_a_minute_behind_the_prompts():
+    """A steady stream of prompts (one a second, as much as the cap lets through): a reply goes once
+    it has waited 10 s more than they; a DM that only informs waits a minute behind them (its
+    changes merge meanwhile)."""
     async def scenario():
         telegram = Telegram(Limits(requests_per_second=1))
         telegram.sender.want(kept(GROUPS[0], "filler", Priority.ACT))  # takes the first second's token
-        telegram.sender.want(kept(GROUPS[1], "table", Priority.INFO))
+        telegram.sender.want(Parcel(GROUPS[1], "reply", Priority.REPLY, now(), Share.REPLY))
         telegram.sender.want(kept(PRIVATES[0], "dm", Priority.INFO))
         for n in range(40):
             await at(0.5 + n)
@@ -358,7 +358,7 @@ def test_under_a_cap_an_informing_dm_waits_longest_and_a_tables_edit_at_most_a_r
 
     telegram = simulate(scenario)
     keys = [job.key for _, job in telegram.sent]
-    assert keys.index("table") == 1 + 10, "after the prompts wanted in its first 10 s"
+    assert keys.index("reply") == 1 + 10, "after the prompts wanted in its first 10 s"
     assert keys[-1] == "dm", "after every prompt of the next 40 s"
 
 
