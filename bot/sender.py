@@ -68,6 +68,7 @@ class Sender:
         # those ahead of a job by bisection, with thousands waiting under load).
         self._waiting: list[_Waiting] = []
         self._new_waiting: list[tuple[float, int]] = []  # of those, the new messages' (rank, order)
+        self._waiting_of: dict[int, _Waiting] = {}  # each chat's (at most one: one request at a time)
         self._granter: asyncio.Task[None] | None = None
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
@@ -232,11 +233,13 @@ class Sender:
 
     def _enqueue(self, waiting: _Waiting) -> None:
         bisect.insort(self._waiting, waiting)
+        self._waiting_of[waiting[2].chat_id] = waiting
         if waiting[3]:
             bisect.insort(self._new_waiting, waiting[:2])
 
     def _dequeue(self, index: int) -> _Waiting:
         waiting = self._waiting.pop(index)
+        del self._waiting_of[waiting[2].chat_id]
         if waiting[3]:
             del self._new_waiting[bisect.bisect_left(self._new_waiting, waiting[:2])]
         return waiting
@@ -270,13 +273,12 @@ class Sender:
             return
         if picked.key == wanted.key:
             picked.priority = min(picked.priority, wanted.priority)
+        waiting = self._waiting_of.get(lane.chat_id)
         rank = min(self._rank(picked), self._rank(wanted))
-        for index, (was, order, job, new_message, granted) in enumerate(self._waiting):
-            if job is picked:
-                if rank < was:
-                    self._dequeue(index)
-                    self._enqueue((rank, order, job, new_message, granted))
-                return
+        if waiting is not None and rank < waiting[0]:  # (found by bisection: thousands may wait)
+            index = bisect.bisect_left(self._waiting, waiting[:2])  # (its rank and order: unique)
+            _, order, job, new_message, granted = self._dequeue(index)
+            self._enqueue((rank, order, job, new_message, granted))
 
     def _next_ready(self) -> tuple[int | None, float]:
         """The first waiting in rank order whose token is there (a new message and an edit may
