@@ -283,6 +283,8 @@ class Sender:
     def _next_ready(self) -> tuple[int | None, float]:
         """The first waiting in rank order whose token is there (a new message and an edit may
         have different budgets); else None and the seconds until one is."""
+        edits = len(self._waiting) - len(self._new_waiting)
+        kinds = {new for new, count in ((True, len(self._new_waiting)), (False, edits)) if count}
         wait, seen = math.inf, set()
         for index, (_, _, _, new_message, _) in enumerate(self._waiting):
             if new_message in seen:
@@ -292,7 +294,7 @@ class Sender:
             if kind_wait == 0:
                 return index, 0.0
             wait = min(wait, kind_wait)
-            if len(seen) == 2:
+            if seen == kinds:
                 break
         return None, wait
 
