@@ -167,8 +167,14 @@ class Sender:
                     # What is sent is what is wanted when the request starts: a newer payload
                     # wanted while this one waited for its token replaces it; one called off is not sent.
                     newer = lane.jobs.get(job.key)
-                    if newer is not None and newer.new_message and not job.new_message:
-                        continue  # a new prompt wanted while an edit waited: it goes as a new message
+                    if newer is not None and newer.new_message and not sent.new_message:
+                        # A new prompt wanted while an edit of its DM waited: a new message now if
+                        # the new-message budget has room, else an edit if it may be one.
+                        if not self._new_waiting and self.new.wait(self.clock()) == 0:
+                            self.new.take(self.clock())
+                            sent = replace(sent, new_message=True)
+                        elif not newer.may_edit:
+                            continue
                     lane.started = True
                     newer = lane.jobs.pop(job.key, None)
                     if newer is not None:

@@ -317,6 +317,25 @@ def test_a_new_prompt_wanted_while_an_edit_of_its_dm_waits_goes_as_a_new_message
     )
 
 
+def test_with_the_new_message_budget_spent_such_a_prompt_goes_as_that_edit_at_once():
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=1))
+        telegram.sender.new.bucket.tokens, telegram.sender.new.bucket.at = -900.0, now()  # 30 s away
+        telegram.sender.want(kept(GROUPS[0], "table", Priority.COSMETIC))  # takes the second's token
+        telegram.sender.want(kept(PRIVATES[0], "dm", Priority.INFO))  # an edit: waits for the next
+        await at(0.5)
+        telegram.sender.want(
+            Parcel(PRIVATES[0], "dm", Priority.ACT, now(), Share.KEPT, new_message=True, may_edit=True)
+        )
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    [(moment, dm)] = [(moment, job) for moment, job in telegram.sent if job.chat_id == PRIVATES[0]]
+    assert not dm.new_message and dm.priority is Priority.ACT, "the prompt, as an edit (seen, not notified)"
+    assert moment < 1.5, "with the edit's token, not 30 s later"
+
+
 def test_a_prompt_wanted_while_its_chats_cleanup_waits_for_a_token_goes_first():
     """An old round's DM left behind (a cosmetic cleanup) was picked and waits for the bot's budget;
     the person's next prompt is wanted meanwhile: the chat's place in the queue moves up to the
