@@ -45,6 +45,7 @@ import aiohttp
 
 from bot import callbacks
 from bot.i18n import t
+from bot.views.muxi import hand_label
 from games.cards import DECK_54, Card
 from games.errors import RuleError
 from games.events import TableClosed, TimerStarted, Unseated
@@ -52,7 +53,6 @@ from games.muxi import (
     BeBanker,
     Draw,
     Join,
-    Kind,
     MuxiTable,
     PassBanker,
     PersonResult,
@@ -247,23 +247,12 @@ def cards_text(cards: tuple[Card | None, ...] | list[Card]) -> str:
     return " ".join(card.display() if card is not None else "🂠" for card in cards)
 
 
-def hand_label(kind: Kind | None, points: int) -> str:
-    if kind is None:
-        return ""
-    label = t(LANGUAGE, f"muxi.kind.{kind.value}")
-    if kind in (Kind.DOUBLE_TIANGONG, Kind.TIANGONG):
-        return t(LANGUAGE, "muxi.natural_points", kind=label, points=points)
-    if kind in (Kind.FLUSH, Kind.DOUBLE, Kind.NORMAL):
-        return t(LANGUAGE, "muxi.points", points=points, kind=label)
-    return label
-
-
 def judged(cards: list[Card]) -> str:
     try:
         hand = evaluate(cards)
     except ValueError:  # a lone joker still to draw
         return t(LANGUAGE, "muxi.must_draw_short")
-    return hand_label(hand.kind, hand.points)
+    return hand_label(hand.kind, hand.points, LANGUAGE)
 
 
 DID = {Status.DREW: "muxi.did.draw", Status.STOOD: "muxi.did.stand", Status.NATURAL: "muxi.did.natural"}
@@ -365,7 +354,7 @@ class Table:
         if result.status in (Status.ESCAPED, Status.FORFEIT):
             hand = t(LANGUAGE, f"muxi.status.{result.status.value}")
         else:
-            hand = hand_label(result.kind, result.points)
+            hand = hand_label(result.kind, result.points, LANGUAGE)
         name, cards, net = self.name(result.person), cards_text(result.cards), signed(result.net)
         return t(LANGUAGE, "muxi.result_line", role=role, name=name, cards=cards, hand=hand, net=net)
 
@@ -388,7 +377,7 @@ class Table:
             result = next((line for line in self.results if line.person == person), None)
             if result is None or self.results_round != round_no:
                 return None
-            label = hand_label(result.kind, result.points)
+            label = hand_label(result.kind, result.points, LANGUAGE)
             mine = t(LANGUAGE, "muxi.your_cards", cards=cards_text(result.cards), hand=label)
             over = t(LANGUAGE, "dm.result", net=signed(result.net), balance=f"{wallet:,}")
             return f"{title}\n{mine}\n{over}", None, frozenset()

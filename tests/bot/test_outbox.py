@@ -346,6 +346,19 @@ def test_a_bucket_allows_its_burst_then_its_rate():
     assert bucket.wait(100.0) == pytest.approx(2.0), "never more than the burst saved up"
 
 
+def sent_as_fast_as_allowed(budget: NewMessages | EveryRequest, start: float, end: float) -> list[float]:
+    """When requests go from ``start`` to ``end`` if each goes as soon as ``budget`` lets it."""
+    now, sent = start, []
+    while now < end:
+        wait = budget.wait(now)
+        if wait > 0:
+            now += wait
+            continue
+        budget.take(now)
+        sent.append(now)
+    return sent
+
+
 # -- the new-messages budget -----------------------------------------------------------------------------
 def test_new_messages_halve_on_a_throttle_down_to_the_floor():
     new = NewMessages(0.0, 30.0)
@@ -382,14 +395,7 @@ def test_new_messages_after_a_throttle_let_through_at_most_the_new_rate():
     new = NewMessages(0.0, 30.0)
     new.throttled(0.0)
     new.throttled(0.0)  # 7.5 a second, 7.5 at once
-    now, sent = 1.0, []
-    while now < 20.0:
-        wait = new.wait(now)
-        if wait > 0:
-            now += wait
-            continue
-        new.take(now)
-        sent.append(now)
+    sent = sent_as_fast_as_allowed(new, 1.0, 20.0)
     assert sent[:8] == [1.0] * 7 + [pytest.approx(1.0 + 0.5 / 7.5)]
     assert peak(sent, 1.0) <= 7.5 + 8.5, "its burst, then its rate (7.5, 8.5 after 10 calm s)"
     assert len(sent) == 7.5 + 7.5 * 9 + 8.5 * 10, "7.5 at once, 7.5 a second, 8.5 from 10 s on"
@@ -398,14 +404,7 @@ def test_new_messages_after_a_throttle_let_through_at_most_the_new_rate():
 # -- the bot's cap on every request (an operator's PAIJU_BOT_REQUESTS_PER_SECOND) --------------------------
 def test_every_request_keeps_to_its_count_in_any_second_counted_a_little_longer():
     every = EveryRequest(30)
-    now, sent = 0.0, []
-    while now < 10.0:
-        wait = every.wait(now)
-        if wait > 0:
-            now += wait
-            continue
-        every.take(now)
-        sent.append(now)
+    sent = sent_as_fast_as_allowed(every, 0.0, 10.0)
     assert sent[:30] == [0.0] * 30, "30 at once"
     assert sent[30] == pytest.approx(1.0 + BOT_WINDOW_MARGIN), "the 31st once the first is a second old"
     assert peak(sent, 1.0 + BOT_WINDOW_MARGIN - 1e-9) <= 30, "never 31 in any second, however counted"
