@@ -269,6 +269,12 @@ class Sender:
             self._granter = asyncio.create_task(self._grant())
         return await granted
 
+    async def one_more(self, job: Parcel) -> None:
+        """``job`` takes a second request (a prompt's end before the prompt): under the cap on every
+        request it waits for a second place in the bot's window, at its rank."""
+        if self.every is not None:
+            self.every.taken_late(await self._token(job, False), self.clock())
+
     def _move_up(self, lane: Lane, wanted: Parcel) -> None:
         """The lane's picked parcel waits for a token (its request has not started) and its chat now
         wants something more urgent: the same message (an informing DM become a prompt) or another

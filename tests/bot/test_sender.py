@@ -550,3 +550,27 @@ async def test_a_restarted_bot_sends_only_what_changed_while_it_was_down(world, 
     edit = next(r for r in world.requests[before:] if r.method == "editMessageText")
     assert edit.params["message_id"] == table_message
     await stop_bot(second)
+
+
+def test_a_parcel_that_takes_two_requests_takes_two_places_under_the_cap():
+    """A prompt whose answered predecessor still shows its buttons ends it first (two requests):
+    under the cap the second waits for its own place, so no second passes it."""
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=1))
+        requests: list[float] = []
+
+        async def deliver(job: Parcel) -> float | None:
+            requests.append(now())
+            await telegram.sender.one_more(job)
+            requests.append(now())
+            return None
+
+        telegram.sender.deliver = deliver
+        telegram.sender.want(kept(PRIVATES[0], "prompt", Priority.ACT, new=True))
+        telegram.sender.want(kept(PRIVATES[1], "prompt", Priority.ACT, new=True))
+        await telegram.sender.drain()
+        return requests
+
+    requests = simulate(scenario)
+    assert len(requests) == 4
+    assert peak(requests, 1.0) <= 1, "one request in any second, the second of each parcel too"
