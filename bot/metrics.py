@@ -139,7 +139,6 @@ class Metrics:
             registry=registry,
         )
         self.runtime: Runtime | None = None  # the open tables, for requests by game (``attach``)
-        self._spent: dict[str, dict[str, int]] = {}  # game -> kind -> requests (paiju_game_requests)
         self._settled: dict[str, int] = {}  # game -> rounds settled since the rounds were first read
         self.last_answer: float | None = None  # when the Bot API last answered a request with success
         # callback query id -> when its update reached the bot, and the game of the chat it came from
@@ -188,7 +187,7 @@ class Metrics:
             return
         if pressed is not None:
             if pressed[1] is not None:
-                self._spend(pressed[1], ANSWER)
+                self.game_requests.labels(pressed[1], ANSWER).inc()
             return
         change = CHANGES.get(method)
         if change is None or sent is None or self.runtime is None:
@@ -196,7 +195,7 @@ class Metrics:
         chat = sent.parameters.get("chat_id")
         game = self._game_of(chat) if isinstance(chat, int) else None
         if game is not None:
-            self._spend(game, f"{'dm' if is_private_id(chat) else 'group'}_{change}")
+            self.game_requests.labels(game, f"{'dm' if is_private_id(chat) else 'group'}_{change}").inc()
 
     def _game_of(self, chat_id: int) -> str | None:
         """The game of the table ``chat_id`` is about now: a group's open table, or the one the
@@ -205,11 +204,6 @@ class Metrics:
         tables = self.runtime.tables
         live = tables.table_of(chat_id) if is_private_id(chat_id) else tables.get(chat_id)
         return live.game if live is not None else None
-
-    def _spend(self, game: str, kind: str) -> None:
-        spent = self._spent.setdefault(game, dict.fromkeys(GAME_KINDS, 0))
-        spent[kind] += 1
-        self.game_requests.labels(game, kind).inc()
 
     def sent(self, job: Parcel, seconds: float) -> None:
         """The outbox sent ``job`` (as it went: a new message or not), ``seconds`` after it was first
@@ -253,11 +247,15 @@ class Metrics:
         await self._read_rounds(runtime)
         self.round_cost.clear()
         for game, rounds in self._settled.items():
-            spent = self._spent.get(game, dict.fromkeys(GAME_KINDS, 0))
+            spent = {kind: self._game_requests(game, kind) for kind in GAME_KINDS}
             for kind, count in spent.items():
                 self.round_cost.labels(game, kind).set(count / rounds)
             limited = sum(count for kind, count in spent.items() if kind != ANSWER)
             self.round_cost.labels(game, LIMITED).set(limited / rounds)
+
+    def _game_requests(self, game: str, kind: str) -> float:
+        counted = self.registry.get_sample_value("paiju_game_requests_total", {"game": game, "kind": kind})
+        return counted or 0.0
 
     async def _read_rounds(self, runtime: Runtime) -> None:
         """Count the rounds settled since the last read (the first read: every round the database

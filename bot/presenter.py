@@ -239,4 +239,3 @@ def _table_priority(live: LiveTable, new_buttons: bool) -> Priority:
     if acting and not any(person in live.view.dm_failed for person in acting):
         return Priority.INFO
     return Priority.PHASE
-

@@ -152,36 +152,35 @@ class Sender:
                 continue
             retry_after: float | None = None
             try:
-                sent = job
-                if job.may_edit and self._edit_sooner(job):  # busy: the deliverer edits
-                    sent = replace(job, new_message=False)
-                if sent.new_message or self.every is not None:
-                    taken = await self._token(job, sent.new_message)
+                # As a new message? (one that may be an edit goes as one when the budget is busy)
+                as_new = job.new_message and not (job.may_edit and self._edit_sooner(job))
+                if as_new or self.every is not None:
+                    taken = await self._token(job, as_new)
                     lane.late(job, self.clock())
                 async with self._in_flight:
                     if self.every is not None:  # counted when it goes (it may have waited for a connection)
                         self.every.taken_late(taken, self.clock())
-                    urgent = lane.more_urgent(job, self.clock(), new_message=sent.new_message)
+                    urgent = lane.more_urgent(job, self.clock(), new_message=as_new)
                     if urgent is not None:  # wanted while this one waited: it goes in its place
-                        job = sent = urgent
+                        job, as_new = urgent, urgent.new_message
                     # What is sent is what is wanted when the request starts: a newer payload
                     # wanted while this one waited for its token replaces it; one called off is not sent.
                     newer = lane.jobs.get(job.key)
-                    if newer is not None and newer.new_message and not sent.new_message:
+                    if newer is not None and newer.new_message and not as_new:
                         # A new prompt wanted while an edit of its DM waited: a new message now if
                         # the new-message budget has room, else an edit if it may be one.
                         if not self._new_waiting and self.new.wait(self.clock()) == 0:
                             self.new.take(self.clock())
-                            sent = replace(sent, new_message=True)
+                            as_new = True
                         elif not newer.may_edit:
                             continue
                     lane.started = True
                     newer = lane.jobs.pop(job.key, None)
                     if newer is not None:
-                        job.payload = sent.payload = newer.payload
-                        job.priority = sent.priority = min(job.priority, newer.priority)
+                        job.payload, job.priority = newer.payload, min(job.priority, newer.priority)
                     elif lane.called_off:
                         continue
+                    sent = job if as_new == job.new_message else replace(job, new_message=as_new)
                     sending = SENDING.set(sent)
                     try:
                         retry_after = await self.deliver(sent)
