@@ -24,8 +24,7 @@ chats (``requests_per_second``, where Telegram holds a bot to 30 a second of eve
 request takes a place in that window too (``EveryRequest``). A 429 blocks only its own chat, for its
 ``retry_after``. Within a lane the most urgent job goes first (``Priority``), then the longest
 waiting; a job for something kept up is coalesced: one job per message, whatever changed
-meanwhile, and it sends the latest state when its turn comes. What only informs first waits a few
-seconds (``SETTLE``) for what follows it, so that one request carries both.
+meanwhile, and it sends the latest state when its turn comes.
 """
 
 from __future__ import annotations
@@ -53,11 +52,6 @@ PROMPT_WAIT = 1.0
 # Telegram counts it from when it arrived, which a busy process and the network delay (at 0.05 s,
 # benchmark 5 (b) still drew a 429 about every 5 s from requests that arrived bunched).
 BOT_WINDOW_MARGIN = 0.15
-# An edit that only informs (a DM's end of an answered prompt, its round's end; a table's turn that
-# everyone acting on was told of by DM; a cosmetic edit) waits this long after it was first wanted, so that
-# what follows it soon goes in the same request: quick actions at a table become one edit, and an
-# answered prompt's end becomes the round's end or the person's next prompt. Nobody acts on it.
-SETTLE = 3.0
 
 
 @dataclass(frozen=True)
@@ -75,7 +69,6 @@ class Limits:
     # Every request across all chats in any second (0: no such cap, new messages only): an operator's
     # choice (PAIJU_BOT_REQUESTS_PER_SECOND) where Telegram holds a bot to 30 a second of everything.
     requests_per_second: int = 0
-    settle: float = SETTLE  # what only informs waits this long for what follows it
 
     @classmethod
     def of_settings(cls, table_per_minute: int, requests_per_second: int = 0) -> Limits:
@@ -99,7 +92,6 @@ class Limits:
             private_per_second=float(huge),
             private_burst=huge,
             new_per_second=float(huge),
-            settle=0.0,
         )
 
     def budget(self, chat_id: int, now: float) -> Budget:
@@ -268,14 +260,6 @@ class Parcel:
     may_edit: bool = False  # a new message that may go as an edit instead, when the budget is busy
     payload: object = None  # what is to be sent (the latest one wanted: the lane is the one place it waits)
 
-    def ready_in(self, now: float, settle: float) -> float:
-        """Seconds until it may go for what it is (its budget aside): an edit that only informs
-        waits ``settle`` after it was first wanted (a more urgent state wanted meanwhile does not; a
-        new message, such as someone's cards, never waits: until it is sent nothing can be edited)."""
-        if self.priority < Priority.INFO or self.new_message:
-            return 0.0
-        return max(0.0, self.since + settle - now)
-
     def order(self, now: float) -> tuple[float, float]:
         """Its place in its lane: the most urgent first, then the longest waiting; a reply that
         has waited ``REPLY_PATIENCE`` goes ahead of the table's changes (never of a prompt)."""
@@ -290,7 +274,6 @@ class Lane:
 
     chat_id: int
     budget: Budget
-    settle: float = 0.0  # what only informs waits this long for what follows it (``SETTLE``)
     jobs: dict[Hashable, Parcel] = field(default_factory=dict)
     blocked_until: float = 0.0  # a 429's retry_after
     in_flight: Parcel | None = None  # the parcel taken off the queue to be sent (one at a time)
@@ -329,9 +312,8 @@ class Lane:
         best: Parcel | None = None
         wait = float("inf")
         for job in self.jobs.values():
-            ready = max(ready_in[job.share], job.ready_in(now, self.settle))
-            if ready > 0:
-                wait = min(wait, ready)
+            if ready_in[job.share] > 0:
+                wait = min(wait, ready_in[job.share])
             elif best is None or job.order(now) < best.order(now):
                 best = job
         if best is None:
@@ -350,7 +332,6 @@ class Lane:
             if (
                 parcel.key != job.key  # (a newer state of the same message replaces its payload)
                 and parcel.order(now) < job.order(now)
-                and parcel.ready_in(now, self.settle) == 0
                 and (parcel.share is job.share or isinstance(self.budget, PrivateBudget))
                 and (new_message or not parcel.new_message)
                 and (best is None or parcel.order(now) < best.order(now))

@@ -72,7 +72,6 @@ class Presenter:
         self.bot = bot
         self.store = store
         self.clock = clock
-        self.settle = limits.settle
         self.delivery = Delivery(self)
         self.sender = Sender(self.delivery.deliver, limits, clock)
         self.reactions = reactions
@@ -196,8 +195,8 @@ class Presenter:
 
     def _want(self, wanted: Kept) -> None:
         live, message_id = wanted.live, wanted.message_id
-        job = self.sender.waiting(wanted.chat_id, wanted.key)
         if isinstance(wanted, PersonalMessage):  # what the DM shown now was still to show, if anything
+            job = self.sender.waiting(wanted.chat_id, wanted.key)
             queued = None if job is None else job.payload
             if isinstance(queued, PersonalMessage):
                 wanted = replace(wanted, record=queued.record if queued.markup is not None else queued.text)
@@ -206,11 +205,6 @@ class Presenter:
             self.sender.take(wanted.chat_id, wanted.key)
             return
         anew = message_id is not None and self.anew(wanted, message_id, shown)
-        if anew and wanted.person is not None and self._end_settling(job):
-            # They answered their last prompt moments ago (its end not sent yet): they are looking at
-            # it, and their next prompt takes its place in one edit instead of an end and a new message.
-            self.sender.take(wanted.chat_id, wanted.key)
-            anew = False
         new_buttons = (
             message_id is None or anew or shown is None or shown.buttons_hash != wanted.shown.buttons_hash
         )
@@ -221,15 +215,6 @@ class Presenter:
         new = message_id is None or anew
         self.sender.want(
             Parcel(wanted.chat_id, wanted.key, priority, self.clock(), Share.KEPT, new, anew, wanted)
-        )
-
-    def _end_settling(self, job: Parcel | None) -> bool:
-        """Is ``job`` a DM's end of an answered prompt still settling (``Limits.settle``)?"""
-        return (
-            job is not None
-            and isinstance(job.payload, PersonalMessage)
-            and job.payload.markup is None
-            and job.ready_in(self.clock(), self.settle) > 0
         )
 
     async def flush(self, timeout: float = 10.0) -> None:

@@ -84,7 +84,7 @@ class Sender:
         lane = self.lanes.get(job.chat_id)
         if lane is None:
             budget = self.limits.budget(job.chat_id, self.clock())
-            lane = self.lanes[job.chat_id] = Lane(job.chat_id, budget, self.limits.settle)
+            lane = self.lanes[job.chat_id] = Lane(job.chat_id, budget)
         lane.put(job, newer=newer)
         self._move_up(lane, job)
         task = self.tasks.get(job.chat_id)

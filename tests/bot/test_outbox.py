@@ -244,51 +244,6 @@ def test_many_wants_of_one_key_make_one_job_with_the_most_urgent_priority_and_ea
     assert sent is job and queue.next(10.0) == (None, 0.0), "sent once"
 
 
-# -- what only informs settles (issue 27 items 2 and 3) ------------------------------------------------
-def settling(chat_id: int = GROUP) -> Lane:
-    return Lane(chat_id, Limits().budget(chat_id, 0.0), settle=3.0)
-
-
-def test_an_edit_that_only_informs_waits_to_settle_and_what_follows_merges_into_it():
-    queue = settling()
-    queue.put(kept("table", 0.0, Priority.INFO))
-    assert queue.next(1.0) == (None, pytest.approx(2.0)), "it settles 3 s after it was first wanted"
-    queue.put(kept("table", 2.0, Priority.COSMETIC))  # a quick action after it: the same edit
-    assert queue.next(2.9)[0] is None
-    job, _ = queue.next(3.0)
-    assert job is not None and job.since == 0.0, "a stream of changes does not push it back"
-    assert queue.next(3.0) == (None, 0.0)
-
-
-@pytest.mark.parametrize("priority", [Priority.ACT, Priority.PHASE])
-def test_a_more_urgent_state_wanted_while_it_settles_goes_at_once(priority):
-    queue = settling(PRIVATE)
-    queue.put(kept("dm", 0.0, Priority.INFO, chat=PRIVATE))
-    queue.put(kept("dm", 1.0, priority, chat=PRIVATE))  # their next prompt: one request for both
-    job, _ = queue.next(1.0)
-    assert job is not None and job.priority is priority and list(queue.jobs) == []
-
-
-def test_a_new_message_never_settles_nor_does_a_reply():
-    queue = settling(PRIVATE)
-    queue.put(Parcel(PRIVATE, "cards", Priority.INFO, 0.0, Share.KEPT, new_message=True))
-    job, _ = queue.next(0.0)
-    assert job is not None and job.key == "cards", "someone's cards go at once: nothing can be edited before"
-    queue.done(job, 0.0)
-    queue.put(reply("help", 0.0, chat=PRIVATE))
-    assert queue.next(0.0)[0] is not None
-
-
-def test_a_settling_edit_does_not_take_the_place_of_a_picked_one():
-    queue = settling(PRIVATE)
-    queue.put(kept("cleanup", 0.0, Priority.COSMETIC, chat=PRIVATE))
-    picked, _ = queue.next(5.0)
-    assert picked is not None
-    queue.put(kept("dm", 5.0, Priority.INFO, chat=PRIVATE))
-    assert queue.more_urgent(picked, 5.5, new_message=False) is None, "it still settles"
-    assert queue.more_urgent(picked, 8.0, new_message=False) is not None
-
-
 def test_a_job_wanted_again_while_in_flight_is_sent_again_after():
     queue = lane(PRIVATE)
     queue.put(kept("dm", 0.0, chat=PRIVATE))

@@ -10,7 +10,6 @@ import asyncio
 import selectors
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from typing import Any
 
 from bot.outbox import Limits, Parcel, Priority, Share
@@ -64,12 +63,11 @@ class Telegram:
     """A fake ``deliver``: notes when each request goes out; refuses some with a 429 (and tells
     the sender, as the presenter does); each request takes ``latency``."""
 
-    def __init__(self, limits: Limits, latency: float = 0.0, settle: float = 0.0) -> None:
+    def __init__(self, limits: Limits, latency: float = 0.0) -> None:
         self.latency = latency
         self.sent: list[tuple[float, Parcel]] = []
         self.refused: list[tuple[float, Parcel]] = []
-        # What only informs goes at once unless a test is about its settling (``Limits.settle``).
-        self.sender = Sender(self.deliver, replace(limits, settle=settle), clock=now)
+        self.sender = Sender(self.deliver, limits, clock=now)
         self.refusals: dict[tuple[int, int], float] = {}  # (chat, its nth request) -> retry_after
         self.calls: Counter[int] = Counter()
 
