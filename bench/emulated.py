@@ -165,7 +165,11 @@ def rows(measured: Measured) -> list[Result]:
     rounds = f.rounds(w)
     per_minute = sum(rounds.values()) / w.minutes
     timeouts = f.timeouts(w)
-    too_many = f.too_many(w)
+    by_method = f.too_many_by_method(w)
+    too_many = sum(by_method.values())
+    limits = f.world.limits
+    why = ", ".join(f"{why} {count:,}" for why, count in sorted((limits.refused if limits else {}).items()))
+    methods = ", ".join(f"{method} {count:,}" for method, count in by_method.most_common())
     split = ", ".join(f"{count:,} {game}" for game, count in sorted(rounds.items())) or "none"
     lost = sum(timeouts.values())
     lost_text = ", ".join(f"{count:,} {kind}" for kind, count in sorted(timeouts.items()))
@@ -196,8 +200,9 @@ def rows(measured: Measured) -> list[Result]:
         Result(BENCH, f"{label}: table message lag behind a move, p50 / p99", lag.text()),
         Result(
             BENCH,
-            f"{label}: 429s the bot received in the window",
-            f"{too_many:,}",
+            f"{label}: 429s the bot received in the window (by method; over the whole run, by the limit "
+            "that refused)",
+            f"{too_many:,}" + (f" ({methods}; {why})" if too_many else ""),
             "0" if "too_many" in t else "",
             _verdict(t, "too_many", too_many == 0),
         ),

@@ -23,6 +23,7 @@ the simulated people saw (``bench.crowd.Seen``). Every time is the emulator's cl
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -220,9 +221,13 @@ class Figures:
 
     def too_many(self, span: Span, chats: Iterable[int] | None = None) -> int:
         """429s the bot was answered."""
+        return sum(self.too_many_by_method(span, chats).values())
+
+    def too_many_by_method(self, span: Span, chats: Iterable[int] | None = None) -> Counter[str]:
+        """429s the bot was answered, by the method refused."""
         chosen = None if chats is None else set(chats)
-        return sum(
-            1
+        return Counter(
+            request.method
             for request in self.world.requests
             if request.error == 429 and request.at in span and (chosen is None or request.chat_id in chosen)
         )
