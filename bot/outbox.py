@@ -382,12 +382,16 @@ class EveryRequest:
     def take(self, now: float) -> None:
         self.times.append(now)
 
-    def taken_late(self, taken: float, now: float) -> None:
-        """The request whose place was taken at ``taken`` goes out only ``now`` (it waited for a
-        connection): it is counted from then, or requests bunched behind a wait pass the cap."""
-        if now > taken and taken in self.times:
+    def taken_late(self, taken: float, now: float) -> float:
+        """The request whose place was taken at ``taken`` counts only from ``now``: it waited for a
+        connection, or (``now``: its answer came) it may have reached Telegram as late as that;
+        otherwise requests bunched behind a wait pass the cap. When it counts from now."""
+        if now <= taken:
+            return taken
+        if taken in self.times:  # (not if it has been waiting longer than the window)
             self.times.remove(taken)
-            self.times.insert(bisect.bisect_right(self.times, now), now)
+        self.times.insert(bisect.bisect_right(self.times, now), now)
+        return now
 
 
 class NewMessages:

@@ -159,7 +159,7 @@ class Sender:
                     lane.late(job, self.clock())
                 async with self._in_flight:
                     if self.every is not None:  # counted when it goes (it may have waited for a connection)
-                        self.every.taken_late(taken, self.clock())
+                        taken = self.every.taken_late(taken, self.clock())
                     urgent = lane.more_urgent(job, self.clock(), new_message=as_new)
                     if urgent is not None:  # wanted while this one waited: it goes in its place
                         job, as_new = urgent, urgent.new_message
@@ -186,6 +186,8 @@ class Sender:
                         retry_after = await self.deliver(sent)
                     finally:
                         SENDING.reset(sending)
+                        if self.every is not None:  # counted from its arrival: by now at the latest
+                            self.every.taken_late(taken, self.clock())
                 if retry_after is None and self.on_sent is not None:
                     self.on_sent(sent, self.clock() - job.since)
             except Exception:
