@@ -93,8 +93,8 @@ class Delivery:
         try:
             if ended:  # its buttons go before the next prompt shows: never two live prompts at once
                 assert earlier is not None and isinstance(wanted, PersonalMessage)
-                await self.presenter.sender.one_more(job)  # (two requests for this parcel)
-                await self._end_prompt(wanted.person, earlier, wanted.record)
+                async with self.presenter.sender.one_more(job):  # (two requests for this parcel)
+                    await self._end_prompt(wanted.person, earlier, wanted.record)
             message_id = await wanted.deliver(self.presenter.bot, message_id)
         except ChatMigrated as moved:
             await self.presenter.reactions.group_moved(live, moved.new_chat_id)

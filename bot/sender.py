@@ -21,7 +21,7 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextvars import ContextVar
 from dataclasses import replace
 
@@ -270,11 +270,19 @@ class Sender:
             self._granter = asyncio.create_task(self._grant())
         return await granted
 
-    async def one_more(self, job: Parcel) -> None:
-        """``job`` takes a second request (a prompt's end before the prompt): under the cap on every
-        request it waits for a second place in the bot's window, at its rank."""
-        if self.every is not None:
-            self.every.taken_late(await self._token(job, False), self.clock())
+    @contextlib.asynccontextmanager
+    async def one_more(self, job: Parcel) -> AsyncIterator[None]:
+        """``job`` takes a second request, made inside this (a prompt's end before the prompt): under
+        the cap on every request it waits for a second place in the bot's window, at its rank, held
+        until that request's answer came (as the first's)."""
+        if self.every is None:
+            yield
+            return
+        taken = self.every.taken_late(await self._token(job, False), self.clock())
+        try:
+            yield
+        finally:
+            self.every.taken_late(taken, self.clock())
 
     def _move_up(self, lane: Lane, wanted: Parcel) -> None:
         """The lane's picked parcel waits for a token (its request has not started) and its chat now

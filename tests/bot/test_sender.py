@@ -260,6 +260,7 @@ def test_under_a_cap_on_every_request_prompts_go_first_across_chats():
 def test_a_parcel_waiting_for_its_token_moves_up_when_wanted_more_urgently():
     """A person's DM waits for the bot's budget as information; their turn comes meanwhile: the same
     message, now a prompt, goes ahead of the tables that were waiting before it."""
+
     async def scenario():
         telegram = Telegram(Limits(requests_per_second=1))
         telegram.sender.want(kept(GROUPS[0], "table", Priority.COSMETIC))  # takes the second's token
@@ -283,6 +284,7 @@ def test_under_a_cap_a_prompt_behind_waiting_edits_stays_a_new_message():
     """The cap, not the new-message budget, holds the prompt back: the edits waiting ahead of it
     take no new-message token (that budget, halved after 429s, has room for it), an edit would wait
     as long, so it goes as a new message (it notifies) when its turn comes."""
+
     async def scenario():
         telegram = Telegram(Limits(requests_per_second=30))
         telegram.sender.new.throttled(now())  # 15 new messages a second, 15 at once
@@ -340,6 +342,7 @@ def test_a_prompt_wanted_while_its_chats_cleanup_waits_for_a_token_goes_first():
     """An old round's DM left behind (a cosmetic cleanup) was picked and waits for the bot's budget;
     the person's next prompt is wanted meanwhile: the chat's place in the queue moves up to the
     prompt, and the prompt goes in the cleanup's place (which follows)."""
+
     async def scenario():
         telegram = Telegram(Limits(requests_per_second=1))
         telegram.sender.want(kept(GROUPS[0], "table", Priority.COSMETIC))  # takes the second's token
@@ -364,6 +367,7 @@ def test_under_a_cap_what_only_informs_waits_a_minute_behind_the_prompts():
     """A steady stream of prompts (one a second, as much as the cap lets through): a reply goes once
     it has waited 10 s more than they; a DM that only informs waits a minute behind them (its
     changes merge meanwhile)."""
+
     async def scenario():
         telegram = Telegram(Limits(requests_per_second=1))
         telegram.sender.want(kept(GROUPS[0], "filler", Priority.ACT))  # takes the first second's token
@@ -555,14 +559,16 @@ async def test_a_restarted_bot_sends_only_what_changed_while_it_was_down(world, 
 def test_a_parcel_that_takes_two_requests_takes_two_places_under_the_cap():
     """A prompt whose answered predecessor still shows its buttons ends it first (two requests):
     under the cap the second waits for its own place, so no second passes it."""
+
     async def scenario():
-        telegram = Telegram(Limits(requests_per_second=1))
+        telegram = Telegram(Limits(requests_per_second=2))
         requests: list[float] = []
 
         async def deliver(job: Parcel) -> float | None:
             requests.append(now())
-            await telegram.sender.one_more(job)
-            requests.append(now())
+            async with telegram.sender.one_more(job):
+                requests.append(now())
+                await asyncio.sleep(0.4)  # its answer comes late: its place is held until then
             return None
 
         telegram.sender.deliver = deliver
@@ -573,4 +579,5 @@ def test_a_parcel_that_takes_two_requests_takes_two_places_under_the_cap():
 
     requests = simulate(scenario)
     assert len(requests) == 4
-    assert peak(requests, 1.0) <= 1, "one request in any second, the second of each parcel too"
+    assert peak(requests, 1.0) <= 2, "two requests in any second, the second of each parcel counted too"
+    assert requests[2] >= requests[1] + 0.4 + 1.0, "the second's place is held until its answer came"
