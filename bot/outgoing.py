@@ -93,6 +93,18 @@ def is_new_prompt(shown: Shown | None, wanted: Shown) -> bool:
     )
 
 
+def right_after_own(shown: Shown | None, wanted: Shown) -> bool:
+    """Is ``wanted`` the prompt of the turn right after the one ``shown`` still asks about (its end
+    not sent yet)? They have just answered that one, and are looking at it: the new prompt takes its
+    place in one edit, instead of an end and a new message that buzzes them again at once."""
+    return (
+        shown is not None
+        and shown.turn is not None
+        and wanted.turn == shown.turn + 1
+        and not wanted.reminded
+    )
+
+
 def answered(shown: Shown | None, turn: int) -> bool:
     """Does a DM left behind by a new prompt of ``turn`` show buttons of another turn, which the
     engine now refuses? (A reminder leaves the same turn's prompt: still good.)"""

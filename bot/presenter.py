@@ -39,6 +39,7 @@ from bot.outgoing import (
     TableKey,
     TableMessage,
     is_new_prompt,
+    right_after_own,
 )
 from bot.replies import Replies
 from bot.sender import Sender
@@ -103,7 +104,8 @@ class Presenter:
         A DM with buttons asks them to act: each new turn, and its reminder, is a new message (an
         edit notifies nobody) while the bot's new-message budget has room, else an edit of their DM
         (decided as it goes out: ``_send_kept``); once they have acted it is edited to what they
-        did, so no DM keeps a stale prompt."""
+        did, so no DM keeps a stale prompt. Their turn right after their own (they have just
+        answered) takes the answered prompt's place in one edit."""
         timer = live.engine.core.timer
         drawn = KINDS[live.game].dm(live, person, screen, chat_title)
         if drawn is not None:
@@ -191,7 +193,11 @@ class Presenter:
             return False
         if self.last_round_of(wanted.key, message_id) is not None:
             return True
-        return wanted.person is not None and is_new_prompt(shown, wanted.shown)
+        return (
+            wanted.person is not None
+            and is_new_prompt(shown, wanted.shown)
+            and not right_after_own(shown, wanted.shown)
+        )
 
     def _want(self, wanted: Kept) -> None:
         live, message_id = wanted.live, wanted.message_id

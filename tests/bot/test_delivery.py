@@ -10,8 +10,16 @@ import pytest
 from bot.outbox import Limits, Priority
 from bot.outgoing import DmKey, PersonalMessage, TableKey
 from faketg.harness import ADMIN, GROUP, start_bot, stop_bot, too_many
-from tests.bot.decks import stack
-from tests.bot.scenarios import empty_the_table_budget, handle, labels, newest, open_and_start
+from tests.bot.decks import stack, stack_showhand
+from tests.bot.scenarios import (
+    act,
+    empty_the_table_budget,
+    handle,
+    labels,
+    live_table,
+    newest,
+    open_and_start,
+)
 
 
 async def test_a_press_is_answered_before_anything_is_sent(world, database):
@@ -280,3 +288,29 @@ async def test_a_turn_change_is_urgent_on_the_table_only_for_whom_it_is_the_prom
     assert parcel.priority is (Priority.PHASE if without_dm else Priority.INFO)
     await bot.runtime.presenter.sender.stop()
     await stop_bot(bot)
+
+
+async def test_a_prompt_right_after_ones_own_turn_takes_its_place_in_one_edit(bot):
+    """1 closes the second card's betting and shows the best cards of the third: their turn again
+    at once. They are looking at the prompt they just answered: it becomes the new one (one edit),
+    instead of an end and a new message buzzing them again. Someone else's turn next is a new one."""
+    world = bot.world
+    stack_showhand(bot, [1, 2], 1, {1: "8S 9H 9D QC KS", 2: "AD AH 8D 9C JH"})
+    await open_and_start(bot, [1, 2], "showhand")
+    assert await act(bot, "过牌") == 2, "A♥ showing speaks first"
+    answered = newest(bot, 1)
+    mark = len(world.requests)
+    assert await act(bot, "过牌") == 1
+    assert live_table(bot).engine.turn == 1, "a pair of 9 showing speaks first on the third card"
+
+    def sent(chat_id: int) -> list[str]:
+        return [r.method for r in world.requests[mark:] if r.chat_id == chat_id and r.error is None]
+
+    assert sent(1) == ["editMessageText"], "one request: the prompt they answered is the new one"
+    prompt = newest(bot, 1)
+    assert prompt.message_id == answered.message_id and "过牌" in labels(prompt)
+    assert "9♦️" in prompt.text, "with the card just dealt"
+    mark = len(world.requests)
+    await act(bot, "过牌")
+    assert "sendMessage" in sent(2), "2's turn after 1's: a new message notifies them"
+    assert sent(1) == ["editMessageText"], "1's answered prompt ends"
