@@ -98,10 +98,7 @@ def right_after_own(shown: Shown | None, wanted: Shown) -> bool:
     not sent yet)? They have just answered that one, and are looking at it: the new prompt takes its
     place in one edit, instead of an end and a new message that buzzes them again at once."""
     return (
-        shown is not None
-        and shown.turn is not None
-        and wanted.turn == shown.turn + 1
-        and not wanted.reminded
+        shown is not None and shown.turn is not None and wanted.turn == shown.turn + 1 and not wanted.reminded
     )
 
 

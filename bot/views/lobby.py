@@ -99,6 +99,17 @@ def turn_deadline(live: LiveTable, screen: Rendering) -> str:
     return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
 
 
+def prompt_deadline(live: LiveTable, screen: Rendering) -> str:
+    """The deadline a DM prompt shows: as its turn began. Time given back later for a prompt that
+    reached someone late is not shown there: it would redraw every prompt still waiting (a request
+    each, at the next move), and showing less time than there is misleads nobody. Its reminder,
+    drawn anew, shows the real one."""
+    deadline = live.deadline
+    if deadline and not live.reminded:
+        deadline -= live.turn.given_back
+    return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
+
+
 def who(live: LiveTable, person: int) -> str:
     """A person named on a line for their turn: a real mention for someone the bot cannot DM (the
     DM is how everyone else is told)."""

@@ -128,3 +128,24 @@ async def test_a_failed_save_after_the_reminder_neither_reminds_nor_prompts_agai
     await bot.runtime.wait_idle()
     assert [r.method for r in world.requests[sent:] if r.chat_id == 3 and r.method == "sendMessage"] == []
     assert bot.runtime.turns.moment(live.table_id) == "deadline"
+
+
+async def test_time_given_back_for_a_late_prompt_redraws_no_prompt_still_waiting(bot):
+    """Under load a prompt reaches someone late and the turn gets that time back. The table shows
+    the new deadline at its next edit; the DM prompts still waiting keep the one they were sent
+    with (less time than there is misleads nobody), or the next move would edit every one of them:
+    a request each (benchmark 5 (a): DM edits a muxi round doubled)."""
+    world = bot.world
+    stack(bot, [2, 3, 1], {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"}, "7S 8H")
+    await open_and_start(bot, [1, 2, 3])
+    await bot.driver.press(1, GROUP, "当庄")
+    live = bot.runtime.tables.get(GROUP)
+    shown_before = world.bot_messages(3)[-1].text
+    bot.runtime.turns.delivered_late(live, 5.0)
+    mark = len(world.requests)
+    await bot.driver.press(2, 2, "不补")
+
+    assert [r for r in world.requests[mark:] if r.chat_id == 3] == [], "3's prompt is not redrawn"
+    assert world.bot_messages(3)[-1].text == shown_before
+    table = bot.driver.table(GROUP)
+    assert bot.runtime.time_text(live.deadline) in table, "the table shows the time given back"
