@@ -29,7 +29,6 @@ meanwhile, and it sends the latest state when its turn comes.
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -52,6 +51,7 @@ PROMPT_WAIT = 1.0
 # Telegram counts it from when it arrived, which a busy process and the network delay (at 0.05 s,
 # benchmark 5 (b) still drew a 429 about every 5 s from requests that arrived bunched).
 BOT_WINDOW_MARGIN = 0.15
+OPEN_POLL = 0.05  # how soon the bot's window is asked again when its room waits on a request in flight
 
 
 @dataclass(frozen=True)
@@ -360,38 +360,43 @@ class Lane:
 class EveryRequest:
     """The bot's own cap on every request across chats, when an operator sets one: at most
     ``per_second`` in any second (counted as Telegram would, a little longer), so that a bot held
-    to a global 30 a second sends at most that and is never refused for it."""
+    to a global 30 a second sends at most that and is never refused for it.
+
+    Telegram counts a request from when it arrived, which the bot knows only to lie between the
+    moment it took its place and its answer: a request holds its place until its answer came
+    (``open``), then counts from then. Counted from when it started, requests held up on their way
+    (connections opening under a burst) arrived bunched and drew 429s."""
 
     def __init__(self, per_second: int) -> None:
         self.count = per_second
-        self.times: deque[float] = deque()  # when the requests of the last second went
+        self.times: deque[float] = deque()  # when the answers of the last second's requests came
+        self.open = 0  # requests that have their place and no answer yet
 
     def wait(self, now: float, ahead: int = 0) -> float:
-        """Seconds until there is room for the one after ``ahead`` others (0: now)."""
+        """Seconds until there is room for the one after ``ahead`` others (0: now; while the room
+        waits on a request still open, ``OPEN_POLL``: ask again then)."""
         span = 1.0 + BOT_WINDOW_MARGIN
         while self.times and self.times[0] + span <= now:
             self.times.popleft()
         later = 0.0  # each ``count`` of those ahead not yet in the window push it a window on
         while ahead >= self.count:
             ahead, later = ahead - self.count, later + span
-        index = len(self.times) + ahead - self.count  # the request that must leave the window first
+        index = len(self.times) + self.open + ahead - self.count  # the one that must leave first
         if index < 0:
             return later
+        if index >= len(self.times):  # (an open one: it leaves a window after its answer)
+            return later + OPEN_POLL
         return later + max(0.0, self.times[index] + span - now)
 
     def take(self, now: float) -> None:
-        self.times.append(now)
+        """A request takes its place (``done`` when its answer came)."""
+        self.open += 1
 
-    def taken_late(self, taken: float, now: float) -> float:
-        """The request whose place was taken at ``taken`` counts only from ``now``: it waited for a
-        connection, or (``now``: its answer came) it may have reached Telegram as late as that;
-        otherwise requests bunched behind a wait pass the cap. When it counts from now."""
-        if now <= taken:
-            return taken
-        if taken in self.times:  # (not if it has been waiting longer than the window)
-            self.times.remove(taken)
-        self.times.insert(bisect.bisect_right(self.times, now), now)
-        return now
+    def done(self, now: float) -> None:
+        """The answer of a request that took its place came ``now`` (or it was not sent after all):
+        it counts from now."""
+        self.open -= 1
+        self.times.append(now)
 
 
 class NewMessages:

@@ -151,15 +151,15 @@ class Sender:
                     await _sleep(wake, wait)
                 continue
             retry_after: float | None = None
+            placed = False  # it has a place in the bot's window (``EveryRequest``), until its answer
             try:
                 # As a new message? (one that may be an edit goes as one when the budget is busy)
                 as_new = job.new_message and not (job.may_edit and self._edit_sooner(job))
                 if as_new or self.every is not None:
-                    taken = await self._token(job, as_new)
+                    await self._token(job, as_new)
+                    placed = self.every is not None
                     lane.late(job, self.clock())
                 async with self._in_flight:
-                    if self.every is not None:  # counted when it goes (it may have waited for a connection)
-                        taken = self.every.taken_late(taken, self.clock())
                     urgent = lane.more_urgent(job, self.clock(), new_message=as_new)
                     if urgent is not None:  # wanted while this one waited: it goes in its place
                         job, as_new = urgent, urgent.new_message
@@ -186,13 +186,13 @@ class Sender:
                         retry_after = await self.deliver(sent)
                     finally:
                         SENDING.reset(sending)
-                        if self.every is not None:  # counted from its arrival: by now at the latest
-                            self.every.taken_late(taken, self.clock())
                 if retry_after is None and self.on_sent is not None:
                     self.on_sent(sent, self.clock() - job.since)
             except Exception:
                 log.exception("sending to chat %s failed", lane.chat_id)
             finally:
+                if placed:  # its answer came (or it was not sent after all)
+                    self.every.done(self.clock())  # type: ignore[union-attr]
                 lane.done(job, self.clock(), retry_after)
 
     def _ended(self, chat_id: int, task: asyncio.Task[None]) -> None:
@@ -278,11 +278,11 @@ class Sender:
         if self.every is None:
             yield
             return
-        taken = self.every.taken_late(await self._token(job, False), self.clock())
+        await self._token(job, False)
         try:
             yield
         finally:
-            self.every.taken_late(taken, self.clock())
+            self.every.done(self.clock())
 
     def _move_up(self, lane: Lane, wanted: Parcel) -> None:
         """The lane's picked parcel waits for a token (its request has not started) and its chat now
