@@ -167,8 +167,8 @@ def rows(measured: Measured) -> list[Result]:
     timeouts = f.timeouts(w)
     by_method = f.too_many_by_method(w)
     too_many = sum(by_method.values())
-    limits = f.world.limits
-    why = ", ".join(f"{why} {count:,}" for why, count in sorted((limits.refused if limits else {}).items()))
+    refused = f.world.limits.refused if f.world.limits else {}  # over the run, by the limit that refused
+    causes = ", ".join(f"{cause} {count:,}" for cause, count in sorted(refused.items()))
     methods = ", ".join(f"{method} {count:,}" for method, count in by_method.most_common())
     split = ", ".join(f"{count:,} {game}" for game, count in sorted(rounds.items())) or "none"
     lost = sum(timeouts.values())
@@ -202,7 +202,7 @@ def rows(measured: Measured) -> list[Result]:
             BENCH,
             f"{label}: 429s the bot received in the window (by method; over the whole run, by the limit "
             "that refused)",
-            f"{too_many:,}" + (f" ({methods}; {why})" if too_many else ""),
+            f"{too_many:,}" + (f" ({methods}; {causes})" if too_many else ""),
             "0" if "too_many" in t else "",
             _verdict(t, "too_many", too_many == 0),
         ),

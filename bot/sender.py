@@ -44,7 +44,7 @@ BEHIND = {
 GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
 # One waiting for a token of the bot's budget: its rank, its order among equals, the job, whether
 # it goes as a new message, and the future its grant sets.
-_Waiting = tuple[float, int, Parcel, bool, "asyncio.Future[float]"]
+_Waiting = tuple[float, int, Parcel, bool, "asyncio.Future[None]"]
 # The job whose request the current task is sending (the metrics count requests by its priority).
 SENDING: ContextVar[Parcel | None] = ContextVar("sending", default=None)
 
@@ -151,13 +151,13 @@ class Sender:
                     await _sleep(wake, wait)
                 continue
             retry_after: float | None = None
-            placed = False  # it has a place in the bot's window (``EveryRequest``), until its answer
+            placed: EveryRequest | None = None  # the bot's window it has a place in, until its answer
             try:
                 # As a new message? (one that may be an edit goes as one when the budget is busy)
                 as_new = job.new_message and not (job.may_edit and self._edit_sooner(job))
                 if as_new or self.every is not None:
                     await self._token(job, as_new)
-                    placed = self.every is not None
+                    placed = self.every
                     lane.late(job, self.clock())
                 async with self._in_flight:
                     urgent = lane.more_urgent(job, self.clock(), new_message=as_new)
@@ -191,8 +191,8 @@ class Sender:
             except Exception:
                 log.exception("sending to chat %s failed", lane.chat_id)
             finally:
-                if placed:  # its answer came (or it was not sent after all)
-                    self.every.done(self.clock())  # type: ignore[union-attr]
+                if placed is not None:  # its answer came (or it was not sent after all)
+                    placed.done(self.clock())
                 lane.done(job, self.clock(), retry_after)
 
     def _ended(self, chat_id: int, task: asyncio.Task[None]) -> None:
@@ -251,24 +251,25 @@ class Sender:
             del self._new_waiting[bisect.bisect_left(self._new_waiting, waiting[:2])]
         return waiting
 
-    def _take(self, new_message: bool) -> float:
-        """Spend the tokens of a request of this kind; when."""
+    def _take(self, new_message: bool) -> None:
+        """Spend the tokens of a request of this kind (its place in the bot's window, if it is
+        capped, until ``EveryRequest.done``)."""
         now = self.clock()
         if self.every is not None:
             self.every.take(now)
         if new_message:
             self.new.take(now)
-        return now
 
-    async def _token(self, job: Parcel, new_message: bool) -> float:
-        """Wait for the tokens ``job`` needs, granted in rank order; when they were taken."""
+    async def _token(self, job: Parcel, new_message: bool) -> None:
+        """Wait for the tokens ``job`` needs, granted in rank order."""
         if not self._waiting and self._budget_wait(new_message) == 0:
-            return self._take(new_message)
-        granted: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+            self._take(new_message)
+            return
+        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._enqueue((self._rank(job), next(self._order), job, new_message, granted))
         if self._granter is None:
             self._granter = asyncio.create_task(self._grant())
-        return await granted
+        await granted
 
     @contextlib.asynccontextmanager
     async def one_more(self, job: Parcel) -> AsyncIterator[None]:
@@ -328,7 +329,8 @@ class Sender:
                     continue
                 _, _, _, new_message, granted = self._dequeue(index)
                 if not granted.done():
-                    granted.set_result(self._take(new_message))
+                    self._take(new_message)
+                    granted.set_result(None)
         finally:
             self._granter = None
 

@@ -93,19 +93,14 @@ def footer_lines(live: LiveTable, screen: Rendering, in_round: bool) -> list[str
     return lines
 
 
-def turn_deadline(live: LiveTable, screen: Rendering) -> str:
-    """The running turn's deadline, ``30 秒 · 21:05:30 截止`` ("" when none runs)."""
+def turn_deadline(live: LiveTable, screen: Rendering, *, as_prompted: bool = False) -> str:
+    """The running turn's deadline, ``30 秒 · 21:05:30 截止`` ("" when none runs). ``as_prompted``:
+    as a DM prompt shows it, as its turn began. Time given back later for a prompt that reached
+    someone late is not shown there: it would redraw every prompt still waiting (a request each, at
+    the next move), and showing less time than there is misleads nobody. Its reminder, drawn anew,
+    shows the real one."""
     deadline = live.deadline
-    return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
-
-
-def prompt_deadline(live: LiveTable, screen: Rendering) -> str:
-    """The deadline a DM prompt shows: as its turn began. Time given back later for a prompt that
-    reached someone late is not shown there: it would redraw every prompt still waiting (a request
-    each, at the next move), and showing less time than there is misleads nobody. Its reminder,
-    drawn anew, shows the real one."""
-    deadline = live.deadline
-    if deadline and not live.reminded:
+    if deadline and as_prompted and not live.reminded:
         deadline -= live.turn.given_back
     return screen.deadline(live.engine.core.turn_seconds, deadline) if deadline else ""
 

@@ -17,7 +17,6 @@ from bot.views.lobby import (
     lobby_keyboard,
     lobby_lines,
     no_dm_line,
-    prompt_deadline,
     results_footer,
     table_button,
     turn_deadline,
@@ -275,7 +274,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
             answered = _banker_answer(live, person, language)
             return "\n".join([title, *([answered] if answered else []), t(language, "dm.over")]), None
         return "\n".join([title, final, dm_result(live, person, language)]), None
-    deadline = prompt_deadline(live, screen)
+    deadline = turn_deadline(live, screen, as_prompted=True)
 
     def choice(code: MuxiCode) -> tuple[str, str]:
         return t(language, f"button.{code.value}"), callbacks.encode(GAME, live.table_id, live.round_no, code)

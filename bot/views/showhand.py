@@ -28,7 +28,6 @@ from bot.views.lobby import (
     lobby_keyboard,
     lobby_lines,
     no_dm_line,
-    prompt_deadline,
     results_footer,
     table_button,
     turn_deadline,
@@ -242,7 +241,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
     lines = [title, private]
     if engine.turn == person and live.deadline:
         stake = t(language, "showhand.dm_stake", pot=coins(engine.pot), total=coins(player.total))
-        question = t(language, "showhand.dm_turn", deadline=prompt_deadline(live, screen))
+        question = t(language, "showhand.dm_turn", deadline=turn_deadline(live, screen, as_prompted=True))
         lines = [*dm_prompt(live, language), *lines, stake, question]
         return "\n".join(lines), keyboard(_option_buttons(live, person, language))
     return "\n".join([*lines, *_did(live, person, language)]), None
