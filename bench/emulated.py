@@ -29,7 +29,7 @@ import asyncio
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bench.figures import Figures, Span
+from bench.figures import Figures, Span, Spread
 from bench.people import table_specs
 from bench.report import Result, markdown_table
 from bench.session import Session
@@ -160,7 +160,11 @@ def rows(measured: Measured) -> list[Result]:
     only = "" if measured.games == GAMES else f" {'/'.join(measured.games)}"
     label = f"{s.title} {s.tables:,}{only} tables, {LIMITS_TEXT[s.limits]}"
     answers = f.answers(w)
-    prompts, unmeasured = f.prompts(w)
+    by_kind, unmeasured = f.prompts_by_kind(w)
+    prompts = Spread.merged(by_kind.values())
+    kinds = "; ".join(f"{kind} {spread.text()}" for kind, spread in by_kind.items())
+    limit_ms = t.get("prompt_p99_s", 0) * 1000
+    every_kind = bool(by_kind) and all(spread.below(0.99, limit_ms) for spread in by_kind.values())
     lag = f.table_lag(w)
     rounds = f.rounds(w)
     per_minute = sum(rounds.values()) / w.minutes
@@ -196,6 +200,13 @@ def rows(measured: Measured) -> list[Result]:
             prompts.text(),
             f"p99 < {t['prompt_p99_s']:g} s" if "prompt_p99_s" in t else "",
             _verdict(t, "prompt_p99_s", prompts.below(0.99, t.get("prompt_p99_s", 0) * 1000)),
+        ),
+        Result(
+            BENCH,
+            f"{label}: turn start → prompt visible p50 / p99, by kind of prompt",
+            kinds or "no samples",
+            f"p99 < {t['prompt_p99_s']:g} s for each" if "prompt_p99_s" in t else "",
+            _verdict(t, "prompt_p99_s", every_kind),
         ),
         Result(BENCH, f"{label}: table message lag behind a move, p50 / p99", lag.text()),
         Result(

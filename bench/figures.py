@@ -46,6 +46,13 @@ class Span:
         return (self.end - self.start) / 60
 
 
+BANKER_QUESTION = "muxi banker question"
+PLAYERS_DRAW = "muxi players' draw"
+BANKERS_DRAW = "muxi banker's draw"
+SHOWHAND_TURN = "showhand turn"
+PROMPT_KINDS = (BANKER_QUESTION, PLAYERS_DRAW, BANKERS_DRAW, SHOWHAND_TURN)
+
+
 @dataclass
 class Spread:
     """Samples of a latency in seconds. A sample still waiting when the run ended is *censored*: its
@@ -54,6 +61,14 @@ class Spread:
 
     values: list[float] = field(default_factory=list)
     cut: list[bool] = field(default_factory=list)
+
+    @classmethod
+    def merged(cls, spreads: Iterable[Spread]) -> Spread:
+        whole = cls()
+        for spread in spreads:
+            whole.values.extend(spread.values)
+            whole.cut.extend(spread.cut)
+        return whole
 
     def add(self, value: float, censored: bool = False) -> None:
         self.values.append(value)
@@ -145,40 +160,57 @@ class Figures:
 
     def prompts(self, span: Span, tables: Iterable[int] | None = None) -> tuple[Spread, int]:
         """Turn start → prompt visible; and how many prompts had no start to measure from."""
+        by_kind, unmeasured = self.prompts_by_kind(span, tables)
+        return Spread.merged(by_kind.values()), unmeasured
+
+    def prompts_by_kind(
+        self, span: Span, tables: Iterable[int] | None = None
+    ) -> tuple[dict[str, Spread], int]:
+        """Turn start → prompt visible for each kind of prompt (``PROMPT_KINDS``); and how many
+        prompts had no start to measure from."""
         chosen = None if tables is None else set(tables)
-        spread, unmeasured = Spread(), 0
+        by_kind: dict[str, Spread] = {}
+        unmeasured = 0
         for sample in self.seen.prompts:
             if sample.visible not in span or (chosen is not None and sample.table not in chosen):
                 continue
-            start = self._turn_start(
+            kind, start = self._turn_start(
                 sample.table, sample.person, sample.round_no, sample.action, sample.visible
             )
             if start is None or start > sample.visible:
                 unmeasured += 1
                 continue
-            spread.add(sample.visible - start)
-        return spread, unmeasured
+            by_kind.setdefault(kind, Spread()).add(sample.visible - start)
+        return {kind: by_kind[kind] for kind in PROMPT_KINDS if kind in by_kind}, unmeasured
 
     def _turn_start(
         self, table: int, person: int, round_no: int, action: str, visible: float
-    ) -> float | None:
-        if (table, round_no) in self._timed_out:
-            return None
-        if action == "banker":
-            asked = self.seen.asked.get((table, round_no), [])
-            return self._ready.get((table, round_no - 1)) if asked[:1] == [person] else None
+    ) -> tuple[str, float | None]:
+        """The kind of a prompt, and when its turn started (None: not measurable)."""
         game = self.specs[table].game
+        if action == "banker":
+            kind = BANKER_QUESTION
+        elif game != "muxi":
+            kind = SHOWHAND_TURN
+        else:
+            banker = self._banker.get((table, round_no))
+            kind = BANKERS_DRAW if banker is not None and banker.person == person else PLAYERS_DRAW
+        if (table, round_no) in self._timed_out:
+            return kind, None
+        if kind == BANKER_QUESTION:
+            asked = self.seen.asked.get((table, round_no), [])
+            return kind, self._ready.get((table, round_no - 1)) if asked[:1] == [person] else None
         moves = [m for m in self._moves.get((table, round_no), []) if (m.handed or 0.0) < visible]
         if game == "muxi":
             banker = self._banker.get((table, round_no))
             if banker is None:
-                return None
-            if banker.person != person:
-                return banker.handed
+                return kind, None
+            if kind == PLAYERS_DRAW:
+                return kind, banker.handed
             players = [m.handed for m in moves if m.person != person]
-            return max(players) if players else None
+            return kind, max(players) if players else None
         before = [m.handed for m in moves if m.person != person]
-        return max(before) if before else self._ready.get((table, round_no - 1))
+        return kind, max(before) if before else self._ready.get((table, round_no - 1))
 
     def table_lag(self, span: Span, tables: Iterable[int] | None = None) -> Spread:
         chosen = None if tables is None else set(tables)
