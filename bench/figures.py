@@ -116,7 +116,7 @@ class Figures:
     def __init__(self, world: World, seen: Seen, specs: list[TableSpec], end: float) -> None:
         self.world, self.seen, self.specs, self.end = world, seen, specs, end
         self._accepted = [r for r in seen.presses if not r.refused and not r.too_old]
-        self._ready: dict[tuple[int, int], float] = {}  # (table, lobby round) -> last Ready handed out
+        self._ready: dict[tuple[int, int], list[float]] = {}  # (table, lobby round) -> Readys handed out
         self._banker: dict[tuple[int, int], PressRecord] = {}
         self._moves: dict[tuple[int, int], list[PressRecord]] = {}
         for record in self._accepted:
@@ -124,7 +124,7 @@ class Figures:
                 continue
             key = (record.table, record.round_no)
             if record.action == "ready":
-                self._ready[key] = max(self._ready.get(key, 0.0), record.handed)
+                self._ready.setdefault(key, []).append(record.handed)
             elif record.action == "banker":
                 self._banker[key] = record
             elif record.move:
@@ -132,6 +132,15 @@ class Figures:
         for moves in self._moves.values():
             moves.sort(key=lambda record: record.handed or 0.0)
         self._timed_out = {(timeout.table, timeout.round_no) for timeout in seen.timeouts}
+        # Who was asked to bank first in each round, as the table showed it, else as the first banker
+        # question anyone saw (a busy group's table may skip that phase: its DM prompts do not).
+        self._first_asked: dict[tuple[int, int], int] = {}
+        for sample in sorted(seen.prompts, key=lambda sample: sample.visible):
+            if sample.action == "banker":
+                self._first_asked.setdefault((sample.table, sample.round_no), sample.person)
+        for key, asked in seen.asked.items():
+            if asked:
+                self._first_asked[key] = asked[0]
 
     def presses(self, span: Span, tables: Iterable[int] | None = None) -> list[PressRecord]:
         chosen = None if tables is None else set(tables)
@@ -198,8 +207,8 @@ class Figures:
         if (table, round_no) in self._timed_out:
             return kind, None
         if kind == BANKER_QUESTION:
-            asked = self.seen.asked.get((table, round_no), [])
-            return kind, self._ready.get((table, round_no - 1)) if asked[:1] == [person] else None
+            first = self._first_asked.get((table, round_no)) == person
+            return kind, self._started(table, round_no, visible) if first else None
         moves = [m for m in self._moves.get((table, round_no), []) if (m.handed or 0.0) < visible]
         if game == "muxi":
             banker = self._banker.get((table, round_no))
@@ -210,7 +219,12 @@ class Figures:
             players = [m.handed for m in moves if m.person != person]
             return kind, max(players) if players else None
         before = [m.handed for m in moves if m.person != person]
-        return kind, max(before) if before else self._ready.get((table, round_no - 1))
+        return kind, max(before) if before else self._started(table, round_no, visible)
+
+    def _started(self, table: int, round_no: int, visible: float) -> float | None:
+        """When the round began: the last Ready pressed before its first prompt showed (those
+        pressed later joined a round already under way)."""
+        return max((at for at in self._ready.get((table, round_no - 1), []) if at <= visible), default=None)
 
     def table_lag(self, span: Span, tables: Iterable[int] | None = None) -> Spread:
         chosen = None if tables is None else set(tables)
