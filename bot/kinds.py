@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.callbacks import MuxiCode, ShowhandCode, showhand_code
-from bot.live import Engine, LiveTable, ResultLine, ViewState
+from bot.live import Acted, Engine, LiveTable, ResultLine, ViewState
 from bot.views import muxi as muxi_view
 from bot.views import muxi_app, showhand_app
 from bot.views import showhand as showhand_view
-from bot.views.acted import folded_on_timeout, record
+from bot.views.acted import folded_on_timeout
 from bot.views.app import GameJSON, ResultLineJSON
 from bot.views.common import Markup, Rendering
 from games import Action, Event, muxi, showhand
@@ -55,8 +55,7 @@ def _balance(live: LiveTable, person: int) -> int | None:
 
 def _timed_out(view: ViewState, event: Event) -> None:
     if isinstance(event, DeadlinePassed):
-        for person in event.people:
-            view.acted[person] = record(timed_out=True)
+        view.moves += [Acted(person, timed_out=True) for person in event.people]
 
 
 def _muxi_engine(live: LiveTable) -> muxi.MuxiTable:
@@ -67,9 +66,9 @@ def _muxi_note(live: LiveTable, event: Event) -> None:
     view = live.view
     _timed_out(view, event)
     if isinstance(event, muxi.Decided):
-        view.acted[event.person] = record(MuxiCode.DRAW if event.drew else MuxiCode.STAND)
+        view.moves.append(Acted(event.person, MuxiCode.DRAW if event.drew else MuxiCode.STAND))
     elif isinstance(event, muxi.BankerChosen):
-        view.acted[event.person] = record(MuxiCode.BE_BANKER)
+        view.moves.append(Acted(event.person, MuxiCode.BE_BANKER))
 
 
 def _muxi_results(live: LiveTable, event: Event) -> list[ResultLine] | None:
@@ -109,7 +108,9 @@ def _showhand_note(live: LiveTable, event: Event) -> None:
     for kind, move in _BETS:
         if isinstance(event, kind):
             on_timeout = isinstance(event, showhand.FoldedOnTimeout)
-            view.acted[event.person] = record(showhand_code(move), event.paid, timed_out=on_timeout)
+            player = showhand_view.engine_of(live).player(event.person)
+            total = player.total if player is not None else 0
+            view.moves.append(Acted(event.person, showhand_code(move), event.paid, total, on_timeout))
             return
     if isinstance(event, showhand.LeadChanged):
         view.lead_reason = event.reason.value

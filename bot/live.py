@@ -22,6 +22,8 @@ from games.table import TableCore
 
 REMINDED = "reminded"  # where older versions kept the turn whose reminder had gone out (in ``shown``)
 TURN = "turn"  # the key of the turn, in the saved state
+OLD_ACTED = "acted"  # where older versions kept each person's last move (``_old_move``)
+TIMED_OUT = "timeout"
 Action = MuxiAction | ShowhandAction  # (games.Action, spelled out for type checkers)
 Event = MuxiEvent | ShowhandEvent
 
@@ -52,6 +54,20 @@ class Notice:
     round_no: int = 0  # the round it belongs to (it goes with that round's message)
 
 
+@dataclass(frozen=True)
+class Acted:
+    """A move made this round, as the views tell it: who made it, its action code ("" when the
+    deadline acted and the engine's state says what it did: stood, forfeited, declined the bank),
+    the coins it put in, the person's total in the pot after it (showhand), and whether the deadline
+    made it."""
+
+    person: int
+    move: str = ""
+    paid: int = 0
+    total: int = 0
+    timed_out: bool = False
+
+
 @dataclass
 class ViewState:
     names: dict[int, str] = field(default_factory=dict)
@@ -64,7 +80,7 @@ class ViewState:
     lead_reason: str = ""  # showhand: why the lead speaks first
     end_reason: str = ""  # how the last round ended
     title: str = ""  # the group's title, for the DMs (saved: a restarted bot shows the same DMs)
-    acted: dict[int, str] = field(default_factory=dict)  # what each person last did this round
+    moves: list[Acted] = field(default_factory=list)  # this round's moves, in order
 
 
 class Engine(Protocol):
@@ -173,7 +189,22 @@ def state_of(engine: Engine, view: ViewState, turn: Turn | None = None) -> dict[
 
 def view_from_plain(data: Plain) -> ViewState:
     assert isinstance(data, dict)
-    return from_plain(ViewState, {key: value for key, value in data.items() if key != "deadline"})
+    kept = {key: value for key, value in data.items() if key not in ("deadline", OLD_ACTED)}
+    view = from_plain(ViewState, kept)
+    old = data.get(OLD_ACTED)
+    if isinstance(old, dict) and not view.moves:
+        view.moves = [_old_move(int(person), text) for person, text in old.items() if isinstance(text, str)]
+    return view
+
+
+def _old_move(person: int, text: str) -> Acted:
+    """A move as older bots saved each person's last one: ``"<move>"`` or ``"<move>:<coins paid>"``,
+    with ``timeout_`` before a move the deadline made, and a bare ``timeout`` when the deadline
+    acted and the engine's state says what it did."""
+    head, _, paid = text.partition(":")
+    timed_out = head == TIMED_OUT or head.startswith(TIMED_OUT + "_")
+    move = head.removeprefix(TIMED_OUT).removeprefix("_") if timed_out else head
+    return Acted(person, move, int(paid or 0), timed_out=timed_out)
 
 
 def turn_from_saved(state: Mapping[str, Plain], shown: Mapping[str, str], timer: int) -> Turn:

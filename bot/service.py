@@ -254,7 +254,7 @@ class Tables:
         for event in events:
             if isinstance(event, RoundStarted):
                 # The last round's results and notices stay: its message shows them to the end.
-                view.commitment, view.acted = event.commitment, {}
+                view.commitment, view.moves = event.commitment, []
                 view.notices = [notice for notice in view.notices if notice.round_no == live.round_no - 1]
             elif isinstance(event, TimerStarted):
                 live.turn = Turn.start(event.timer, self.clock(), event.seconds)

@@ -73,6 +73,21 @@ def _status_text(hand: SeenHand, language: str) -> str:
     return t(language, f"muxi.status.{hand.status.value}")
 
 
+def _player_lines(live: LiveTable, language: str) -> list[str]:
+    """Each player's line as the group sees it: who drew, who stood, who is still to choose; each
+    keeps the number it had in the banker question."""
+    engine = engine_of(live)
+    awaited = engine.awaited()
+    lines = []
+    seats = engine.state.participants  # numbered as the banker question numbered them
+    for hand in [hand for hand in engine.seen_by(None) if not hand.is_banker]:
+        number = seats.index(hand.person) + 1 if hand.person in seats else 0
+        shown = who(live, hand.person) if hand.person in awaited else name(live.name(hand.person))
+        status = _status_text(hand, language)
+        lines.append(t(language, "muxi.player_line", n=number, name=shown, status=status))
+    return lines
+
+
 def _play_lines(live: LiveTable, screen: Rendering) -> list[str]:
     engine, language = engine_of(live), screen.language
     banker = engine.state.banker
@@ -81,12 +96,7 @@ def _play_lines(live: LiveTable, screen: Rendering) -> list[str]:
         _header(live, language, "muxi.header.round"),
         t(language, "muxi.banker", name=name(live.name(banker))),
     ]
-    awaited = engine.awaited()
-    players = [hand for hand in engine.seen_by(None) if not hand.is_banker]
-    for number, hand in enumerate(players, 1):
-        status = _status_text(hand, language)
-        shown = who(live, hand.person) if hand.person in awaited else name(live.name(hand.person))
-        lines.append(t(language, "muxi.player_line", n=number, name=shown, status=status))
+    lines += _player_lines(live, language)
     if engine.phase is Phase.DRAW:
         lines.append(t(language, "muxi.draw_prompt", deadline=turn_deadline(live, screen)))
     else:
@@ -291,7 +301,10 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
     moves = [move for move in engine.legal_actions(person) if move in (Move.DRAW, Move.STAND)]
     if moves and deadline:
         question = "muxi.dm_choose" if Move.STAND in moves else "muxi.dm_must_draw"
-        lines = [*dm_prompt(live, language), title, private, t(language, question, deadline=deadline)]
+        # The banker draws last: their prompt names who drew and who stood.
+        players = _player_lines(live, language) if engine.phase is Phase.BANKER_DRAW else []
+        asked = t(language, question, deadline=deadline)
+        lines = [*dm_prompt(live, language), title, *players, private, asked]
         return "\n".join(lines), keyboard([[choice(muxi_code(move)) for move in moves]])
     did = _did(live, person, language)
     return "\n".join([title, private, *([did] if did else [])]), None

@@ -6,8 +6,8 @@ from __future__ import annotations
 from bot import callbacks
 from bot.callbacks import showhand_code
 from bot.i18n import t
-from bot.live import LiveTable, ResultLine
-from bot.views.acted import acted, folded_on_timeout
+from bot.live import Acted, LiveTable, ResultLine
+from bot.views.acted import acted, folded_on_timeout, since_turn
 from bot.views.common import (
     Markup,
     Rendering,
@@ -53,10 +53,24 @@ def option_label(option: Option, language: str) -> str:
 
 
 def _state(live: LiveTable, player: Player, language: str) -> str:
+    """A seat's cards as everyone sees them; a folded seat keeps its face-up cards, marked."""
+    cards = "🂠 " + cards_text(player.face_up, language)
     if player.folded:
         timed_out = folded_on_timeout(live.view, player.person)
-        return t(language, "showhand.timed_out" if timed_out else "showhand.folded")
-    return "🂠 " + cards_text(player.face_up, language)
+        return f"{cards} · {t(language, 'showhand.timed_out' if timed_out else 'showhand.folded')}"
+    return cards
+
+
+def told(live: LiveTable, move: Acted, language: str) -> str:
+    """A move as the others are told it: ``阿强 加注到 600``."""
+    key = "timed_out" if move.timed_out else move.move
+    who = name(live.name(move.person))
+    return t(language, f"showhand.told.{key}", name=who, pay=coins(move.paid), total=coins(move.total))
+
+
+def _bets(moves: list[Acted]) -> list[Acted]:
+    """The betting moves among ``moves`` (a bare timeout is told by the fold it made)."""
+    return [move for move in moves if move.move]
 
 
 def _player_lines(live: LiveTable, language: str) -> list[str]:
@@ -92,6 +106,8 @@ def _game_lines(live: LiveTable, screen: Rendering) -> list[str]:
     if engine.lead is not None:
         reason = t(language, f"showhand.lead.{live.view.lead_reason or 'best_face_up'}")
         lines.append(t(language, "showhand.lead", name=name(live.name(engine.lead)), reason=reason))
+    if moves := _bets(live.view.moves):
+        lines.append(t(language, "showhand.last", moves=told(live, moves[-1], language)))
     if engine.turn is not None:
         lines.append(
             t(language, "showhand.turn", name=who(live, engine.turn), deadline=turn_deadline(live, screen))
@@ -214,7 +230,24 @@ def _did(live: LiveTable, person: int, language: str) -> list[str]:
     last = acted(live.view, person)
     if not last.move or last.timed_out:
         return []
-    return [t(language, f"showhand.did.{last.move}", pay=coins(last.paid))]
+    return [t(language, f"showhand.did.{last.move}", pay=coins(last.paid), total=coins(last.total))]
+
+
+def _situation(live: LiveTable, person: int, language: str) -> str:
+    """What ``person`` faces at their turn: the move to answer and what calling it costs."""
+    options = {option.move: option for option in engine_of(live).legal_actions(person)}
+    facing = next((m for m in reversed(_bets(live.view.moves)) if m.move in _AGGRESSIVE), None)
+    if Move.CHECK in options or facing is None:
+        return t(language, "showhand.situation.open")
+    call, answer = options.get(Move.CALL), told(live, facing, language)
+    if call is None:  # calling takes all they have left: all-in or fold
+        all_in = options.get(Move.ALL_IN)
+        return t(language, "showhand.situation.all_in", told=answer, pay=coins(all_in.pay if all_in else 0))
+    key = "showhand.situation.call_raise" if Move.RAISE in options else "showhand.situation.call"
+    return t(language, key, told=answer, pay=coins(call.pay))
+
+
+_AGGRESSIVE = (showhand_code(Move.BET), showhand_code(Move.RAISE), showhand_code(Move.ALL_IN))
 
 
 def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tuple[str, Markup | None] | None:
@@ -233,16 +266,26 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
         final = _cards(engine.ended_as(person), language)
         if final is None:
             return None
-        return "\n".join([title, final, dm_result(live, person, language)]), None
+        # What they did last stays on the record (a timeout, an all-in), with the result.
+        did = _did(live, person, language)
+        return "\n".join([title, final, *did, dm_result(live, person, language)]), None
     player = engine.player(person)
     private = private_hand(live, person, language)
     if private is None or player is None:
         return None
     lines = [title, private]
     if engine.turn == person and live.deadline:
+        since = [told(live, move, language) for move in _bets(since_turn(live.view, person))]
+        happened = [t(language, "showhand.last", moves=" · ".join(since))] if since else []
         stake = t(language, "showhand.dm_stake", pot=coins(engine.pot), total=coins(player.total))
-        question = t(language, "showhand.dm_turn", deadline=turn_deadline(live, screen, as_prompted=True))
-        lines = [*dm_prompt(live, language), *lines, stake, question]
+        question = t(
+            language,
+            "showhand.dm_turn",
+            situation=_situation(live, person, language),
+            deadline=turn_deadline(live, screen, as_prompted=True),
+        )
+        seats = _player_lines(live, language)
+        lines = [*dm_prompt(live, language), title, *seats, *happened, private, stake, question]
         return "\n".join(lines), keyboard(_option_buttons(live, person, language))
     return "\n".join([*lines, *_did(live, person, language)]), None
 

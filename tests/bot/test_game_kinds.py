@@ -1,6 +1,6 @@
 """Both views (the chat's and the Mini App's) go through the game kinds and ask the engine: who
 is awaited, what a viewer may see, why a show-down went as it did; a timed-out fold is one saved
-record, read in one place, and a table saved by an older bot reads the same."""
+move of the round, read in one place, and a table saved by an older bot reads the same."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import pytest
 from bot import callbacks
 from bot.i18n import t
 from bot.kinds import KINDS
-from bot.live import LiveTable, ViewState
+from bot.live import Acted, LiveTable, ViewState, view_from_plain
 from bot.miniapp.view import HIDDEN, SPECTATOR, table_view, viewer_of
 from bot.views import acted
 from bot.views.common import Rendering
 from bot.views.rules import rules_text
 from games import muxi, showhand
+from games.codec import to_plain
 from games.showhand import Timeout
 from tests.games.muxi_helpers import choose_banker
 from tests.games.muxi_helpers import rigged as rigged_muxi
@@ -52,31 +53,32 @@ def muxi_live() -> LiveTable:
     return live_of("muxi", table)
 
 
-# -- what a person did, as saved ----------------------------------------------------------------------
+# -- what people did, as saved ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("text", "move", "paid", "timed_out"),
     [
-        ("", "", 0, False),
         ("draw", "draw", 0, False),
         ("call:100", "call", 100, False),
         ("timeout", "", 0, True),
-        ("timeout_fold:0", "fold", 0, True),  # as every bot so far has saved a fold the clock made
+        ("timeout_fold:0", "fold", 0, True),  # as older bots saved a fold the clock made
     ],
 )
-def test_a_saved_move_reads_back(text, move, paid, timed_out):
-    assert acted.read(text) == acted.Acted(move, paid, timed_out)
-    if text:
-        assert acted.record(move, paid if ":" in text else None, timed_out=timed_out) == text
+def test_a_last_move_saved_by_an_older_bot_reads_back(text, move, paid, timed_out):
+    view = view_from_plain({"names": {"2": "Bob"}, "acted": {"2": text}})
+    assert view.moves == [Acted(2, move, paid, timed_out=timed_out)]
+    assert acted.acted(view, 2) == Acted(2, move, paid, timed_out=timed_out)
 
 
-def test_the_clock_s_fold_is_saved_as_before_and_told_as_a_timeout():
+def test_the_round_s_moves_are_saved_in_order_and_the_clock_s_fold_is_told_as_a_timeout():
     live = showhand_live()
     events = live.engine.apply(Timeout(live.engine.timer))
     note(live, events)
-    assert live.view.acted[2] == "timeout_fold:0"  # the saved format is unchanged
-    assert acted.folded_on_timeout(live.view, 2)
+    saved = view_from_plain(json.loads(json.dumps(to_plain(live.view))))
+    assert saved.moves == live.view.moves
+    assert saved.moves[-1] == Acted(2, "fold", 0, 10, timed_out=True)  # (10: the ante they had put in)
+    assert acted.folded_on_timeout(saved, 2)
     assert "timed out" in KINDS["showhand"].table_text(live, SCREEN).lower()
     seat = next(seat for seat in table_view(live, 2, "en", 0.0)["seats"] if seat["person"] == 2)
     assert seat["status"] == t("en", "showhand.timed_out")
@@ -84,10 +86,10 @@ def test_the_clock_s_fold_is_saved_as_before_and_told_as_a_timeout():
 
 def test_a_table_saved_by_an_older_bot_still_shows_a_timed_out_fold():
     live = showhand_live()
-    live.engine.apply(Timeout(live.engine.timer))
-    live.view.acted = {2: "timeout_fold:0"}  # as read from an older database
+    note(live, live.engine.apply(Timeout(live.engine.timer)))
     fresh = live_of("showhand", showhand.ShowhandTable.from_dict(live.engine.to_dict()))
-    fresh.view.acted = dict(live.view.acted)
+    old = {key: value for key, value in to_plain(live.view).items() if key != "moves"}
+    fresh.view = view_from_plain(old | {"acted": {"2": "timeout_fold:0"}})  # as read from an older database
     assert KINDS["showhand"].table_text(fresh, SCREEN) == KINDS["showhand"].table_text(live, SCREEN)
     dm = KINDS["showhand"].dm(fresh, 2, SCREEN, "Group")
     assert dm is not None and "Time ran out" in dm[0]

@@ -30,7 +30,7 @@ async def test_each_turn_is_a_new_dm_that_notifies_and_then_says_what_was_done(b
     assert not world.bot_messages(2), "nobody else is asked anything yet"
     await d.press(1, 1, "当庄")  # from the DM
     banker = world.messages[(1, asked.message_id)]
-    assert banker.buttons == [] and "你是庄家" in banker.text and "3♥️ 4♥️" in banker.text
+    assert banker.buttons == [] and "👑 你当庄" in banker.text and "3♥️ 4♥️" in banker.text
     prompt = newest(bot, 2)
     assert prompt.edits == 0 and 2 in prompt.notified, "a turn is a new message: it notifies"
     assert "🔔 轮到你了" in prompt.text and "5♠︎ 6♥️" in prompt.text and "补牌还是不补？" in prompt.text
@@ -217,7 +217,7 @@ async def test_a_bet_button_names_what_it_puts_in_and_a_timeout_folds_in_words(b
     stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
     await open_and_start(bot, [1, 2], "showhand")
     await act(bot, "下注 100")
-    assert d.labels(GROUP)[1:4] == ["跟注 100", "加注 +200", "加注 +300"]
+    assert d.labels(GROUP)[1:4] == ["跟注 100", "加注到 300", "加注到 400"]  # the totals they end at
     await act(bot, "跟注 100")
     await bot.fire_timer()  # the next to speak runs out of time
     result = d.table(GROUP)

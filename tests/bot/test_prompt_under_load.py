@@ -176,7 +176,7 @@ async def test_with_room_a_new_turn_is_a_new_dm_and_the_one_before_stays(bot, wo
     turn = newest(bot, 1)
     assert turn.message_id != asked.message_id and 1 in turn.notified and labels(turn) == ["补牌", "不补"]
     earlier = world.messages[(1, asked.message_id)]
-    assert not earlier.deleted and earlier.buttons == [] and "你是庄家" in earlier.text
+    assert not earlier.deleted and earlier.buttons == [] and "👑 你当庄" in earlier.text
     timer = bot.runtime.tables.get(GROUP).engine.core.timer
     assert dm_bookkeeping(bot, 1) == (turn.message_id, f"{timer}.0")
     assert not cleanups(bot)
@@ -222,7 +222,7 @@ async def test_a_new_dm_leaves_the_one_before_with_what_they_did_when_that_was_s
     turn = newest(bot, 1)
     assert turn.message_id != asked.message_id and labels(turn) == ["补牌", "不补"] and 1 in turn.notified
     earlier = world.messages[(1, asked.message_id)]
-    assert not earlier.deleted and earlier.buttons == [] and "你是庄家" in earlier.text
+    assert not earlier.deleted and earlier.buttons == [] and "👑 你当庄" in earlier.text
     assert "轮到你了" not in earlier.text
     timer = bot.runtime.tables.get(GROUP).engine.core.timer
     assert dm_bookkeeping(bot, 1) == (turn.message_id, f"{timer}.0")

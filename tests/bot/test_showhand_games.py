@@ -70,7 +70,7 @@ async def test_a_raise_past_the_cap_is_refused(bot):
     assert "超过本轮最高投注额" in d.popup(1)
     await d.press_data(1, GROUP, *_forged(bot, "raise", 250))
     assert "底注的整数倍" in d.popup(1)
-    await act(bot, "加注 +2,400")
+    await act(bot, "加注到 2,500")  # a raise to the cap: 2,400 more on their 100
     assert "加注" not in " ".join(d.labels(GROUP)), "the cap is reached: no more raises"
     await act(bot, "跟注 2,300")
     assert "底池 5,000" in d.table(GROUP)
@@ -84,7 +84,9 @@ async def test_four_people_a_fold_out_and_a_timeout(bot):
     assert live_table(bot).engine.turn == 2
     await act(bot, "下注 200")
     await bot.fire_timer()  # 3 does not answer: folds
-    assert "3. 阿强  ⌛ 超时弃牌" in d.table(GROUP)
+    table = d.table(GROUP)
+    assert "3. 阿强  🂠 10♣︎ · ⌛ 超时弃牌  已下 100" in table, "a folded seat keeps its face-up card"
+    assert "🗣 刚才：阿强 超时弃牌" in table
     await act(bot, "弃牌")  # 4
     await act(bot, "弃牌")  # 1
     result = d.table(GROUP)

@@ -266,7 +266,7 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, t
 
 
 LANGUAGES = {  # what each sees: the language button, its answer, the Mini App's banner and results
-    "English": ("✅ Language set to English", "en", "You are watching", "Last round · Round 1"),
+    "English": ("✅ Language set to English", "en", "You are watching", "Last round · #1"),
     "繁體中文": ("✅ 已切換為繁體中文", "zh-TW", "你在旁觀", "上局結果 · 第 1 局"),
 }
 NOT_IN = {"English": re.compile("[\u4e00-\u9fff]"), "繁體中文": re.compile("[对两顺铁芦]")}  # hands' names
