@@ -203,6 +203,12 @@ class DmView:
     since: float  # since when it has shown these buttons
 
 
+def _dm_action(dm: DmView) -> str:
+    """What a DM prompt asks: "banker" (muxi: asked to be banker, as its buttons say) or "move"."""
+    presses = [callbacks.decode(data) for data in dm.datas]
+    return "banker" if any(press is not None and press.action == "banker" for press in presses) else "move"
+
+
 class Person:
     def __init__(self, person_id: int, table: TableCrowd) -> None:
         self.id, self.table, self.name = person_id, table, name_of(person_id)
@@ -496,7 +502,7 @@ class Crowd:
         dm = person.dm_prompt()
         if dm is not None:
             since = dm.at if person.blocked(dm.since, dm.round_no, "move") else dm.since
-            found.append((since, "dm", "move", dm))
+            found.append((since, "dm", _dm_action(dm), dm))
         view = table.view
         action = view.prompts.get(person.id) if view is not None else None
         if (
