@@ -129,7 +129,8 @@ def leave_action(live: LiveTable, viewer: int, language: str) -> ActionJSON:
     if price is None:
         return {"action": "leave", "arg": None, "label": t(language, "button.leave"), "style": "quiet"}
     label = t(language, f"{live.game}.button.escape", amount=coins(price))
-    return {"action": "leave", "arg": None, "label": label, "style": "danger", "escape": True}
+    # Red text on no fill: never mistaken for the filled red 弃牌 beside it.
+    return {"action": "leave", "arg": None, "label": label, "style": "escape", "escape": True}
 
 
 def lobby_action(live: LiveTable, code: str, language: str) -> ActionJSON:

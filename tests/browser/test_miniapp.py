@@ -74,6 +74,8 @@ def test_a_muxi_round_half_in_the_mini_app(two_pages, theme, sandbox_url):
     app = app_page.frame_locator("#miniapp-frame")
     expect(app.locator("#others .seat")).to_have_count(2, timeout=LIVE)
     expect(app.locator("#banner")).to_contain_text("旁观")
+    expect(app.locator("#title")).to_have_text("🀄 木虱 · 第 1 局")  # the round to come
+    expect(app.locator("#clock-text")).to_have_text(re.compile(r"^\d+:\d\d$"))  # the lobby's minutes: 4:56
     background = app.locator("body").evaluate("b => getComputedStyle(b).backgroundColor")
     assert background == ("rgb(23, 33, 43)" if theme == "dark" else "rgb(255, 255, 255)"), background
     app.locator('#actions button[data-action="join"]').click()
@@ -217,12 +219,16 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, t
                 if now["amount"] and not played_slider:  # an amount the buttons do not offer
                     played_slider = True
                     amount = now["amount"]
+                    button = app.locator(f'#actions button[data-action="{amount["action"]}-amount"]')
+                    presets = [action["label"] for action in now["actions"]]
+                    assert button.inner_text() not in presets, "the slider's button repeats no preset"
                     chosen = min(amount["min"] + 2 * amount["step"], amount["max"])
                     app.locator("#amount").evaluate(
                         "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')); }", str(chosen)
                     )
-                    button = app.locator(f'#actions button[data-action="{amount["action"]}-amount"]')
-                    expect(button).to_contain_text(coins(chosen - amount["own"]))
+                    # A bet names what it puts in, a raise the total it makes (加注到 …).
+                    named = chosen - amount["own"] if amount["action"] == "bet" else chosen
+                    expect(button).to_contain_text(coins(named))
                     shoot(app_page, theme, "4-showhand-slider")
                     button.click()
                 else:

@@ -78,7 +78,8 @@ function render() {
   if (!view) return;
   words = view.strings;
   document.documentElement.lang = view.language === "en" ? "en" : view.language === "zh-hant" ? "zh-TW" : "zh-CN";
-  $("title").textContent = `${view.title} · ${say("round", { round: Math.max(view.round, 1) })}`;
+  const round = view.in_round ? view.round : view.round + 1; // in the lobby: the round to come
+  $("title").textContent = `${view.title} · ${say("round", { round })}`;
   const stakes = [];
   if (view.base) stakes.push(say("base", { amount: coins(view.base) }));
   if (view.pot !== null && view.pot !== undefined) stakes.push(say("pot", { amount: coins(view.pot) }));
@@ -126,7 +127,10 @@ function renderActions() {
   // a push during the same choice keeps what the slider was set to (a new bet or raise starts at its least)
   const chosen = $("amount") && view.amount && $("amount").dataset.range === rangeKey(view.amount) ? Number($("amount").value) : null;
   bar.replaceChildren();
-  if (view.amount) bar.append(amountPicker(view.amount, chosen));
+  if (view.amount) {
+    const presets = view.actions.filter((action) => action.action === view.amount.action).map((action) => action.arg);
+    bar.append(amountPicker(view.amount, chosen, presets));
+  }
   for (const action of view.actions) {
     const button = el("button", action.style || "primary", action.label);
     button.dataset.action = action.action;
@@ -141,10 +145,13 @@ function rangeKey(range) {
   return `${range.action}:${range.min}:${range.max}`;
 }
 
-function amountPicker(range, chosen) {
+// It starts at the least amount no button offers already (its button then never repeats one).
+function amountPicker(range, chosen, presets) {
   const row = el("div", "amount");
   const slider = el("input");
-  Object.assign(slider, { type: "range", min: range.min, max: range.max, step: range.step, value: range.min });
+  let start = range.min;
+  while (presets.includes(start) && start + range.step <= range.max) start += range.step;
+  Object.assign(slider, { type: "range", min: range.min, max: range.max, step: range.step, value: start });
   if (chosen !== null) slider.value = chosen;
   slider.id = "amount";
   slider.dataset.range = rangeKey(range);
@@ -170,7 +177,9 @@ function tick() {
   clock.hidden = false;
   const whole = view.turn_seconds || 30;
   $("clock-bar").style.width = `${Math.min(100, (left / whole) * 100)}%`;
-  $("clock-text").textContent = say("seconds", { n: Math.ceil(left) });
+  const whole_seconds = Math.ceil(left);
+  $("clock-text").textContent = whole_seconds < 60 ? say("seconds", { n: whole_seconds })
+    : `${Math.floor(whole_seconds / 60)}:${String(whole_seconds % 60).padStart(2, "0")}`; // 4:56
   clock.classList.toggle("low", left < whole / 3);
 }
 setInterval(tick, 250);
