@@ -40,6 +40,8 @@ GAME = "showhand"
 BETTING = (Move.CHECK, Move.BET, Move.CALL, Move.RAISE, Move.ALL_IN, Move.FOLD)
 # The betting buttons' action codes in the callback data (the amount rides as the argument).
 ACTION_CODES = {move: showhand_code(move) for move in BETTING}
+# The moves that set what the others must call.
+_AGGRESSIVE = (ACTION_CODES[Move.BET], ACTION_CODES[Move.RAISE], ACTION_CODES[Move.ALL_IN])
 
 
 def engine_of(live: LiveTable) -> ShowhandTable:
@@ -61,7 +63,7 @@ def _state(live: LiveTable, player: Player, language: str) -> str:
     return cards
 
 
-def told(live: LiveTable, move: Acted, language: str) -> str:
+def _told(live: LiveTable, move: Acted, language: str) -> str:
     """A move as the others are told it: ``阿强 加注到 600``."""
     key = "timed_out" if move.timed_out else move.move
     who = name(live.name(move.person))
@@ -107,7 +109,7 @@ def _game_lines(live: LiveTable, screen: Rendering) -> list[str]:
         reason = t(language, f"showhand.lead.{live.view.lead_reason or 'best_face_up'}")
         lines.append(t(language, "showhand.lead", name=name(live.name(engine.lead)), reason=reason))
     if moves := _bets(live.view.moves):
-        lines.append(t(language, "showhand.last", moves=told(live, moves[-1], language)))
+        lines.append(t(language, "showhand.last", moves=_told(live, moves[-1], language)))
     if engine.turn is not None:
         lines.append(
             t(language, "showhand.turn", name=who(live, engine.turn), deadline=turn_deadline(live, screen))
@@ -239,15 +241,12 @@ def _situation(live: LiveTable, person: int, language: str) -> str:
     facing = next((m for m in reversed(_bets(live.view.moves)) if m.move in _AGGRESSIVE), None)
     if Move.CHECK in options or facing is None:
         return t(language, "showhand.situation.open")
-    call, answer = options.get(Move.CALL), told(live, facing, language)
+    call, answer = options.get(Move.CALL), _told(live, facing, language)
     if call is None:  # calling takes all they have left: all-in or fold
         all_in = options.get(Move.ALL_IN)
         return t(language, "showhand.situation.all_in", told=answer, pay=coins(all_in.pay if all_in else 0))
     key = "showhand.situation.call_raise" if Move.RAISE in options else "showhand.situation.call"
     return t(language, key, told=answer, pay=coins(call.pay))
-
-
-_AGGRESSIVE = (showhand_code(Move.BET), showhand_code(Move.RAISE), showhand_code(Move.ALL_IN))
 
 
 def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tuple[str, Markup | None] | None:
@@ -275,7 +274,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
         return None
     lines = [title, private]
     if engine.turn == person and live.deadline:
-        since = [told(live, move, language) for move in _bets(since_turn(live.view, person))]
+        since = [_told(live, move, language) for move in _bets(since_turn(live.view, person))]
         happened = [t(language, "showhand.last", moves=" · ".join(since))] if since else []
         stake = t(language, "showhand.dm_stake", pot=coins(engine.pot), total=coins(player.total))
         question = t(
