@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from bot.callbacks import Press
+from bot.callbacks import AUTO_READY, Press
 from bot.i18n import language_of, t
 from bot.kinds import KINDS
 from bot.live import LiveTable
@@ -113,6 +113,24 @@ async def leave(
     return "leave.done" if price is None else "leave.escaped"
 
 
+async def auto_ready(runtime: Runtime, live: LiveTable, person: int) -> str:
+    """Ready now and for every next round until they leave or time out (the caller holds the chat's
+    lock); ``RuleError`` when they cannot be ready (not seated, a round under way). Returns the key
+    of what to say."""
+    chosen = person in live.view.auto_ready
+    if not chosen:
+        live.view.auto_ready.append(person)  # saved with the Ready below
+    seat = live.engine.core.seat_of(person)
+    try:
+        if seat is None or not seat.ready or live.engine.core.everyone_ready():
+            await runtime.perform(live, Ready(person, runtime.shuffle(live.game)))
+    except RuleError:
+        if not chosen:
+            live.view.auto_ready.remove(person)
+        raise
+    return "auto_ready.already" if chosen else "auto_ready.on"
+
+
 async def act(
     runtime: Runtime,
     chat_id: int,
@@ -139,6 +157,8 @@ async def act(
             await leave(runtime, live, actor.id, confirm_key)
         elif press.action == "ready":
             await runtime.perform(live, Ready(actor.id, runtime.shuffle(live.game)))
+        elif press.action == AUTO_READY:
+            return t(language, await auto_ready(runtime, live, actor.id)), False
         elif press.action in kind.moves:
             await runtime.perform(live, kind.moves[press.action](actor.id, press.arg))
             # the presser's own result in the answer (a toast): their hand as it is now

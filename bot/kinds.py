@@ -54,8 +54,10 @@ def _balance(live: LiveTable, person: int) -> int | None:
 
 
 def _timed_out(view: ViewState, event: Event) -> None:
+    """A deadline acted for them: told as such, and no longer ready for every next round."""
     if isinstance(event, DeadlinePassed):
         view.moves += [Acted(person, timed_out=True) for person in event.people]
+        view.auto_ready = [person for person in view.auto_ready if person not in event.people]
 
 
 def _muxi_engine(live: LiveTable) -> muxi.MuxiTable:

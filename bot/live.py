@@ -81,6 +81,8 @@ class ViewState:
     end_reason: str = ""  # how the last round ended
     title: str = ""  # the group's title, for the DMs (saved: a restarted bot shows the same DMs)
     moves: list[Acted] = field(default_factory=list)  # this round's moves, in order
+    score: dict[int, int] = field(default_factory=dict)  # each person's net since the table opened
+    auto_ready: list[int] = field(default_factory=list)  # ready for every next round (再来一局 ✓ 自动准备)
 
 
 class Engine(Protocol):

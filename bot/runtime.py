@@ -31,9 +31,10 @@ from bot.service import Tables
 from bot.settings import Settings
 from bot.turns import TurnClock
 from bot.views.common import Rendering
-from games.events import Paid, RoundStarted
+from games.errors import RuleError
+from games.events import DeckRevealed, Paid, RoundStarted
 from games.fairness import Shuffle
-from games.table import Cancel, Credit
+from games.table import Cancel, Credit, Ready
 from storage import Store
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,21 @@ class Runtime:
         kind = KINDS[live.game]
         await self.send_private(live, [*kind.private_people(live), *live.dm_ids, *kind.acting(live)])
         self.watchers.changed(live)  # the open Mini Apps (bot/miniapp/hub.py)
+        if any(isinstance(event, DeckRevealed) for event in events):
+            await self._ready_again(live)
+
+    async def _ready_again(self, live: LiveTable) -> None:
+        """A round is over: whoever chose 再来一局 ✓ 自动准备 is ready for the next one (it starts
+        once everyone seated is, as always)."""
+        for person in list(live.view.auto_ready):
+            seat = live.engine.core.seat_of(person)
+            if seat is None:
+                live.view.auto_ready.remove(person)
+            elif not (seat.ready or live.in_round or live.engine.closed):
+                try:
+                    await self.perform(live, Ready(person, self.shuffle(live.game)))
+                except RuleError:  # (their seat is gone, the table closes)
+                    live.view.auto_ready.remove(person)
 
     async def credit_outside(self, person: int) -> None:
         """Coins came to ``person`` from outside their table (the daily bonus, a refund from a table

@@ -252,6 +252,8 @@ class Tables:
         record: RoundRecord | None = None
         results = None
         for event in events:
+            if isinstance(event, Left) and event.person in view.auto_ready:  # ready no more once gone
+                view.auto_ready.remove(event.person)
             if isinstance(event, RoundStarted):
                 # The last round's results and notices stay: its message shows them to the end.
                 view.commitment, view.moves = event.commitment, []
@@ -297,6 +299,8 @@ class Tables:
                 if (found := kind.round_results(live, event)) is not None:
                     results = found
                     view.results, view.results_round = found, live.round_no
+                    for line in found:  # the running score: each person's net since the table opened
+                        view.score[line.person] = view.score.get(line.person, 0) + line.net
         if live.engine.core.timer == 0:
             live.turn = Turn()
         return record

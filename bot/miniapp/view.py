@@ -40,6 +40,7 @@ PAGE_STRINGS = (
     "miniapp.total",
     "miniapp.unauthorized",
     "miniapp.hole",
+    "miniapp.score",
 )
 
 

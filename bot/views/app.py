@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NotRequired, TypedDict
 
+from bot.callbacks import AUTO_READY
 from bot.i18n import t
 from bot.live import LiveTable, ResultLine
 from bot.views.common import coins, signed
@@ -57,6 +58,7 @@ class SeatJSON(TypedDict):
     hole: bool  # showhand: the first card is the face-down one
     total: NotRequired[int]  # showhand: what they put in this game
     folded: NotRequired[bool]  # showhand: out of the game (folded or escaped)
+    score: NotRequired[int]  # their net since the table opened (once a round was played)
 
 
 class ResultLineJSON(TypedDict):
@@ -99,7 +101,7 @@ def tokens(cards: Iterable[Card | None]) -> list[str]:
 
 def seat(live: LiveTable, person: int, viewer: int) -> SeatJSON:
     found = live.engine.core.seat_of(person)
-    return {
+    one: SeatJSON = {
         "person": person,
         "name": live.name(person),
         "me": person == viewer,
@@ -113,6 +115,9 @@ def seat(live: LiveTable, person: int, viewer: int) -> SeatJSON:
         "status": "",
         "hole": False,
     }
+    if person in live.view.score:
+        one["score"] = live.view.score[person]
+    return one
 
 
 def lobby_seats(live: LiveTable, viewer: int, language: str) -> list[SeatJSON]:
@@ -133,9 +138,14 @@ def leave_action(live: LiveTable, viewer: int, language: str) -> ActionJSON:
     return {"action": "leave", "arg": None, "label": label, "style": "escape", "escape": True}
 
 
-def lobby_action(live: LiveTable, code: str, language: str) -> ActionJSON:
+def lobby_actions(live: LiveTable, code: str, viewer: int, language: str) -> list[ActionJSON]:
+    """Join, or Start (Continue after a round, then also the same for every next round)."""
     key = {"join": "button.join", "ready": "button.continue" if live.round_no else "button.ready"}[code]
-    return {"action": code, "arg": None, "label": t(language, key), "style": "primary"}
+    actions: list[ActionJSON] = [{"action": code, "arg": None, "label": t(language, key), "style": "primary"}]
+    if code == "ready" and live.round_no and viewer not in live.view.auto_ready:
+        label = t(language, "button.auto_ready")
+        actions.append({"action": AUTO_READY, "arg": None, "label": label, "style": "secondary"})
+    return actions
 
 
 def result_line(live: LiveTable, line: ResultLine, cards: list[str], hand: str, hole: bool) -> ResultLineJSON:

@@ -4,6 +4,7 @@ line under a round's results that points to its fairness proof."""
 from __future__ import annotations
 
 from bot import callbacks
+from bot.callbacks import AUTO_READY
 from bot.i18n import t
 from bot.live import LiveTable
 from bot.views.common import (
@@ -24,13 +25,27 @@ REMINDER_LEFT = 1 / 3  # of a turn: someone who has not acted by then is reminde
 
 
 def seat_lines(live: LiveTable, language: str) -> list[str]:
+    """Who sits, who is ready, and once a round was played each one's running score."""
     lines = []
     for number, seat in enumerate(live.engine.core.seats, 1):
         mark = t(language, "lobby.ready" if seat.ready else "lobby.not_ready")
-        lines.append(
-            t(language, "lobby.seat", n=number, name=name(live.name(seat.person)), mark=mark).rstrip()
-        )
+        if seat.person in live.view.auto_ready:
+            mark += " " + t(language, "lobby.auto_ready")
+        line = t(language, "lobby.seat", n=number, name=name(live.name(seat.person)), mark=mark).rstrip()
+        if seat.person in live.view.score:
+            line += "  " + t(language, "score.own", net=signed(live.view.score[seat.person]))
+        lines.append(line)
     return lines
+
+
+def score_line(live: LiveTable, language: str) -> list[str]:
+    """Under a round's results, from the second one on: everyone's net since the table opened, best
+    first."""
+    if live.view.results_round < 2 or not live.view.score:
+        return []
+    ranked = sorted(live.view.score.items(), key=lambda item: -item[1])
+    each = [f"{name(live.name(person))} {signed(net)}" for person, net in ranked]
+    return [t(language, "score.line", scores=t(language, "list.separator").join(each))]
 
 
 def lobby_lines(
@@ -72,8 +87,9 @@ def notice_lines(live: LiveTable, screen: Rendering, round_no: int) -> list[str]
 
 
 def results_footer(live: LiveTable, screen: Rendering) -> list[str]:
-    """Under a round's results: its notices and where its fairness proof is."""
+    """Under a round's results: the running score, its notices and where its fairness proof is."""
     return [
+        *score_line(live, screen.language),
         *notice_lines(live, screen, live.view.results_round),
         t(screen.language, "round.verify", table=live.table_id, round=live.view.results_round),
     ]
@@ -153,14 +169,17 @@ def app_row(live: LiveTable, language: str) -> list[tuple[str, str]]:
 
 
 def lobby_keyboard(live: LiveTable, language: str) -> Markup | None:
-    """Between rounds: Join, Start (Continue after a round) and Leave (free)."""
+    """Between rounds: Join, Start (Continue after a round, and the same for every next round) and
+    Leave (free)."""
     start = "button.continue" if live.round_no else "button.ready"
+    again = [table_button(live, language, "button.auto_ready", AUTO_READY)] if live.round_no else []
     return keyboard(
         [
             [
                 table_button(live, language, "button.join", "join"),
                 table_button(live, language, start, "ready"),
             ],
+            again,
             [table_button(live, language, "button.leave", "leave")],
             app_row(live, language),
         ]

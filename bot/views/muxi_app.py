@@ -11,7 +11,7 @@ from bot.views.app import (
     ResultLineJSON,
     SeatJSON,
     leave_action,
-    lobby_action,
+    lobby_actions,
     lobby_seats,
     result_line,
     seat,
@@ -68,7 +68,7 @@ def _actions(live: LiveTable, viewer: int, language: str) -> list[ActionJSON]:
         if code is MuxiCode.LEAVE:
             actions.append(leave_action(live, viewer, language))
         elif code in (MuxiCode.JOIN, MuxiCode.READY):
-            actions.append(lobby_action(live, code.value, language))
+            actions += lobby_actions(live, code.value, viewer, language)
         else:
             style = "primary" if code in (MuxiCode.BE_BANKER, MuxiCode.DRAW) else "secondary"
             label = t(language, f"button.{code.value}")

@@ -14,7 +14,7 @@ from bot.views.app import (
     ResultLineJSON,
     SeatJSON,
     leave_action,
-    lobby_action,
+    lobby_actions,
     lobby_seats,
     result_line,
     seat,
@@ -86,7 +86,7 @@ def _actions(live: LiveTable, engine: ShowhandTable, viewer: int, language: str)
         if move is Move.LEAVE:
             actions.append(leave_action(live, viewer, language))
         elif move in (Move.JOIN, Move.READY):
-            actions.append(lobby_action(live, move.value, language))
+            actions += lobby_actions(live, move.value, viewer, language)
         else:
             style = {Move.FOLD: "danger", Move.ALL_IN: "allin"}.get(move, "primary")
             actions.append(

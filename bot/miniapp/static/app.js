@@ -66,7 +66,8 @@ function seatBox(seat) {
   who.append(el("span", "name", seat.name));
   box.append(who, cardsRow(seat.cards, seat.hole));
   const info = el("div", "info");
-  info.append(el("span", "status", [seat.hand, seat.status].filter(Boolean).join(" · ")));
+  const score = seat.score !== undefined ? say("score", { net: (seat.score > 0 ? "+" : "") + coins(seat.score) }) : "";
+  info.append(el("span", "status", [seat.hand, seat.status, score].filter(Boolean).join(" · ")));
   const money = seat.total !== undefined ? say("total", { amount: coins(seat.total) })
     : seat.balance !== null && seat.balance !== undefined ? coins(seat.balance) : "";
   info.append(el("span", "money", money));
