@@ -80,6 +80,11 @@ class ResultsJSON(TypedDict):
     lines: list[ResultLineJSON]
 
 
+class AllInJSON(TypedDict):
+    text: str  # who went all-in, and to how much: 阿强 梭哈 9,300
+    seq: int  # which move of the round it was (the page announces each once)
+
+
 class GameJSON(TypedDict):
     """What a game adds to the table's view."""
 
@@ -92,6 +97,8 @@ class GameJSON(TypedDict):
     stake: NotRequired[int]
     card_no: NotRequired[int]
     amount: NotRequired[AmountJSON | None]  # showhand
+    feed: NotRequired[list[str]]  # showhand: the game's last moves, as told, oldest first
+    all_in: NotRequired[AllInJSON | None]  # showhand: the game's last all-in, announced once
 
 
 def tokens(cards: Iterable[Card | None]) -> list[str]:

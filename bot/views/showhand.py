@@ -40,6 +40,7 @@ GAME = "showhand"
 BETTING = (Move.CHECK, Move.BET, Move.CALL, Move.RAISE, Move.ALL_IN, Move.FOLD)
 # The betting buttons' action codes in the callback data (the amount rides as the argument).
 ACTION_CODES = {move: showhand_code(move) for move in BETTING}
+FEED = 4  # moves in the Mini App's feed
 # The moves that set what the others must call.
 _AGGRESSIVE = (ACTION_CODES[Move.BET], ACTION_CODES[Move.RAISE], ACTION_CODES[Move.ALL_IN])
 
@@ -68,6 +69,20 @@ def _told(live: LiveTable, move: Acted, language: str) -> str:
     key = "timed_out" if move.timed_out else move.move
     who = name(live.name(move.person))
     return t(language, f"showhand.told.{key}", name=who, pay=coins(move.paid), total=coins(move.total))
+
+
+def feed(live: LiveTable, language: str, last: int = FEED) -> list[str]:
+    """The game's last ``last`` moves, as told, oldest first (the Mini App's feed)."""
+    return [_told(live, move, language) for move in _bets(live.view.moves)[-last:]]
+
+
+def last_all_in(live: LiveTable, language: str) -> tuple[int, str] | None:
+    """The game's last all-in, if any: which move of the round it was, and as told."""
+    for seq in range(len(live.view.moves) - 1, -1, -1):
+        move = live.view.moves[seq]
+        if move.move == ACTION_CODES[Move.ALL_IN]:
+            return seq, _told(live, move, language)
+    return None
 
 
 def _bets(moves: list[Acted]) -> list[Acted]:

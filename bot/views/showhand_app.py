@@ -21,7 +21,7 @@ from bot.views.app import (
     tokens,
 )
 from bot.views.showdown import hand_name
-from bot.views.showhand import engine_of, option_label
+from bot.views.showhand import engine_of, feed, last_all_in, option_label
 from games.showhand import Move, Phase, SeenPlayer, ShowhandTable, evaluate
 
 
@@ -39,6 +39,9 @@ def app_part(live: LiveTable, viewer: int, language: str) -> GameJSON:
         part["seats"] = [
             _player_seat(live, engine, seen, viewer, language) for seen in engine.seen_by(viewer)
         ]
+        part["feed"] = feed(live, language)
+        all_in = last_all_in(live, language)
+        part["all_in"] = None if all_in is None else {"seq": all_in[0], "text": all_in[1]}
     else:
         part["seats"] = lobby_seats(live, viewer, language)
     part["actions"] = _actions(live, engine, viewer, language)

@@ -6,6 +6,7 @@ a finished game's DM keeps what they did last; the rules draw red suits red."""
 
 from __future__ import annotations
 
+from bot.miniapp.view import table_view
 from bot.views.rules import rules_text
 from faketg.harness import GROUP
 from tests.bot.decks import stack, stack_showhand
@@ -51,10 +52,15 @@ async def test_facing_an_all_in_the_header_names_it_and_the_call(bot):
     await open_and_start(bot, [1, 2], "showhand")
     for _ in range(4):  # cards 2 and 3: both check
         await act(bot, "过牌")
+    assert table_view(live_table(bot), 1, "zh-hans", 0.0)["all_in"] is None
     await act(bot, "梭哈")  # 2, the lead: all they have
     turn, text, buttons = prompt_of(bot)
     assert turn == 1 and "👉 小红 梭哈 10,000：跟注 9,900 或弃牌" in text, text
     assert buttons == ["跟注 9,900", "弃牌"]
+    # The Mini App announces it (once: by which move of the round it was) and lists the last moves.
+    view = table_view(live_table(bot), 1, "zh-hans", 0.0)
+    assert view["all_in"] is not None and view["all_in"]["text"] == "小红 梭哈 10,000"
+    assert view["feed"] == ["阿明 过牌", "小红 过牌", "阿明 过牌", "小红 梭哈 10,000"]
 
 
 async def test_the_prompt_reads_in_english_and_traditional_chinese(bot):

@@ -99,6 +99,7 @@ function render() {
     : turns.length ? turns.map((seat) => seat.name).join("、") : view.in_round ? "" : say("waiting");
   if (myTurn && !wasMyTurn && tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred("warning");
   wasMyTurn = myTurn;
+  renderFeed();
   renderResults();
   renderActions();
   tick();
@@ -121,6 +122,28 @@ function renderResults() {
     if (line.hand) row.append(el("div", "hand", line.hand));
     box.append(row);
   }
+}
+
+// The game's last moves, and an all-in announced once across the table (梭哈!).
+let announced = null;
+function renderFeed() {
+  const feed = $("feed");
+  const lines = view.feed || [];
+  feed.replaceChildren(...lines.map((line) => el("li", "", line)));
+  feed.hidden = !lines.length;
+  const allIn = view.all_in;
+  const key = allIn ? `${view.table}:${view.round}:${allIn.seq}` : null;
+  if (key && announced !== null && key !== announced) {
+    const moment = $("moment");
+    moment.textContent = allIn.text;
+    moment.hidden = false;
+    moment.style.animation = "none";
+    void moment.offsetWidth; // restart the animation
+    moment.style.animation = "";
+    clearTimeout(renderFeed.timer);
+    renderFeed.timer = setTimeout(() => { moment.hidden = true; }, 2600);
+  }
+  announced = key || announced || "";  // the first view only sets what was seen: no old all-in is announced
 }
 
 function renderActions() {
