@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from bot.callbacks import AUTO_READY, Press
+from bot.callbacks import AUTO_READY, AUTOPILOT_OFF, CARDS, Press
 from bot.i18n import language_of, t
 from bot.kinds import KINDS
 from bot.live import LiveTable
@@ -131,6 +131,17 @@ async def auto_ready(runtime: Runtime, live: LiveTable, person: int) -> str:
     return "auto_ready.already" if chosen else "auto_ready.on"
 
 
+async def back(runtime: Runtime, live: LiveTable, person: int) -> str:
+    """ "我回来了": ``person`` is no longer on autopilot (托管): their turns wait for them again, and
+    if it is their turn now they are asked (the caller holds the chat's lock). Returns the key of
+    what to say."""
+    if live.view.autopilot.pop(person, None) is None:
+        return "autopilot.not_on"
+    await runtime.save_view(live)
+    await runtime.present(live, [])
+    return "autopilot.back"
+
+
 async def act(
     runtime: Runtime,
     chat_id: int,
@@ -145,10 +156,15 @@ async def act(
         live = runtime.tables.get(chat_id)
         if live is None or live.table_id != press.table_id:
             raise Refused("press.table_over")
+        if press.action == AUTOPILOT_OFF:  # (from their DM of any round of this table)
+            return t(language, await back(runtime, live, actor.id)), False
         if press.round_no != live.round_no:
             raise Refused("press.old_round")
         kind = KINDS[live.game]
-        if press.action == "cards":
+        if press.action != CARDS and live.view.autopilot.pop(actor.id, None) is not None:
+            await runtime.save_view(live)  # any press of theirs ends 托管
+            await runtime.present(live, [])
+        if press.action == CARDS:
             private = kind.private_hand(live, actor.id, language)
             return (private or t(language, "press.no_cards")), True
         if press.action == "join":

@@ -24,6 +24,7 @@ _PATTERN = re.compile(r"^([ms]):(\d{1,12}):(\d{1,9}):([a-z_]{1,16})(?::([0-9]{1,
 
 CARDS = "cards"  # the "my cards" button of either game: a popup, no engine action
 AUTO_READY = "autoready"  # either game, between rounds: ready now and for every next round
+AUTOPILOT_OFF = "back"  # either game, in the DM of someone on autopilot (托管): "我回来了"
 
 
 class MuxiCode(StrEnum):

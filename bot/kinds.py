@@ -19,6 +19,7 @@ from bot.views import showhand as showhand_view
 from bot.views.acted import folded_on_timeout
 from bot.views.app import GameJSON, ResultLineJSON
 from bot.views.common import Markup, Rendering
+from bot.views.lobby import DmView, on_autopilot
 from games import Action, Event, muxi, showhand
 from games.cards import DECK_28, DECK_54, Card
 from games.codec import Plain
@@ -26,6 +27,9 @@ from games.events import DeadlinePassed
 
 #: What a button stands for: (the person pressing, the button's argument) -> the engine's action.
 MakeAction = Callable[[int, str | None], Action]
+#: A person's DM for a table: (the table, the person, how to draw it, the group's title) -> its
+#: text and buttons, or None.
+DrawDm = Callable[[LiveTable, int, Rendering, str], DmView | None]
 
 
 @dataclass(frozen=True)
@@ -41,11 +45,20 @@ class GameKind:
     results_text: Callable[[LiveTable, Rendering], str]  # a finished round's message once the next begins
     table_keyboard: Callable[[LiveTable, str], Markup | None]
     private_hand: Callable[[LiveTable, int, str], str | None]  # the popup of "my cards"
-    dm: Callable[[LiveTable, int, Rendering, str], tuple[str, Markup | None] | None]
+    dm: DrawDm
     private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
     acting: Callable[[LiveTable], list[int]]  # who must act now (each is prompted in their DM)
     app_part: Callable[[LiveTable, int, str], GameJSON]  # the Mini App: (viewer, language) -> game's part
     app_result_line: Callable[[LiveTable, ResultLine, str], ResultLineJSON]  # the Mini App's results line
+
+
+def _with_autopilot(drawn: DrawDm) -> DrawDm:
+    """A game's DM, with its autopilot line and button for someone on autopilot (托管)."""
+
+    def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> DmView | None:
+        return on_autopilot(live, person, screen.language, drawn(live, person, screen, chat_title))
+
+    return dm
 
 
 def _balance(live: LiveTable, person: int) -> int | None:
@@ -53,11 +66,15 @@ def _balance(live: LiveTable, person: int) -> int | None:
     return seat.balance if seat is not None else None
 
 
-def _timed_out(view: ViewState, event: Event) -> None:
-    """A deadline acted for them: told as such, and no longer ready for every next round."""
+def _timed_out(live: LiveTable, event: Event) -> None:
+    """A deadline acted for them: told as such, no longer ready for every next round by choice, and
+    on autopilot (托管) from now on: their turns are played at once."""
     if isinstance(event, DeadlinePassed):
+        view = live.view
         view.moves += [Acted(person, timed_out=True) for person in event.people]
         view.auto_ready = [person for person in view.auto_ready if person not in event.people]
+        for person in event.people:
+            view.autopilot.setdefault(person, live.round_no)
 
 
 def _muxi_engine(live: LiveTable) -> muxi.MuxiTable:
@@ -66,7 +83,7 @@ def _muxi_engine(live: LiveTable) -> muxi.MuxiTable:
 
 def _muxi_note(live: LiveTable, event: Event) -> None:
     view = live.view
-    _timed_out(view, event)
+    _timed_out(live, event)
     if isinstance(event, muxi.Decided):
         view.moves.append(Acted(event.person, MuxiCode.DRAW if event.drew else MuxiCode.STAND))
     elif isinstance(event, muxi.BankerChosen):
@@ -106,7 +123,7 @@ _BETS = (
 
 def _showhand_note(live: LiveTable, event: Event) -> None:
     view = live.view
-    _timed_out(view, event)
+    _timed_out(live, event)
     for kind, move in _BETS:
         if isinstance(event, kind):
             on_timeout = isinstance(event, showhand.FoldedOnTimeout)
@@ -168,7 +185,7 @@ MUXI = GameKind(
     results_text=muxi_view.results_text,
     table_keyboard=muxi_view.table_keyboard,
     private_hand=muxi_view.private_hand,
-    dm=muxi_view.dm,
+    dm=_with_autopilot(muxi_view.dm),
     private_people=lambda live: list(_muxi_engine(live).card_holders()),
     acting=lambda live: list(_muxi_engine(live).awaited()),
     app_part=muxi_app.app_part,
@@ -195,7 +212,7 @@ SHOWHAND = GameKind(
     results_text=showhand_view.results_text,
     table_keyboard=showhand_view.table_keyboard,
     private_hand=showhand_view.private_hand,
-    dm=showhand_view.dm,
+    dm=_with_autopilot(showhand_view.dm),
     private_people=showhand_view.private_people,
     acting=lambda live: list(showhand_view.engine_of(live).awaited()),
     app_part=showhand_app.app_part,

@@ -22,6 +22,8 @@ from games.table import TableCore
 
 REMINDED = "reminded"  # where older versions kept the turn whose reminder had gone out (in ``shown``)
 TURN = "turn"  # the key of the turn, in the saved state
+AUTOPILOT_MARK = "🤖"  # after the name of someone on autopilot (托管), in every language
+AUTOPILOT_ROUNDS = 2  # whole rounds on autopilot after which they get up at the round's end
 OLD_ACTED = "acted"  # where older versions kept each person's last move (``_old_move``)
 TIMED_OUT = "timeout"
 Action = MuxiAction | ShowhandAction  # (games.Action, spelled out for type checkers)
@@ -83,6 +85,8 @@ class ViewState:
     moves: list[Acted] = field(default_factory=list)  # this round's moves, in order
     score: dict[int, int] = field(default_factory=dict)  # each person's net since the table opened
     auto_ready: list[int] = field(default_factory=list)  # ready for every next round (再来一局 ✓ 自动准备)
+    # 托管: whom a deadline acted for, and the round it was in; their turns are played at once.
+    autopilot: dict[int, int] = field(default_factory=dict)
 
 
 class Engine(Protocol):
@@ -159,7 +163,9 @@ class LiveTable:
         return self.engine.core.round_no
 
     def name(self, person: int) -> str:
-        return self.view.names.get(person, str(person))
+        """As shown everywhere, with 🤖 while on autopilot (托管)."""
+        shown = self.view.names.get(person, str(person))
+        return shown + AUTOPILOT_MARK if person in self.view.autopilot else shown
 
     def seated(self) -> list[int]:
         return [seat.person for seat in self.engine.core.seats]

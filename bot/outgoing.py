@@ -53,9 +53,8 @@ class Shown:
     def of(
         cls, text: str | None, markup: Markup | None, turn: int | None = None, reminded: bool = False
     ) -> Shown:
-        return cls(
-            _hash(text), _hash(markup), turn if markup is not None else None, reminded and markup is not None
-        )
+        prompt = turn is not None and markup is not None  # (a DM's buttons with no turn ask nothing)
+        return cls(_hash(text), _hash(markup), turn if prompt else None, reminded and prompt)
 
     @property
     def has_buttons(self) -> bool:

@@ -110,11 +110,10 @@ class Presenter:
         drawn = KINDS[live.game].dm(live, person, screen, chat_title)
         if drawn is not None:
             text, markup = drawn
-            self._want(
-                PersonalMessage(
-                    live, person, text, markup, Shown.of(text, markup, timer, live.reminded), timer
-                )
-            )
+            # Someone on autopilot (托管) is asked nothing: their one button is never a prompt.
+            turn = None if person in live.view.autopilot else timer
+            shown = Shown.of(text, markup, turn, live.reminded)
+            self._want(PersonalMessage(live, person, text, markup, shown, timer))
             return
         shown = live.shown.get(str(person))
         if person in live.dm_ids and shown is not None and shown.has_buttons:
@@ -127,7 +126,9 @@ class Presenter:
         for person in live.seated():
             job = self.sender.waiting(person, DmKey(live.table_id, person), in_flight=True)
             wanted = None if job is None else job.payload
-            if not isinstance(wanted, PersonalMessage) or wanted.timer != timer or wanted.markup is None:
+            if not isinstance(wanted, PersonalMessage) or wanted.timer != timer:
+                continue
+            if wanted.shown.turn is None:  # not a prompt (none, or 托管's button)
                 continue
             shown = live.shown.get(str(person))
             if shown is None or shown.turn != timer:
@@ -217,7 +218,7 @@ class Presenter:
         if wanted.person is None:
             priority = _table_priority(live, new_buttons)
         else:
-            priority = Priority.ACT if new_buttons and wanted.markup else Priority.INFO
+            priority = Priority.ACT if new_buttons and wanted.shown.turn is not None else Priority.INFO
         new = message_id is None or anew
         self.sender.want(
             Parcel(wanted.chat_id, wanted.key, priority, self.clock(), Share.KEPT, new, anew, wanted)

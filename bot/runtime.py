@@ -23,7 +23,7 @@ from telegram.ext import JobQueue
 
 from bot.escapes import Escapes
 from bot.kinds import KINDS
-from bot.live import Action, Event, LiveTable, Notice
+from bot.live import AUTOPILOT_ROUNDS, Action, Event, LiveTable, Notice
 from bot.outbox import Limits
 from bot.preferences import Preferences
 from bot.presenter import Presenter
@@ -31,10 +31,11 @@ from bot.service import Tables
 from bot.settings import Settings
 from bot.turns import TurnClock
 from bot.views.common import Rendering
+from games.codec import to_plain
 from games.errors import RuleError
 from games.events import DeckRevealed, Paid, RoundStarted
 from games.fairness import Shuffle
-from games.table import Cancel, Credit, Ready
+from games.table import Cancel, Credit, Leave, Ready
 from storage import Store
 
 log = logging.getLogger(__name__)
@@ -119,17 +120,36 @@ class Runtime:
             await self._ready_again(live)
 
     async def _ready_again(self, live: LiveTable) -> None:
-        """A round is over: whoever chose 再来一局 ✓ 自动准备 is ready for the next one (it starts
-        once everyone seated is, as always)."""
-        for person in list(live.view.auto_ready):
+        """A round is over. Someone on autopilot (托管) for ``AUTOPILOT_ROUNDS`` whole rounds gets up
+        (free between rounds: they escaped nothing); whoever chose 再来一局 ✓ 自动准备, or is on
+        autopilot, is ready for the next one (it starts once everyone seated is, as always)."""
+        view = live.view
+        for person, since in list(view.autopilot.items()):
+            if live.round_no - since >= AUTOPILOT_ROUNDS and live.engine.core.seat_of(person) is not None:
+                view.notices.append(Notice("notice.autopilot_up", person, 0, live.round_no))
+                await self._try(live, Leave(person))
+        for person in [*view.auto_ready, *view.autopilot]:
             seat = live.engine.core.seat_of(person)
-            if seat is None:
-                live.view.auto_ready.remove(person)
-            elif not (seat.ready or live.in_round or live.engine.closed):
-                try:
-                    await self.perform(live, Ready(person, self.shuffle(live.game)))
-                except RuleError:  # (their seat is gone, the table closes)
-                    live.view.auto_ready.remove(person)
+            if seat is not None and not (seat.ready or live.in_round or live.engine.closed):
+                await self._try(live, Ready(person, self.shuffle(live.game)))
+
+    async def _try(self, live: LiveTable, action: Action) -> None:
+        """An action the bot takes for someone; refused (their seat is gone, the table closes): nothing."""
+        try:
+            await self.perform(live, action)
+        except RuleError as refused:
+            log.info("table %s: %s was refused: %s", live.table_id, action, refused)
+
+    async def save_view(self, live: LiveTable) -> None:
+        """What the table shows besides its engine changed with no action (someone back from
+        autopilot): saved now (kept in memory if that fails: the next action saves it)."""
+        view = to_plain(live.view)
+        assert isinstance(view, dict)
+        live.saved = {**live.saved, "view": view}
+        try:
+            await self.store.update_messages(live.table_id, view=view)
+        except Exception:
+            log.exception("table %s: its view could not be saved", live.table_id)
 
     async def credit_outside(self, person: int) -> None:
         """Coins came to ``person`` from outside their table (the daily bonus, a refund from a table

@@ -252,8 +252,9 @@ class Tables:
         record: RoundRecord | None = None
         results = None
         for event in events:
-            if isinstance(event, Left) and event.person in view.auto_ready:  # ready no more once gone
-                view.auto_ready.remove(event.person)
+            if isinstance(event, Left):  # ready no more once gone, nor on autopilot
+                view.auto_ready = [person for person in view.auto_ready if person != event.person]
+                view.autopilot.pop(event.person, None)
             if isinstance(event, RoundStarted):
                 # The last round's results and notices stay: its message shows them to the end.
                 view.commitment, view.moves = event.commitment, []

@@ -34,6 +34,12 @@ RETRY_TIMEOUT = 5.0  # seconds before a deadline whose action failed is tried ag
 LATE_REMINDER = 1.0  # seconds past its moment a reminder may still go (a turn re-armed just then)
 PROMPT_AWAITED = 1.0  # seconds between looks at a turn's deadline held for its prompt still queued
 REMINDER, DEADLINE = "reminder", "deadline"
+AUTOPILOT_SECONDS = 1.0  # a turn of people all on autopilot (托管) is played then, as its deadline would
+
+
+def asked(live: LiveTable) -> list[int]:
+    """Those who must act now and are asked to: everyone awaited but those on autopilot."""
+    return [person for person in KINDS[live.game].acting(live) if person not in live.view.autopilot]
 
 
 class TurnClock:
@@ -56,12 +62,10 @@ class TurnClock:
             return
         now = self.runtime.clock()
         remind_at = turn.deadline - live.engine.core.turn_seconds * REMINDER_LEFT
-        if (
-            delay is None
-            and not live.reminded
-            and KINDS[live.game].acting(live)
-            and remind_at > now - LATE_REMINDER
-        ):
+        acting, prompted = KINDS[live.game].acting(live), asked(live)
+        if delay is None and acting and not prompted:  # all on autopilot (托管): played at once
+            moment, delay = DEADLINE, min(AUTOPILOT_SECONDS, max(0.0, turn.deadline - now))
+        elif delay is None and not live.reminded and prompted and remind_at > now - LATE_REMINDER:
             moment, delay = REMINDER, max(0.0, remind_at - now)
         else:
             moment, delay = DEADLINE, delay if delay is not None else max(0.0, turn.deadline - now)
@@ -172,7 +176,7 @@ class TurnClock:
     async def call(self, live: LiveTable) -> None:
         """Those who must act and cannot be told by DM are called in the group by a new message (it
         notifies them), withdrawn when the turn is over; one call a turn."""
-        people = [person for person in KINDS[live.game].acting(live) if person in live.view.dm_failed]
+        people = [person for person in asked(live) if person in live.view.dm_failed]
         replies, calling = self.runtime.presenter.replies, bool(people and live.turn.deadline)
         if not calling:
             replies.withdraw(live.chat_id, live.table_id)  # (nothing when no call is out)

@@ -526,9 +526,11 @@ class Store:
         dm_message_ids: Mapping[int, int | None] | None = None,
         shown: Mapping[str, str | None] | None = None,
         turn: Mapping[str, object] | None = None,
+        view: Mapping[str, object] | None = None,
     ) -> None:
         """Set the table message id and/or merge DM message ids and what each kept message shows
-        (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``)."""
+        (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``);
+        ``view``: what the table shows besides changed with no action (``bot.live.ViewState``)."""
         set_message = message_id is not _UNSET
         await self._write(
             tables.update_messages,
@@ -539,6 +541,7 @@ class Store:
             now_text=self._now_text(),
             shown=shown,
             turn=turn,
+            view=view,
         )
 
     async def load_table(self, table_id: int) -> SavedTable | None:

@@ -256,9 +256,11 @@ def update_messages(
     now_text: str,
     shown: Mapping[str, str | None] | None = None,
     turn: Mapping[str, object] | None = None,
+    view: Mapping[str, object] | None = None,
 ) -> None:
     """Set the table message id and merge DM ids and shown hashes (None forgets one); ``turn``
-    replaces the turn kept in the table's state (its clock moved between two actions)."""
+    replaces the turn kept in the table's state (its clock moved between two actions), ``view``
+    what its messages show besides (changed by no action: someone back from autopilot)."""
     patch = json.dumps({str(person): mid for person, mid in (dm_updates or {}).items()})
     cursor = db.execute(
         "UPDATE tables SET message_id = CASE WHEN ? THEN ? ELSE message_id END,"
@@ -277,3 +279,8 @@ def update_messages(
     )
     if cursor.rowcount == 0:
         raise UnknownTable(table_id)
+    if view is not None:
+        db.execute(
+            "UPDATE tables SET state = json_set(state, '$.view', json(?)) WHERE id = ?",
+            (json.dumps(dict(view), ensure_ascii=False), table_id),
+        )

@@ -361,11 +361,11 @@ async def _carry_out(
     runtime, chat_id = runtime_of(context), message.chat.id
     if is_group(message.chat):
         remember_title(context, message.chat)
-    else:  # a button in a player's DM: only their own moves and their cards, never a seat
+    else:  # a button in a player's DM: only their own moves, their cards and 我回来了, never a seat
         pressed_at = runtime.tables.by_id(press.table_id)
         if pressed_at is None:
             raise Refused("press.table_over")
-        if press.action not in KINDS[pressed_at.game].moves and press.action != "cards":
+        if press.action not in (*KINDS[pressed_at.game].moves, callbacks.CARDS, callbacks.AUTOPILOT_OFF):
             raise Refused("press.in_group")
         chat_id = pressed_at.chat_id
     return await act(runtime, chat_id, press, actor(user), language)

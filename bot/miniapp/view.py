@@ -41,6 +41,7 @@ PAGE_STRINGS = (
     "miniapp.unauthorized",
     "miniapp.hole",
     "miniapp.score",
+    "miniapp.autopilot",
 )
 
 

@@ -59,6 +59,7 @@ class SeatJSON(TypedDict):
     total: NotRequired[int]  # showhand: what they put in this game
     folded: NotRequired[bool]  # showhand: out of the game (folded or escaped)
     score: NotRequired[int]  # their net since the table opened (once a round was played)
+    autopilot: NotRequired[bool]  # 托管: their turns are played at once
 
 
 class ResultLineJSON(TypedDict):
@@ -124,6 +125,8 @@ def seat(live: LiveTable, person: int, viewer: int) -> SeatJSON:
     }
     if person in live.view.score:
         one["score"] = live.view.score[person]
+    if person in live.view.autopilot:
+        one["autopilot"] = True
     return one
 
 

@@ -4,7 +4,7 @@ line under a round's results that points to its fairness proof."""
 from __future__ import annotations
 
 from bot import callbacks
-from bot.callbacks import AUTO_READY
+from bot.callbacks import AUTO_READY, AUTOPILOT_OFF
 from bot.i18n import t
 from bot.live import LiveTable
 from bot.views.common import (
@@ -22,6 +22,7 @@ from bot.views.common import (
 from games.stakes import MIN_BALANCE
 
 REMINDER_LEFT = 1 / 3  # of a turn: someone who has not acted by then is reminded by a new DM
+DmView = tuple[str, Markup | None]  # a DM's text and buttons
 
 
 def seat_lines(live: LiveTable, language: str) -> list[str]:
@@ -193,6 +194,16 @@ def dm_prompt(live: LiveTable, language: str) -> list[str]:
         left = duration(live.engine.core.turn_seconds * REMINDER_LEFT, language)
         return [t(language, "dm.reminder", left=left)]
     return [t(language, "dm.your_turn")]
+
+
+def on_autopilot(live: LiveTable, person: int, language: str, drawn: DmView | None) -> DmView | None:
+    """A DM for someone on autopilot (托管): what it shows (if anything), its line saying so, and the
+    button that ends it (never a prompt: their turns are played at once)."""
+    if person not in live.view.autopilot or live.engine.closed:  # (a closed table plays no more)
+        return drawn
+    back = callbacks.encode(live.game, live.table_id, live.round_no, AUTOPILOT_OFF)
+    lines = [] if drawn is None else [drawn[0]]
+    return "\n".join([*lines, t(language, "autopilot.dm")]), keyboard([[(t(language, "button.back"), back)]])
 
 
 def dm_result(live: LiveTable, person: int, language: str) -> str:

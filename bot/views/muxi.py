@@ -290,7 +290,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
         return t(language, f"button.{code.value}"), callbacks.encode(GAME, live.table_id, live.round_no, code)
 
     if engine.phase is Phase.BANKER:
-        if person == engine.asked_person():
+        if person == engine.asked_person() and person not in live.view.autopilot:
             lines = [*dm_prompt(live, language), title, t(language, "muxi.dm_banker_ask", deadline=deadline)]
             return "\n".join(lines), keyboard([[choice(MuxiCode.BE_BANKER), choice(MuxiCode.PASS)]])
         answered = _banker_answer(live, person, language)
@@ -299,7 +299,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
     if private is None:
         return None
     moves = [move for move in engine.legal_actions(person) if move in (Move.DRAW, Move.STAND)]
-    if moves and deadline:
+    if moves and deadline and person not in live.view.autopilot:
         question = "muxi.dm_choose" if Move.STAND in moves else "muxi.dm_must_draw"
         # The banker draws last: their prompt names who drew and who stood.
         players = _player_lines(live, language) if engine.phase is Phase.BANKER_DRAW else []

@@ -48,13 +48,21 @@ async def test_a_timeout_or_leaving_ends_auto_ready(bot):
     await d.press(2, GROUP, "再来一局 ✓ 自动准备")
     assert live_table(bot).round_no == 2
     turn = live_table(bot).engine.turn
-    await bot.fire_timer()  # the one to act does not: folded, and no longer auto-ready
-    assert not live_table(bot).in_round
-    assert turn not in live_table(bot).view.auto_ready
-    other = 3 - turn
-    assert other in live_table(bot).view.auto_ready and live_table(bot).engine.core.seat_of(other).ready
-    await d.press(other, GROUP, "离桌")
-    assert other not in live_table(bot).view.auto_ready
+    await bot.fire_timer()  # the one to act does not: folded; auto-ready by choice no more (托管 now)
+    live = live_table(bot)
+    assert turn not in live.view.auto_ready and turn in live.view.autopilot
+    assert 3 - turn in live.view.auto_ready
+    assert live.round_no == 3, "both ready again: one by choice, one on autopilot"
+
+
+async def test_leaving_ends_auto_ready(bot):
+    d = bot.driver
+    await open_and_start(bot, [1, 2, 3], "showhand")
+    await play_out(bot)
+    await d.press(1, GROUP, "再来一局 ✓ 自动准备")
+    assert live_table(bot).view.auto_ready == [1]
+    await d.press(1, GROUP, "离桌")
+    assert live_table(bot).view.auto_ready == [] and live_table(bot).engine.core.seat_of(1) is None
 
 
 async def test_the_running_score_on_the_lobby_the_results_and_the_mini_app(bot):

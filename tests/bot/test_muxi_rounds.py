@@ -58,7 +58,7 @@ async def test_five_people_a_forced_draw_times_out(bot):
     await d.press(5, GROUP, "补牌")
     assert "天公不能补牌" in d.popup(5)
     await bot.fire_timer()  # 2 never draws (forfeit), 4 never answers (stands)
-    assert "小红  ⌛ 超时认输" in d.table(GROUP) and "老王  ✋ 不补" in d.table(GROUP)
+    assert "小红🤖  ⌛ 超时认输" in d.table(GROUP) and "老王🤖  ✋ 不补" in d.table(GROUP)  # (托管 now)
     await d.press(1, GROUP, "不补")
     result = d.table(GROUP)
     assert "小红" in result and "超时认输  −100" in result
@@ -157,7 +157,7 @@ async def test_a_timeout_after_restart_fires_from_the_saved_deadline(world, data
     await stop_bot(first)
     second = await start_bot(world, database)
     await second.fire_timer()  # the player never answered: stands
-    assert "小红  ✋ 不补" in second.driver.table(GROUP)
+    assert "小红🤖  ✋ 不补" in second.driver.table(GROUP)  # (托管 now)
     await stop_bot(second)
 
 

@@ -85,8 +85,8 @@ async def test_four_people_a_fold_out_and_a_timeout(bot):
     await act(bot, "下注 200")
     await bot.fire_timer()  # 3 does not answer: folds
     table = d.table(GROUP)
-    assert "3. 阿强  🂠 10♣︎ · ⌛ 超时弃牌  已下 100" in table, "a folded seat keeps its face-up card"
-    assert "🗣 刚才：阿强 超时弃牌" in table
+    assert "3. 阿强🤖  🂠 10♣︎ · ⌛ 超时弃牌  已下 100" in table, "a folded seat keeps its face-up card"
+    assert "🗣 刚才：阿强🤖 超时弃牌" in table, "(and 阿强 is on autopilot, 托管, from now on)"
     await act(bot, "弃牌")  # 4
     await act(bot, "弃牌")  # 1
     result = d.table(GROUP)

@@ -172,3 +172,32 @@ def test_a_whole_showhand_game_in_the_browser(page, theme):
     expect(page.locator("#messages")).to_contain_text(re.compile("大过|都是"))
     shows_times_and_edits(page)
     me.shoot("8-showhand-results")
+
+
+def test_a_player_who_lets_the_clock_run_goes_on_autopilot_and_comes_back(page, theme):
+    """托管 (issue 28): with 10-second turns, whoever is first to bet does nothing; the table marks
+    them 🤖, their DM says 托管中 with 我回来了, and pressing it brings them back."""
+    me = Person(page, theme)
+    me.act_as("阿明")
+    me.say("/cancel")  # the showhand table may still be open between games
+    expect(page.locator("#messages")).to_contain_text(re.compile("管理员已结束本桌|本群现在没有牌桌"))
+    me.say("/settings")
+    me.press("10 秒")
+    me.say("/newgame showhand")
+    me.sees("梭哈 · 等待开局")
+    me.act_as("小红")
+    me.press("加入")
+    for name in ("阿明", "小红"):
+        me.act_as(name)
+        me.press("开始")
+    me.sees("梭哈 · 第 1 局")
+    me.sees("🤖", timeout=30_000)  # the first to bet let the clock run: folded, and on autopilot
+    idle = next(name for name in ("阿明", "小红") if f"{name}🤖" in me.chat_text())
+    me.act_as(idle, "dm")
+    me.sees("🤖 托管中")
+    me.shoot("9-autopilot-dm")
+    me.press("🙋 我回来了")
+    expect(page.locator("#toast, #alert").filter(has_text="欢迎回来").first).to_be_visible()
+    me.act_as("阿明")
+    me.say("/settings")
+    me.press("30 秒")

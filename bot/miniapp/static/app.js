@@ -63,6 +63,7 @@ function seatBox(seat) {
   if (seat.banker) who.append(el("span", "tag", say("banker")));
   if (seat.lead) who.append(el("span", "tag lead", say("lead")));
   if (seat.me) who.append(el("span", "tag me", say("you")));
+  if (seat.autopilot) who.append(el("span", "tag autopilot", say("autopilot")));
   who.append(el("span", "name", seat.name));
   box.append(who, cardsRow(seat.cards, seat.hole));
   const info = el("div", "info");

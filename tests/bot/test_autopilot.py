@@ -1,0 +1,127 @@
+"""托管 (issue 28, point 3): someone a deadline acted for is on autopilot. Their later turns are
+played at once with what the deadline would do (RULES: a showhand timeout folds; muxi: stands, or
+passes on the bank), they are ready for each next round, and the table and the Mini App mark them
+🤖. "我回来了" in their DM, or any press of theirs, ends it; two whole rounds on autopilot and they
+get up at the round's end."""
+
+from __future__ import annotations
+
+import time
+
+from bot.live import AUTOPILOT_MARK
+from bot.miniapp.view import table_view
+from bot.turns import AUTOPILOT_SECONDS
+from faketg.harness import GROUP
+from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
+from tests.bot.scenarios import act, labels, live_table, newest, open_and_start
+
+BACK = "🙋 我回来了"
+THREE = {1: "8S 9H 10D QC KS", 2: "AD AH 8D 9C JH", 3: "KD QH JC 10S 9D"}
+
+
+def armed_in(bot) -> float:
+    """Seconds until the table's clock fires (the harness's clock runs only when a test fires it)."""
+    live = live_table(bot)
+    job = bot.runtime.turns.jobs.scheduler.get_job(f"table {live.table_id}")
+    assert job is not None, "the table's clock is armed"
+    return job.trigger.run_date.timestamp() - time.time()
+
+
+async def played_at_once(bot, person: int) -> None:
+    """``person``'s turn is armed to be played within ``AUTOPILOT_SECONDS``, with nothing asked of
+    them; then it is (the test fires the clock)."""
+    assert armed_in(bot) <= AUTOPILOT_SECONDS + 0.1, "their turn is not waited for"
+    assert labels(newest(bot, person)) == [BACK], "and they are asked nothing"
+    await bot.fire_timer()
+
+
+async def start_showhand_with_a_timeout(bot) -> int:
+    """A two-person showhand game in which the first to act lets the deadline fold them."""
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
+    idle = live_table(bot).engine.turn
+    await bot.fire_timer()
+    assert not live_table(bot).in_round, "the fold ended the game"
+    return idle
+
+
+async def test_after_a_timeout_their_turns_are_played_at_once_and_they_get_up_after_two_rounds(bot):
+    d = bot.driver
+    idle = await start_showhand_with_a_timeout(bot)
+    other = 3 - idle
+    live = live_table(bot)
+    assert idle in live.view.autopilot and live.engine.core.seat_of(idle).ready, "ready for the next"
+    name = {1: "阿明", 2: "小红"}[idle]
+    assert f"{name}{AUTOPILOT_MARK}" in d.table(GROUP)
+    dm = newest(bot, idle)
+    assert "🤖 托管中" in dm.text and labels(dm) == [BACK]
+    seat = next(seat for seat in table_view(live, idle, "zh-hans", 0.0)["seats"] if seat["person"] == idle)
+    assert seat["autopilot"] is True
+    for game in (2, 3):
+        await d.press(other, GROUP, "继续下一局")
+        assert live_table(bot).round_no == game and live_table(bot).in_round
+        while live_table(bot).in_round:
+            if live_table(bot).engine.turn == idle:
+                await played_at_once(bot, idle)
+            else:
+                await act(bot, next(b for b in d.labels(GROUP) if b.startswith(("过牌", "跟注"))))
+        assert "托管弃牌" in d.table(GROUP) or "超时弃牌" in d.table(GROUP)
+    table = d.table(GROUP)
+    assert f"🤖 {name} 托管了两局，已离桌" in table, table
+    assert live_table(bot).engine.core.seat_of(idle) is None and idle not in live_table(bot).view.autopilot
+
+
+async def test_i_m_back_ends_it_and_their_turn_waits_for_them_again(bot):
+    d = bot.driver
+    idle = await start_showhand_with_a_timeout(bot)
+    dm = newest(bot, idle)
+    data = next(str(button["callback_data"]) for button in dm.buttons if button["text"] == BACK)
+    await d.press(idle, idle, BACK)
+    assert "欢迎回来" in d.popup(idle)
+    live = live_table(bot)
+    assert idle not in live.view.autopilot and AUTOPILOT_MARK not in d.table(GROUP)
+    assert BACK not in labels(newest(bot, idle))
+    saved = await bot.runtime.store.load_table(live.table_id)
+    assert saved is not None and str(idle) not in saved.state["view"]["autopilot"], "saved at once"
+    await d.press_data(idle, idle, dm.message_id, data)  # the same button again
+    assert d.popup(idle) == "你没有在托管"
+    await d.press(3 - idle, GROUP, "继续下一局")
+    if not live_table(bot).in_round:  # (their own Start, now that nobody presses it for them)
+        await d.press(idle, GROUP, "继续下一局")
+    while live_table(bot).engine.turn != idle:
+        await act(bot, next(b for b in d.labels(GROUP) if b.startswith(("过牌", "跟注"))))
+    assert armed_in(bot) > AUTOPILOT_SECONDS + 1, "the whole turn"
+    assert "🔔 轮到你了" in newest(bot, idle).text, "they are asked in their DM"
+
+
+async def test_any_press_of_theirs_ends_it(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2, 3], 1, THREE)
+    await open_and_start(bot, [1, 2, 3], "showhand")
+    idle = live_table(bot).engine.turn
+    await bot.fire_timer()  # folded; the game goes on between the other two
+    assert live_table(bot).in_round and idle in live_table(bot).view.autopilot
+    await d.press(idle, GROUP, "看我的牌")  # their cards only: still on autopilot
+    assert idle in live_table(bot).view.autopilot
+    await d.press(idle, GROUP, "弃牌")  # not their turn (and folded): refused, but they are back
+    assert idle not in live_table(bot).view.autopilot
+    assert AUTOPILOT_MARK not in d.table(GROUP)
+
+
+async def test_a_muxi_player_on_autopilot_stands_and_is_passed_over_for_the_bank_at_once(bot):
+    d = bot.driver
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    await d.press(1, GROUP, "当庄")
+    await bot.fire_timer()  # 2 does not choose: stands, and goes on autopilot
+    assert 2 in live_table(bot).view.autopilot
+    await d.press(1, GROUP, "不补")
+    assert not live_table(bot).in_round
+    await d.press(1, GROUP, "继续下一局")  # 2 is ready already: the round starts
+    live = live_table(bot)
+    assert live.in_round
+    if live.engine.asked_person() == 1:  # the banker question goes round the table
+        await d.press(1, GROUP, "不当庄")
+    assert live_table(bot).engine.asked_person() == 2
+    await played_at_once(bot, 2)  # a timeout passes on the bank
+    assert live_table(bot).engine.asked_person() != 2
