@@ -119,11 +119,13 @@ async def auto_ready(runtime: Runtime, live: LiveTable, person: int) -> str:
     of what to say."""
     chosen = person in live.view.auto_ready
     if not chosen:
-        live.view.auto_ready.append(person)  # saved with the Ready below
+        live.view.auto_ready.append(person)  # saved with the Ready below, or at once
     seat = live.engine.core.seat_of(person)
     try:
         if seat is None or not seat.ready or live.engine.core.everyone_ready():
             await runtime.perform(live, Ready(person, runtime.shuffle(live.game)))
+        elif not chosen:  # ready already: no action to save it with
+            await runtime.save_view(live)
     except RuleError:
         if not chosen:
             live.view.auto_ready.remove(person)
@@ -132,9 +134,8 @@ async def auto_ready(runtime: Runtime, live: LiveTable, person: int) -> str:
 
 
 async def back(runtime: Runtime, live: LiveTable, person: int) -> str:
-    """ "我回来了": ``person`` is no longer on autopilot (托管): their turns wait for them again, and
-    if it is their turn now they are asked (the caller holds the chat's lock). Returns the key of
-    what to say."""
+    """Back from autopilot (托管, "我回来了"): ``person``'s turns wait for them again, and if it is
+    their turn now they are asked (the caller holds the chat's lock). Returns the key of what to say."""
     if live.view.autopilot.pop(person, None) is None:
         return "autopilot.not_on"
     await runtime.save_view(live)
