@@ -4,10 +4,11 @@ lobby, under the results and in the Mini App."""
 
 from __future__ import annotations
 
+from bot import callbacks
 from bot.miniapp.view import table_view
 from faketg.harness import GROUP
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack_showhand
-from tests.bot.scenarios import act, live_table, open_and_start
+from tests.bot.scenarios import act, live_table, newest, open_and_start
 
 START = 10_000
 
@@ -91,3 +92,16 @@ async def test_the_running_score_on_the_lobby_the_results_and_the_mini_app(bot):
     assert seats[1]["score"] == score[1] and seats[2]["score"] == score[2]
     actions = [action["action"] for action in table_view(live, 1, "zh-hans", 0.0)["actions"]]
     assert "autoready" in actions
+
+
+async def test_auto_ready_is_not_taken_from_a_dm_nor_by_someone_not_seated(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
+    await play_out(bot)
+    live = live_table(bot)
+    data = callbacks.encode("showhand", live.table_id, live.round_no, callbacks.AUTO_READY)
+    await d.press_data(1, 1, newest(bot, 1).message_id, data)  # forged into a DM
+    assert d.popup(1) == "请在群里的牌桌上按这个按钮"
+    await d.press_data(3, GROUP, live.message_id, data)  # 阿强 sits nowhere
+    assert live_table(bot).view.auto_ready == [] and d.popup(3)
