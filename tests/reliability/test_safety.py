@@ -107,7 +107,7 @@ async def test_a_failed_save_after_a_restart_is_undone_and_its_deadline_tried_ag
     assert live.engine.to_dict() == saved, "memory went back to what is saved"
     assert second.runtime.turns.moment(live.table_id) is not None, "the deadline is tried again"
     await second.fire_timer()
-    assert "小红  ✋ 不补" in table_message(second)
+    assert "小红🤖  ✋ 不补" in table_message(second)  # (托管 since the deadline)
     await second.driver.press(1, GROUP, "不补")
     assert "结算" in second.driver.table(GROUP)
     assert sum((await coins(second, (1, 2))).values()) == 20_000
