@@ -160,6 +160,15 @@ def test_a_whole_showhand_game_in_the_browser(page, theme):
     me.act_as("小红", "dm")
     me.sees("底牌")
     me.shoot("7-showhand-dm")
+    # The one to bet is asked with the whole picture: every seat's face-up card, what the pot
+    # stands at, and what they face (nobody has bet: check or bet).
+    me.act_as("阿明")
+    pointed = [line for line in me.chat_text().splitlines() if "👈" in line][-1]  # the table's turn
+    me.act_as("阿明" if "阿明" in pointed else "小红", "dm")
+    me.sees("👉 轮到你：过牌或下注")
+    for line in ("1. 阿明  🂠", "2. 小红  🂠", "💰 底池"):
+        me.sees(line)
+    me.shoot("7-showhand-prompt")
     take_turns(  # whoever's turn it is checks or calls; the other is told it is not their turn
         me,
         ["阿明", "小红"],
