@@ -47,7 +47,7 @@ class GameKind:
     private_hand: Callable[[LiveTable, int, str], str | None]  # the popup of "my cards"
     dm: DrawDm
     private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
-    acting: Callable[[LiveTable], list[int]]  # who must act now (each is prompted in their DM)
+    acting: Callable[[LiveTable], list[int]]  # who must act now (prompted in their DM unless on 托管)
     app_part: Callable[[LiveTable, int, str], GameJSON]  # the Mini App: (viewer, language) -> game's part
     app_result_line: Callable[[LiveTable, ResultLine, str], ResultLineJSON]  # the Mini App's results line
 
