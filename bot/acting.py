@@ -178,8 +178,10 @@ async def act(
             return t(language, await auto_ready(runtime, live, actor.id)), False
         elif press.action in kind.moves:
             await runtime.perform(live, kind.moves[press.action](actor.id, press.arg))
-            # the presser's own result in the answer (a toast): their hand as it is now
-            return kind.private_hand(live, actor.id, language), False
+            # The presser's own result in the answer (a toast): their hand as it is now, unless the
+            # next round has begun meanwhile (everyone ready for it): its cards come by DM.
+            same_round = live.round_no == press.round_no
+            return (kind.private_hand(live, actor.id, language) if same_round else None), False
         else:
             raise Refused("press.unknown")
     return None, False

@@ -206,7 +206,8 @@ class Presenter:
             job = self.sender.waiting(wanted.chat_id, wanted.key)
             queued = None if job is None else job.payload
             if isinstance(queued, PersonalMessage):
-                wanted = replace(wanted, record=queued.record if queued.markup is not None else queued.text)
+                prompt = queued.shown.turn is not None  # (托管's button asks nothing: it is a record)
+                wanted = replace(wanted, record=queued.record if prompt else queued.text)
         shown = live.shown.get(wanted.shown_key)
         if message_id is not None and shown == wanted.shown:
             self.sender.take(wanted.chat_id, wanted.key)

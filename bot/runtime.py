@@ -117,28 +117,39 @@ class Runtime:
         await self.send_private(live, [*kind.private_people(live), *live.dm_ids, *kind.acting(live)])
         self.watchers.changed(live)  # the open Mini Apps (bot/miniapp/hub.py)
         if any(isinstance(event, DeckRevealed) for event in events):
+            await self._stand_up_idle(live)
+        if live.round_no and not (live.in_round or live.engine.closed):
             await self._ready_again(live)
 
-    async def _ready_again(self, live: LiveTable) -> None:
-        """A round is over. Someone on autopilot (托管) for ``AUTOPILOT_ROUNDS`` whole rounds gets up
-        (free between rounds: they escaped nothing); whoever chose 再来一局 ✓ 自动准备, or is on
-        autopilot, is ready for the next one (it starts once everyone seated is, as always)."""
-        view = live.view
-        for person, since in list(view.autopilot.items()):
+    async def _stand_up_idle(self, live: LiveTable) -> None:
+        """A round is over: someone on autopilot (托管) for ``AUTOPILOT_ROUNDS`` whole rounds gets up
+        (free between rounds: they escaped nothing)."""
+        for person, since in list(live.view.autopilot.items()):
             if live.round_no - since >= AUTOPILOT_ROUNDS and live.engine.core.seat_of(person) is not None:
-                view.notices.append(Notice("notice.autopilot_up", person, 0, live.round_no))
+                live.view.notices.append(Notice("notice.autopilot_up", person, 0, live.round_no))
                 await self._try(live, Leave(person))
+
+    async def _ready_again(self, live: LiveTable) -> None:
+        """Between rounds, whoever chose 再来一局 ✓ 自动准备, or is on autopilot, is ready for the next
+        one; it starts once everyone seated is, as always (when someone left a lobby where all the
+        others were ready, their Start is pressed again: that starts it)."""
+        view, core = live.view, live.engine.core
         for person in [*view.auto_ready, *view.autopilot]:
-            seat = live.engine.core.seat_of(person)
-            if seat is not None and not (seat.ready or live.in_round or live.engine.closed):
+            seat = core.seat_of(person)
+            if live.in_round or live.engine.closed:
+                return
+            if seat is not None and (not seat.ready or core.everyone_ready()):
                 await self._try(live, Ready(person, self.shuffle(live.game)))
 
     async def _try(self, live: LiveTable, action: Action) -> None:
-        """An action the bot takes for someone; refused (their seat is gone, the table closes): nothing."""
+        """An action the bot takes for someone: refused (their seat is gone, the table closes) or not
+        saved (it is tried again at the table's next change), it is only logged."""
         try:
             await self.perform(live, action)
         except RuleError as refused:
             log.info("table %s: %s was refused: %s", live.table_id, action, refused)
+        except Exception:
+            log.exception("table %s: %s for someone failed", live.table_id, action)
 
     async def save_view(self, live: LiveTable) -> None:
         """What the table shows besides its engine changed with no action (someone back from

@@ -252,7 +252,7 @@ class Tables:
         record: RoundRecord | None = None
         results = None
         for event in events:
-            if isinstance(event, Left):  # ready no more once gone, nor on autopilot
+            if isinstance(event, Left | Unseated | Joined):  # gone, or new here: no choice of theirs stands
                 view.auto_ready = [person for person in view.auto_ready if person != event.person]
                 view.autopilot.pop(event.person, None)
             if isinstance(event, RoundStarted):

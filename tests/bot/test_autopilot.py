@@ -11,7 +11,7 @@ import time
 from bot.live import AUTOPILOT_MARK
 from bot.miniapp.view import table_view
 from bot.turns import AUTOPILOT_SECONDS
-from faketg.harness import GROUP
+from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
 from tests.bot.scenarios import act, labels, live_table, newest, open_and_start
 
@@ -125,3 +125,24 @@ async def test_a_muxi_player_on_autopilot_stands_and_is_passed_over_for_the_bank
     assert live_table(bot).engine.asked_person() == 2
     await played_at_once(bot, 2)  # a timeout passes on the bank
     assert live_table(bot).engine.asked_person() != 2
+
+
+async def test_someone_unseated_for_want_of_coins_is_off_autopilot_and_rejoins_afresh(world, tmp_path):
+    bot = await start_bot(world, str(tmp_path / "p.sqlite3"), start_grant=1_000)
+    try:
+        d = bot.driver
+        stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
+        await open_and_start(bot, [1, 2])
+        await d.press(1, GROUP, "当庄")
+        await bot.fire_timer()  # 2 stands on a timeout: 托管
+        assert 2 in live_table(bot).view.autopilot
+        await d.press(1, GROUP, "不补")  # 2 loses and falls under 1,000 coins: unseated
+        live = live_table(bot)
+        assert 2 not in live.seated() and 2 not in live.view.autopilot
+        assert BACK not in labels(newest(bot, 2)), "their DM offers no 我回来了 for a seat they lost"
+        await bot.runtime.store.claim_daily(2)
+        await d.send(2, GROUP, "/join")
+        live = live_table(bot)
+        assert 2 in live.seated() and 2 not in live.view.autopilot and not live.engine.core.seat_of(2).ready
+    finally:
+        await stop_bot(bot)

@@ -105,3 +105,29 @@ async def test_auto_ready_is_not_taken_from_a_dm_nor_by_someone_not_seated(bot):
     assert d.popup(1) == "请在群里的牌桌上按这个按钮"
     await d.press_data(3, GROUP, live.message_id, data)  # 阿强 sits nowhere
     assert live_table(bot).view.auto_ready == [] and d.popup(3)
+
+
+async def test_a_lobby_of_auto_ready_people_starts_when_the_one_not_ready_leaves(bot):
+    d = bot.driver
+    await open_and_start(bot, [1, 2, 3], "showhand")
+    await play_out(bot)
+    await d.press(1, GROUP, "再来一局 ✓ 自动准备")
+    await d.press(2, GROUP, "再来一局 ✓ 自动准备")
+    await d.press(3, GROUP, "离桌")  # everyone left is ready: the round starts, nobody presses again
+    assert live_table(bot).in_round and live_table(bot).round_no == 2
+
+
+async def test_the_move_that_ends_a_game_is_not_answered_with_the_next_game_s_cards(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
+    await play_out(bot)
+    for person in (1, 2):
+        await d.press(person, GROUP, "再来一局 ✓ 自动准备")
+    assert live_table(bot).round_no == 2
+    while live_table(bot).round_no == 2:  # the last move ends it, and game 3 starts at once
+        turn = live_table(bot).engine.turn
+        seen = len(bot.world.popups.get(turn, []))
+        await act(bot, next(b for b in d.labels(GROUP) if b.startswith(("过牌", "跟注"))))
+    answers = [popup.text for popup in bot.world.popups.get(turn, [])[seen:]]
+    assert live_table(bot).round_no == 3 and not any(answers), f"no toast of game 3's cards: {answers}"
