@@ -125,7 +125,7 @@ async def auto_ready(runtime: Runtime, live: LiveTable, person: int) -> str:
         if seat is None or not seat.ready or live.engine.core.everyone_ready():
             await runtime.perform(live, Ready(person, runtime.shuffle(live.game)))
         elif not chosen:  # ready already: no action to save it with
-            await runtime.save_view(live)
+            await runtime.save_between_actions(live, view=True)
     except RuleError:
         if not chosen:
             live.view.auto_ready.remove(person)
@@ -138,7 +138,7 @@ async def back(runtime: Runtime, live: LiveTable, person: int) -> str:
     their turn now they are asked (the caller holds the chat's lock). Returns the key of what to say."""
     if live.view.autopilot.pop(person, None) is None:
         return "autopilot.not_on"
-    await runtime.save_view(live)
+    await runtime.save_between_actions(live, view=True)
     await runtime.present(live, [])
     return "autopilot.back"
 
@@ -162,9 +162,8 @@ async def act(
         if press.round_no != live.round_no:
             raise Refused("press.old_round")
         kind = KINDS[live.game]
-        if press.action != CARDS and live.view.autopilot.pop(actor.id, None) is not None:
-            await runtime.save_view(live)  # any press of theirs ends 托管
-            await runtime.present(live, [])
+        if press.action != CARDS and not live.asks(actor.id):
+            await back(runtime, live, actor.id)  # any press of theirs ends 托管
         if press.action == CARDS:
             private = kind.private_hand(live, actor.id, language)
             return (private or t(language, "press.no_cards")), True

@@ -25,7 +25,6 @@ TURN = "turn"  # the key of the turn, in the saved state
 AUTOPILOT_MARK = "🤖"  # after the name of someone on autopilot (托管), in every language
 AUTOPILOT_ROUNDS = 2  # whole rounds on autopilot after which they get up at the round's end
 OLD_ACTED = "acted"  # where older versions kept each person's last move (``_old_move``)
-TIMED_OUT = "timeout"
 Action = MuxiAction | ShowhandAction  # (games.Action, spelled out for type checkers)
 Event = MuxiEvent | ShowhandEvent
 
@@ -165,7 +164,12 @@ class LiveTable:
     def name(self, person: int) -> str:
         """As shown everywhere, with 🤖 while on autopilot (托管)."""
         shown = self.view.names.get(person, str(person))
-        return shown + AUTOPILOT_MARK if person in self.view.autopilot else shown
+        return shown if self.asks(person) else shown + AUTOPILOT_MARK
+
+    def asks(self, person: int) -> bool:
+        """Is ``person`` asked to act when it is their turn: prompted, waited for? Not on autopilot
+        (托管): their turns are played as the deadline would, at once."""
+        return person not in self.view.autopilot
 
     def seated(self) -> list[int]:
         return [seat.person for seat in self.engine.core.seats]
@@ -210,8 +214,8 @@ def _old_move(person: int, text: str) -> Acted:
     with ``timeout_`` before a move the deadline made, and a bare ``timeout`` when the deadline
     acted and the engine's state says what it did."""
     head, _, paid = text.partition(":")
-    timed_out = head == TIMED_OUT or head.startswith(TIMED_OUT + "_")
-    move = head.removeprefix(TIMED_OUT).removeprefix("_") if timed_out else head
+    timed_out = head == "timeout" or head.startswith("timeout_")
+    move = head.removeprefix("timeout").removeprefix("_") if timed_out else head
     return Acted(person, move, int(paid or 0), timed_out=timed_out)
 
 

@@ -111,7 +111,7 @@ class Presenter:
         if drawn is not None:
             text, markup = drawn
             # Someone on autopilot (托管) is asked nothing: their one button is never a prompt.
-            turn = None if person in live.view.autopilot else timer
+            turn = timer if live.asks(person) else None
             shown = Shown.of(text, markup, turn, live.reminded)
             self._want(PersonalMessage(live, person, text, markup, shown, timer))
             return

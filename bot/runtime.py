@@ -23,7 +23,7 @@ from telegram.ext import JobQueue
 
 from bot.escapes import Escapes
 from bot.kinds import KINDS
-from bot.live import AUTOPILOT_ROUNDS, Action, Event, LiveTable, Notice
+from bot.live import AUTOPILOT_ROUNDS, TURN, Action, Event, LiveTable, Notice
 from bot.outbox import Limits
 from bot.preferences import Preferences
 from bot.presenter import Presenter
@@ -31,7 +31,7 @@ from bot.service import Tables
 from bot.settings import Settings
 from bot.turns import TurnClock
 from bot.views.common import Rendering
-from games.codec import to_plain
+from games.codec import Plain, to_plain
 from games.errors import RuleError
 from games.events import DeckRevealed, Paid, RoundStarted
 from games.fairness import Shuffle
@@ -151,16 +151,22 @@ class Runtime:
         except Exception:
             log.exception("table %s: %s for someone failed", live.table_id, action)
 
-    async def save_view(self, live: LiveTable) -> None:
-        """What the table shows besides its engine changed with no action (someone back from
-        autopilot): saved now (kept in memory if that fails: the next action saves it)."""
-        view = to_plain(live.view)
-        assert isinstance(view, dict)
-        live.saved = {**live.saved, "view": view}
+    async def save_between_actions(self, live: LiveTable, *, turn: bool = False, view: bool = False) -> None:
+        """A part of the table's state changed with no action (the turn's clock moved, someone came
+        back from autopilot): saved now, and kept as saved (what a failed save goes back to); kept in
+        memory if this fails, the next action saves it."""
+        parts: dict[str, dict[str, Plain]] = {}
+        if turn:
+            parts[TURN] = live.turn.to_plain()
+        if view:
+            plain = to_plain(live.view)
+            assert isinstance(plain, dict)
+            parts["view"] = plain
+        live.saved = {**live.saved, **parts}
         try:
-            await self.store.update_messages(live.table_id, view=view)
+            await self.store.update_messages(live.table_id, turn=parts.get(TURN), view=parts.get("view"))
         except Exception:
-            log.exception("table %s: its view could not be saved", live.table_id)
+            log.exception("table %s: %s could not be saved", live.table_id, " and ".join(parts))
 
     async def credit_outside(self, person: int) -> None:
         """Coins came to ``person`` from outside their table (the daily bonus, a refund from a table

@@ -20,7 +20,7 @@ from apscheduler.jobstores.base import JobLookupError
 from telegram.ext import CallbackContext, Job, JobQueue
 
 from bot.kinds import KINDS
-from bot.live import TURN, LiveTable, Turn
+from bot.live import LiveTable
 from bot.service import SavedBefore
 from bot.views.lobby import REMINDER_LEFT, turn_call
 from games.errors import StaleTimer
@@ -39,7 +39,7 @@ AUTOPILOT_SECONDS = 1.0  # a turn of people all on autopilot (托管) is played 
 
 def asked(live: LiveTable) -> list[int]:
     """Those who must act now and are asked to: everyone awaited but those on autopilot."""
-    return [person for person in KINDS[live.game].acting(live) if person not in live.view.autopilot]
+    return [person for person in KINDS[live.game].acting(live) if live.asks(person)]
 
 
 class TurnClock:
@@ -115,7 +115,8 @@ class TurnClock:
             live = tables.get(chat_id)
             if self._stopped or live is None or live.table_id != table_id or live.engine.core.timer != timer:
                 return
-            await self._save(live, replace(live.turn, reminded=True))
+            live.turn = replace(live.turn, reminded=True)
+            await self.runtime.save_between_actions(live, turn=True)  # a restart does not remind again
             await self.runtime.present(live, [])
 
     async def timeout(self, chat_id: int, table_id: int, timer: int) -> None:
@@ -184,14 +185,6 @@ class TurnClock:
             text = turn_call(live, await self.runtime.screen(live.chat_id), people)
             replies.call(live.chat_id, live.table_id, text, live.message_id)
         live.turn = replace(live.turn, called=calling)
-
-    async def _save(self, live: LiveTable, turn: Turn) -> None:
-        live.turn = turn
-        live.saved = {**live.saved, TURN: turn.to_plain()}  # (what a failed save goes back to)
-        try:
-            await self.runtime.store.update_messages(live.table_id, turn=turn.to_plain())
-        except Exception:  # kept in memory: only a restart would remind them again
-            log.exception("table %s: its turn could not be saved", live.table_id)
 
 
 def _name(table_id: int) -> str:

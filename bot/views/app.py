@@ -125,7 +125,7 @@ def seat(live: LiveTable, person: int, viewer: int) -> SeatJSON:
     }
     if person in live.view.score:
         one["score"] = live.view.score[person]
-    if person in live.view.autopilot:
+    if not live.asks(person):
         one["autopilot"] = True
     return one
 

@@ -199,7 +199,7 @@ def dm_prompt(live: LiveTable, language: str) -> list[str]:
 def on_autopilot(live: LiveTable, person: int, language: str, drawn: DmView | None) -> DmView | None:
     """A DM for someone on autopilot (托管): what it shows (if anything), its line saying so, and the
     button that ends it (never a prompt: their turns are played at once)."""
-    if person not in live.view.autopilot or live.engine.closed:  # (a closed table plays no more)
+    if live.asks(person) or live.engine.closed:  # (a closed table plays no more)
         return drawn
     back = callbacks.encode(live.game, live.table_id, live.round_no, AUTOPILOT_OFF)
     lines = [] if drawn is None else [drawn[0]]

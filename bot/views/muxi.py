@@ -81,7 +81,7 @@ def _player_lines(live: LiveTable, language: str) -> list[str]:
     lines = []
     seats = engine.state.participants  # numbered as the banker question numbered them
     for hand in [hand for hand in engine.seen_by(None) if not hand.is_banker]:
-        number = seats.index(hand.person) + 1 if hand.person in seats else 0
+        number = seats.index(hand.person) + 1
         shown = who(live, hand.person) if hand.person in awaited else name(live.name(hand.person))
         status = _status_text(hand, language)
         lines.append(t(language, "muxi.player_line", n=number, name=shown, status=status))
@@ -290,7 +290,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
         return t(language, f"button.{code.value}"), callbacks.encode(GAME, live.table_id, live.round_no, code)
 
     if engine.phase is Phase.BANKER:
-        if person == engine.asked_person() and person not in live.view.autopilot:
+        if person == engine.asked_person() and live.asks(person):
             lines = [*dm_prompt(live, language), title, t(language, "muxi.dm_banker_ask", deadline=deadline)]
             return "\n".join(lines), keyboard([[choice(MuxiCode.BE_BANKER), choice(MuxiCode.PASS)]])
         answered = _banker_answer(live, person, language)
@@ -299,7 +299,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
     if private is None:
         return None
     moves = [move for move in engine.legal_actions(person) if move in (Move.DRAW, Move.STAND)]
-    if moves and deadline and person not in live.view.autopilot:
+    if moves and deadline and live.asks(person):
         question = "muxi.dm_choose" if Move.STAND in moves else "muxi.dm_must_draw"
         # The banker draws last: their prompt names who drew and who stood.
         players = _player_lines(live, language) if engine.phase is Phase.BANKER_DRAW else []

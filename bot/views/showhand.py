@@ -288,7 +288,7 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
     if private is None or player is None:
         return None
     lines = [title, private]
-    if engine.turn == person and live.deadline and person not in live.view.autopilot:
+    if engine.turn == person and live.deadline and live.asks(person):
         since = [_told(live, move, language) for move in _bets(since_turn(live.view, person))]
         happened = [t(language, "showhand.last", moves=" · ".join(since))] if since else []
         stake = t(language, "showhand.dm_stake", pot=coins(engine.pot), total=coins(player.total))
