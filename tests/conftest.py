@@ -4,6 +4,8 @@ import pytest
 
 from faketg.harness import make_world, start_bot, stop_bot
 
+pytest_plugins = ["tests.postgres_server"]  # postgres_server, postgres_url
+
 
 @pytest.fixture
 def world():
