@@ -37,7 +37,7 @@ from storage.destinations import JOURNAL, is_backup, refuse_existing, refuse_fil
 from storage.errors import BackupFailed, DestinationRefused
 from storage.exclusive import hold_database
 from storage.files import IN_MEMORY, SIDE_FILES
-from storage.schema import LATEST, schema_version
+from storage.schema import LATEST, file_version
 
 STAMP = "%Y%m%dT%H%M%SZ"
 SUFFIX = ".sqlite3"
@@ -81,7 +81,7 @@ def backup_before_migrating(
 ) -> Path | None:
     """Before ``schema.migrate`` upgrades an existing database: a verified copy of it beside it, at
     the version it has (None when there is nothing to migrate, or no file)."""
-    version = schema_version(conn)
+    version = file_version(conn)
     if database in IN_MEMORY or not 0 < version < LATEST:
         return None
     source = Path(database)

@@ -1,23 +1,24 @@
 """People and chats: who they are, their language, a chat's settings.
 
-Plain functions on a ``sqlite3.Connection``; ``Store`` runs them on the connection's thread, the
-write functions inside its write transaction.
+Storage functions (``storage/sql.py``); ``Store`` runs the write functions inside its write
+transaction.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from storage.models import GAMES, ChatSettings, Person
+from storage.sql import Query, first, run
 from storage.timeutil import from_db_required
 
 PERSON_COLUMNS = "id, name, language, balance, created_at"
 CHAT_COLUMNS = "id, language, turn_seconds, lobby_seconds, allowed_games"
 
 
-def person_from_row(row: sqlite3.Row) -> Person:
+def person_from_row(row: Any) -> Person:
     return Person(
         id=row["id"],
         name=row["name"],
@@ -27,7 +28,7 @@ def person_from_row(row: sqlite3.Row) -> Person:
     )
 
 
-def chat_from_row(row: sqlite3.Row) -> ChatSettings:
+def chat_from_row(row: Any) -> ChatSettings:
     return ChatSettings(
         chat_id=row["id"],
         language=row["language"],
@@ -37,25 +38,21 @@ def chat_from_row(row: sqlite3.Row) -> ChatSettings:
     )
 
 
-def get_person(db: sqlite3.Connection, person_id: int) -> Person | None:
-    rows = db.execute(f"SELECT {PERSON_COLUMNS} FROM people WHERE id = ?", (person_id,)).fetchall()
-    return person_from_row(rows[0]) if rows else None
+def get_person(person_id: int) -> Query[Person | None]:
+    row = yield from first(f"SELECT {PERSON_COLUMNS} FROM people WHERE id = ?", (person_id,))
+    return None if row is None else person_from_row(row)
 
 
-def insert_person(
-    db: sqlite3.Connection, person_id: int, name: str, language: str | None, now_text: str
-) -> None:
-    db.execute(
+def insert_person(person_id: int, name: str, language: str | None, now_text: str) -> Query[None]:
+    yield from run(
         "INSERT INTO people (id, name, language, balance, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
         (person_id, name, language, now_text, now_text),
     )
 
 
-def rename_person(
-    db: sqlite3.Connection, person_id: int, name: str, language: str | None, now_text: str
-) -> None:
+def rename_person(person_id: int, name: str, language: str | None, now_text: str) -> Query[None]:
     """Update the display name, and the language when one is given (None keeps the stored one)."""
-    db.execute(
+    yield from run(
         "UPDATE people SET name = ?, language = COALESCE(?, language), updated_at = ? WHERE id = ?",
         (name, language, now_text, person_id),
     )
@@ -69,39 +66,40 @@ def games_json(games: Iterable[str]) -> str:
     return json.dumps(list(chosen))
 
 
-def get_chat(db: sqlite3.Connection, chat_id: int) -> ChatSettings | None:
-    rows = db.execute(f"SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?", (chat_id,)).fetchall()
-    return chat_from_row(rows[0]) if rows else None
+def get_chat(chat_id: int) -> Query[ChatSettings | None]:
+    row = yield from first(f"SELECT {CHAT_COLUMNS} FROM chats WHERE id = ?", (chat_id,))
+    return None if row is None else chat_from_row(row)
 
 
-def ensure_chat(db: sqlite3.Connection, chat_id: int, now_text: str) -> None:
-    db.execute(
+def ensure_chat(chat_id: int, now_text: str) -> Query[None]:
+    yield from run(
         "INSERT INTO chats (id, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
         (chat_id, now_text, now_text),
     )
 
 
-def update_chat(db: sqlite3.Connection, chat_id: int, changes: dict[str, object], now_text: str) -> None:
+def update_chat(chat_id: int, changes: dict[str, object], now_text: str) -> Query[None]:
     """Set the given columns (names checked by the caller) of an existing chat row."""
     if not changes:
         return
     assignments = ", ".join(f"{column} = ?" for column in changes)
-    db.execute(
+    yield from run(
         f"UPDATE chats SET {assignments}, updated_at = ? WHERE id = ?",
         (*changes.values(), now_text, chat_id),
     )
 
 
-def migrate_chat(db: sqlite3.Connection, old: int, new: int, now_text: str) -> None:
+def migrate_chat(old: int, new: int, now_text: str) -> Query[None]:
     """A group became a supergroup (a new chat id): its settings, tables and rounds follow it."""
-    db.execute(
+    yield from run(
         """
         INSERT INTO chats (id, language, turn_seconds, lobby_seconds, allowed_games, created_at, updated_at)
-        SELECT ?, language, turn_seconds, lobby_seconds, allowed_games, created_at, ? FROM chats WHERE id = ?
+        SELECT CAST(? AS bigint), language, turn_seconds, lobby_seconds, allowed_games, created_at, ?
+        FROM chats WHERE id = ?
         ON CONFLICT (id) DO NOTHING
         """,
         (new, now_text, old),
     )
-    ensure_chat(db, new, now_text)
-    db.execute("UPDATE tables SET chat_id = ?, updated_at = ? WHERE chat_id = ?", (new, now_text, old))
-    db.execute("UPDATE rounds SET chat_id = ? WHERE chat_id = ?", (new, old))
+    yield from ensure_chat(new, now_text)
+    yield from run("UPDATE tables SET chat_id = ?, updated_at = ? WHERE chat_id = ?", (new, now_text, old))
+    yield from run("UPDATE rounds SET chat_id = ? WHERE chat_id = ?", (new, old))

@@ -1,42 +1,28 @@
-"""The Store: one SQLite file, a writer connection and a reader connection, each on its own thread.
+"""The Store: Paiju's people, chats, coins and tables, on SQLite (a file) or PostgreSQL (a URL).
 
-The storage functions (``people``, ``wallet``, ``tables``, ``queries``, ``schema``) are plain
-synchronous code on a ``sqlite3.Connection``. The Store is the only async layer: each read, and
-each whole write transaction, is one call on the connection's aiosqlite thread (``on_thread``),
-not one round trip per statement.
-
-Every write runs whole on the writer's thread inside a ``BEGIN IMMEDIATE ... COMMIT``; the writes
-made while one transaction is on the thread are committed together in the next (group commit,
-each in its own savepoint). The thread takes calls one at a time in order: writes are serialized
-in this process, and across processes by SQLite's write lock (the busy timeout waits for another). Reads go to
-their own connection: in WAL mode they see the last committed state and never wait for a write
-in progress.
+The storage functions (``people``, ``wallet``, ``tables``, ``queries``, ``schema``) are the same
+for both: generators of SQL statements (``storage/sql.py``) that a backend runs
+(``storage/sqlite.py``, ``storage/postgres.py``). The Store is the async API over them: each read
+is one call on the backend, each write a whole transaction committed with the writes made while
+the one before it ran (``storage/commits.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import logging
 import os
-import sqlite3
-import threading
-import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo
-
-import aiosqlite
 
 from games.events import Paid
 from storage import monitoring, people, queries, tables, updates, wallet
-from storage.backup import backup_before_migrating
-from storage.check import CheckReport, check_database
-from storage.errors import StorageError, UnknownPerson
-from storage.files import create_private, make_private
+from storage.check import CheckReport, books, check_database
+from storage.commits import GroupCommit
+from storage.errors import UnknownPerson
 from storage.models import (
     ChatSettings,
     DailyClaim,
@@ -48,41 +34,33 @@ from storage.models import (
     SavedRound,
     SavedTable,
 )
+from storage.postgres import is_postgres_url, open_postgres
 from storage.schema import migrate
-from storage.thread import on_thread
+from storage.sql import Query
+from storage.sqlite import open_sqlite
 from storage.timeutil import Clock, to_db, utc_now
 
 log = logging.getLogger(__name__)
-BUSY_TIMEOUT_MS = 5000
 _UNSET: Any = object()
 T = TypeVar("T")
 
 
 def default_path() -> str:
-    """``$PAIJU_DB``, else ``paiju.sqlite3`` in the working directory."""
-    return os.environ.get("PAIJU_DB") or "paiju.sqlite3"
+    """Where the bot keeps everything: ``$PAIJU_DATABASE_URL`` (a ``postgresql://`` URL), else the
+    SQLite file ``$PAIJU_DB``, else ``paiju.sqlite3`` in the working directory."""
+    return os.environ.get("PAIJU_DATABASE_URL") or os.environ.get("PAIJU_DB") or "paiju.sqlite3"
 
 
-def _configure(conn: sqlite3.Connection, writer: bool) -> None:
-    conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA foreign_keys = ON")
-    if writer:
-        conn.execute("PRAGMA journal_mode = WAL")
-        # FULL: a commit survives a power cut too, not just a crash of the process.
-        conn.execute("PRAGMA synchronous = FULL")
-    else:
-        conn.execute("PRAGMA query_only = ON")
+class Backend(Protocol):
+    """What the Store needs of a database (``SqliteBackend``, ``PostgresBackend``)."""
 
+    path: str  # the file, or the URL without its password: what logs and the check name
+    postgresql: bool
+    commits: GroupCommit
 
-async def _connect(path: str, *, writer: bool) -> aiosqlite.Connection:
-    db = await aiosqlite.connect(path, isolation_level=None)
-    try:
-        await on_thread(db, _configure, writer)
-    except BaseException:
-        await db.close()  # its thread would otherwise keep the process alive
-        raise
-    return db
+    async def read(self, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T: ...
+
+    async def close(self) -> None: ...
 
 
 async def open_store(
@@ -93,158 +71,43 @@ async def open_store(
     tz: str = "Asia/Shanghai",
     now: Clock | None = None,
 ) -> Store:
-    """Open (creating or upgrading in place) the database at ``path`` (default ``$PAIJU_DB``)."""
+    """Open (creating or upgrading in place) the database at ``path``: an SQLite file, or a
+    ``postgresql://`` URL (default: see :func:`default_path`)."""
     if start_grant < 0 or daily_bonus <= 0:
         raise ValueError("start_grant must be >= 0 and daily_bonus > 0")
     zone = ZoneInfo(tz)
-    file = os.fspath(path) if path is not None else default_path()
-    create_private(file)  # 0600 from the start: it will hold every open round's deck
-    writer = await _connect(file, writer=True)
-    try:
-        if (copy := await on_thread(writer, backup_before_migrating, file)) is not None:
-            log.info("the database is backed up at %s before its schema is upgraded", copy)
-        await on_thread(writer, migrate)  # every step in its own BEGIN IMMEDIATE, all in one call
-        make_private(file)  # the -wal and -shm now exist; and a database made 0644 earlier
-        reader = await _connect(file, writer=False)
-    except BaseException:
-        await writer.close()
-        raise
-    return Store(file, writer, reader, start_grant=start_grant, daily_bonus=daily_bonus, zone=zone, now=now)
-
-
-class _Abandoned(Exception):
-    """The caller of a running write was cancelled (nobody sees this: the caller is gone)."""
-
-
-class _Ticket:
-    """What a write's caller and the writer thread tell each other about cancelling the caller.
-
-    The caller's task is cancelled once ``task.cancelling()`` grows past what it was when the
-    write was made (``Task.cancel`` counts it at once, before the task even wakes up) or once the
-    caller has said so (``abandoned``, which stays set even if the task is uncancelled later, as
-    ``asyncio.timeout`` does). Under ``lock`` the thread either sees that and skips the write, or
-    marks it ``started``; the caller reads ``started`` under the same lock.
-    """
-
-    __slots__ = ("abandoned", "cancels", "lock", "started", "task")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.task = asyncio.current_task()
-        self.cancels = self.task.cancelling() if self.task is not None else 0
-        self.abandoned = False
-        self.started = False
-
-    def cancelled(self) -> bool:
-        return self.abandoned or (self.task is not None and self.task.cancelling() > self.cancels)
-
-
-MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
-
-
-class _Job:
-    """One write waiting for its batch: the function, its caller's ticket, and the outcome."""
-
-    __slots__ = ("args", "fn", "kwargs", "outcome", "ticket")
-
-    def __init__(self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        self.fn, self.args, self.kwargs = fn, args, kwargs
-        self.ticket = _Ticket()
-        self.outcome: asyncio.Future[object] = asyncio.get_running_loop().create_future()
-
-
-_SKIPPED = object()  # the outcome of a write whose caller was cancelled before it began
-
-
-def _transactions(conn: sqlite3.Connection, jobs: Sequence[_Job]) -> list[tuple[bool, object]]:
-    """On the writer's thread: the jobs in one ``BEGIN IMMEDIATE ... COMMIT`` (one fsync for all),
-    each in its own savepoint, so one that raises leaves nothing and the others stand.
-    (ok, result or error) for each; if the commit fails, or an error ends the whole transaction,
-    it raises and none of them stands."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        outcomes = [_savepoint(conn, job) for job in jobs]
-        conn.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-        raise
-    return outcomes
-
-
-def _savepoint(conn: sqlite3.Connection, job: _Job) -> tuple[bool, object]:
-    with job.ticket.lock:
-        if job.ticket.cancelled():
-            return True, _SKIPPED  # cancelled while queued: never begun
-        job.ticket.started = True
-    conn.execute("SAVEPOINT write")
-    try:
-        result = job.fn(conn, *job.args, **job.kwargs)
-        if job.ticket.cancelled():
-            # Cancelled while running: as for any failure before the commit, nothing is kept.
-            raise _Abandoned
-    except Exception as error:
-        if not conn.in_transaction:  # SQLite ended the whole transaction (disk full, I/O error)
-            raise  # so none of the batch stands: each caller gets this error
-        conn.execute("ROLLBACK TO write")
-        conn.execute("RELEASE write")
-        return False, error
-    conn.execute("RELEASE write")
-    return True, result
+    target = os.fspath(path) if path is not None else default_path()
+    backend: Backend
+    if is_postgres_url(target):
+        backend = await open_postgres(target, migrate)
+    else:
+        backend = await open_sqlite(target, migrate, log.info)
+    return Store(backend, start_grant=start_grant, daily_bonus=daily_bonus, zone=zone, now=now)
 
 
 # -- transactions made of several storage functions (each run whole by ``Store._write``) ----------
 
 
 def _ensure_person(
-    conn: sqlite3.Connection, user_id: int, name: str, language: str | None, grant: int, now_text: str
-) -> tuple[Person, bool]:
-    granted = people.get_person(conn, user_id) is None
+    user_id: int, name: str, language: str | None, grant: int, now_text: str
+) -> Query[tuple[Person, bool]]:
+    granted = (yield from people.get_person(user_id)) is None
     if granted:
-        people.insert_person(conn, user_id, name, language, now_text)
-        wallet.grant_start(conn, user_id, grant, now_text)
+        yield from people.insert_person(user_id, name, language, now_text)
+        yield from wallet.grant_start(user_id, grant, now_text)
     else:
-        people.rename_person(conn, user_id, name, language, now_text)
-    person = people.get_person(conn, user_id)
+        yield from people.rename_person(user_id, name, language, now_text)
+    person = yield from people.get_person(user_id)
     assert person is not None
     return person, granted
 
 
-def _update_chat_settings(
-    conn: sqlite3.Connection, chat_id: int, changes: dict[str, object], now_text: str
-) -> ChatSettings:
-    people.ensure_chat(conn, chat_id, now_text)
-    people.update_chat(conn, chat_id, changes, now_text)
-    settings = people.get_chat(conn, chat_id)
+def _update_chat_settings(chat_id: int, changes: dict[str, object], now_text: str) -> Query[ChatSettings]:
+    yield from people.ensure_chat(chat_id, now_text)
+    yield from people.update_chat(chat_id, changes, now_text)
+    settings = yield from people.get_chat(chat_id)
     assert settings is not None
     return settings
-
-
-def _settle_batch(jobs: Sequence[_Job], call: asyncio.Future[list[tuple[bool, object]]]) -> None:
-    """A batch has ended on the thread: each job's outcome, or the batch's error for all of them
-    (BEGIN or COMMIT failed, the store was closed: none of them stands)."""
-    if call.cancelled():
-        outcomes: list[tuple[bool, object]] = [(False, asyncio.CancelledError())] * len(jobs)
-    elif call.exception() is not None:
-        outcomes = [(False, call.exception())] * len(jobs)
-    else:
-        outcomes = call.result()
-    for job, (ok, value) in zip(jobs, outcomes, strict=True):
-        _settle(job, ok, value)
-
-
-def _settle(job: _Job, ok: bool, value: object) -> None:
-    """Give a write's caller its outcome (a caller gone gets nothing, so no error is left unread)."""
-    if job.outcome.done():
-        return
-    if ok or job.ticket.abandoned:
-        job.outcome.set_result(None if value is _SKIPPED else value)
-    else:
-        job.outcome.set_exception(value)  # type: ignore[arg-type]
-
-
-def _observe(on_batch: Callable[[float, bool], None], started: float, call: asyncio.Future[object]) -> None:
-    on_batch(time.perf_counter() - started, not call.cancelled() and call.exception() is None)
 
 
 class Store:
@@ -252,39 +115,36 @@ class Store:
 
     def __init__(
         self,
-        path: str,
-        writer: aiosqlite.Connection,
-        reader: aiosqlite.Connection,
+        backend: Backend,
         *,
         start_grant: int,
         daily_bonus: int,
         zone: ZoneInfo,
         now: Clock | None,
     ) -> None:
-        self.path = path
+        self.backend = backend
+        self.path = backend.path
         self.start_grant = start_grant
         self.daily_bonus = daily_bonus
         self.zone = zone
         self._now = now or utc_now
-        self._writer = writer
-        self._reader = reader
-        self._queue: list[_Job] = []  # writes waiting for the next batch
-        self._committer: asyncio.Task[None] | None = None  # commits batches while there are any
-        # Told each batch's seconds on the writer's thread (queue included) and whether it committed.
-        self.on_batch: Callable[[float, bool], None] | None = None
+        self._read = backend.read
+        self._write = backend.commits.write
+
+    @property
+    def on_batch(self) -> Callable[[float, bool], None] | None:
+        """Told each write batch's seconds (its wait in the queue included) and whether it committed."""
+        return self.backend.commits.on_batch
+
+    @on_batch.setter
+    def on_batch(self, observer: Callable[[float, bool], None] | None) -> None:
+        self.backend.commits.on_batch = observer
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Let the writes and reads already made finish, then close both connections (again: no-op).
-
-        The writes waiting for a batch are committed first; then each connection's thread takes
-        aiosqlite's ``close`` as one more call at the end of its queue.
-        """
-        while self._committer is not None:
-            await asyncio.wait([self._committer])
-        await self._reader.close()
-        await self._writer.close()
+        """Let the writes and reads already made finish, then close the database (again: no-op)."""
+        await self.backend.close()
 
     async def __aenter__(self) -> Store:
         return self
@@ -293,62 +153,6 @@ class Store:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
-
-    async def _read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(conn, *args, **kwargs)`` on the reader (query-only; in WAL mode it sees the last
-        committed state and never waits for a write), in one call."""
-        return await on_thread(self._reader, fn, *args, **kwargs)
-
-    async def _write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(conn, *args, **kwargs)`` in a ``BEGIN IMMEDIATE`` transaction on the writer's thread.
-
-        Committed if ``fn`` returns, undone if it raises (the error is raised here). Writes made
-        while a batch is on the thread are committed together in the next one (group commit: one
-        round trip and one fsync for them all); each runs in its own savepoint, so one that raises
-        leaves nothing and the others stand, unless the error ends the whole transaction or the
-        commit itself fails: then none of them stands and each caller gets that error. The thread
-        runs batches one at a time, so writes need no lock. A cancelled caller's
-        write is all or nothing, and decided when the caller's ``CancelledError`` is raised: if it
-        had not begun it never will; if it was running it is undone unless it had returned, and the
-        caller waits for its batch to end, so what it reads next is final.
-        """
-        job = self._enqueue(fn, args, kwargs)
-        try:
-            result = await asyncio.shield(job.outcome)
-        except asyncio.CancelledError:
-            with job.ticket.lock:
-                job.ticket.abandoned = True
-                started = job.ticket.started
-            if started:
-                await asyncio.wait([job.outcome])  # its batch ends: committed or not, for good
-            raise
-        return cast(T, result)
-
-    def _enqueue(self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Job:
-        """Queue a write now: it commits in the same batch as any write queued after it, or earlier."""
-        job = _Job(fn, args, kwargs)
-        self._queue.append(job)
-        if self._committer is None:
-            self._committer = asyncio.create_task(self._commit())
-        return job
-
-    async def _commit(self) -> None:
-        """Commit the queued writes, a batch at a time, until none is left."""
-        try:
-            while self._queue:
-                jobs, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-                call = asyncio.ensure_future(on_thread(self._writer, _transactions, jobs))
-                # The batch's outcome reaches its callers whatever happens to this task: cancelled
-                # (the loop is closing), it stops waiting, but the batch ends on the thread all the same.
-                call.add_done_callback(functools.partial(_settle_batch, jobs))
-                if self.on_batch is not None:
-                    call.add_done_callback(functools.partial(_observe, self.on_batch, time.perf_counter()))
-                await asyncio.wait([call])
-        finally:
-            self._committer = None
-            stranded, self._queue = self._queue, []
-            for job in stranded:  # this task was cancelled: these never began, and never will
-                _settle(job, False, StorageError("the store stopped writing before this write began"))
 
     def _now_text(self) -> str:
         return to_db(self._now())
@@ -362,7 +166,7 @@ class Store:
     def remember_update(self, update_id: int) -> asyncio.Future[object]:
         """This update was taken from Telegram (see ``storage/updates.py``): queued at once, without
         waiting, so it commits no later than any write its handling makes (the future says when)."""
-        return self._enqueue(updates.remember, ((update_id,), self._now_text()), {}).outcome
+        return self.backend.commits.enqueue(updates.remember, ((update_id,), self._now_text()), {}).outcome
 
     async def forget_old_updates(self, newest: int = updates.NEWEST) -> int:
         """Forget the updates Telegram will not send again (see ``storage/updates.py``); how many."""
@@ -379,7 +183,10 @@ class Store:
         return await self._read(monitoring.finished_rounds, after)
 
     async def check(self) -> CheckReport:
-        """Run the integrity check on this store's file (read-only, in a worker thread)."""
+        """Run the integrity check on this store's database (read-only: a file's in a worker thread,
+        with SQLite's own checks of the file)."""
+        if self.backend.postgresql:
+            return await self._read(books)
         return await asyncio.to_thread(check_database, self.path)
 
     # -- people and chats ---------------------------------------------------------------------

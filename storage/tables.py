@@ -1,13 +1,12 @@
 """Saved tables: the engine's state with its version, deadline, message ids and escrow.
 
-Plain functions on a ``sqlite3.Connection``; those that write run inside the write transaction
-that ``Store`` opens around them on the writer's thread.
+Storage functions (``storage/sql.py``); those that write run inside the write transaction that
+``Store`` opens around them.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -27,6 +26,7 @@ from storage.errors import (
 )
 from storage.models import GAMES, RoundRecord, SavedTable
 from storage.people import ensure_chat
+from storage.sql import Query, Violation, first, many, marks, rows, run, value
 from storage.timeutil import from_db, from_db_required, to_db
 
 TABLE_COLUMNS = (
@@ -39,7 +39,7 @@ def state_json(state: Mapping[str, Any]) -> str:
     return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
 
 
-def table_from_row(row: sqlite3.Row) -> SavedTable:
+def table_from_row(row: Any) -> SavedTable:
     return SavedTable(
         id=row["id"],
         chat_id=row["chat_id"],
@@ -57,25 +57,22 @@ def table_from_row(row: sqlite3.Row) -> SavedTable:
     )
 
 
-def load_table(db: sqlite3.Connection, table_id: int) -> SavedTable | None:
-    rows = db.execute(f"SELECT {TABLE_COLUMNS} FROM tables WHERE id = ?", (table_id,)).fetchall()
-    return table_from_row(rows[0]) if rows else None
+def load_table(table_id: int) -> Query[SavedTable | None]:
+    row = yield from first(f"SELECT {TABLE_COLUMNS} FROM tables WHERE id = ?", (table_id,))
+    return None if row is None else table_from_row(row)
 
 
-def open_table_of(db: sqlite3.Connection, chat_id: int) -> SavedTable | None:
-    rows = db.execute(
-        f"SELECT {TABLE_COLUMNS} FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,)
-    ).fetchall()
-    return table_from_row(rows[0]) if rows else None
+def open_table_of(chat_id: int) -> Query[SavedTable | None]:
+    row = yield from first(f"SELECT {TABLE_COLUMNS} FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,))
+    return None if row is None else table_from_row(row)
 
 
-def open_tables(db: sqlite3.Connection) -> list[SavedTable]:
-    rows = db.execute(f"SELECT {TABLE_COLUMNS} FROM tables WHERE closed = 0 ORDER BY id").fetchall()
-    return [table_from_row(row) for row in rows]
+def open_tables() -> Query[list[SavedTable]]:
+    found = yield from rows(f"SELECT {TABLE_COLUMNS} FROM tables WHERE closed = 0 ORDER BY id")
+    return [table_from_row(row) for row in found]
 
 
 def create_table(
-    db: sqlite3.Connection,
     chat_id: int,
     game: str,
     state: Mapping[str, Any],
@@ -84,17 +81,17 @@ def create_table(
     deadline: datetime | None,
     message_id: int | None,
     now_text: str,
-) -> SavedTable:
+) -> Query[SavedTable]:
     """Open a table in a chat and return it as saved; ``TableAlreadyOpen`` while the chat has one."""
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}; known: {list(GAMES)}")
-    ensure_chat(db, chat_id, now_text)
-    rows = db.execute("SELECT id FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,)).fetchall()
-    if rows:
-        raise TableAlreadyOpen(chat_id, rows[0][0])
-    cursor = db.execute(
+    yield from ensure_chat(chat_id, now_text)
+    held = yield from value("SELECT id FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,))
+    if held is not None:
+        raise TableAlreadyOpen(chat_id, held)
+    table_id = yield from value(
         "INSERT INTO tables (chat_id, game, state, version, deadline, message_id, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             chat_id,
             game,
@@ -106,14 +103,12 @@ def create_table(
             now_text,
         ),
     )
-    assert cursor.lastrowid is not None
-    saved = load_table(db, cursor.lastrowid)
+    saved = yield from load_table(table_id)
     assert saved is not None
     return saved
 
 
 def commit_action(
-    db: sqlite3.Connection,
     table_id: int,
     *,
     round_no: int,
@@ -127,7 +122,7 @@ def commit_action(
     now_text: str,
     seats: Mapping[int, int] | None = None,
     joined: Collection[int] = (),
-) -> bool:
+) -> Query[bool]:
     """Book one action's movements and save the table; False (and no change) on a replayed batch.
 
     A batch is a replay when all its keys are booked already; with no payments, when the table is
@@ -139,13 +134,14 @@ def commit_action(
     legs = wallet.action_legs(table_id, round_no, action_seq, payments)
     state_text = state_json(state)  # bad input fails here, before anything is written
     deadline_text = None if deadline is None else to_db(deadline)
-    rows = db.execute(
-        "SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ?", (table_id,)
-    ).fetchall()
-    if not rows:
+    saved = yield from first(
+        "SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ?",
+        (table_id,),
+        postgres="SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ? FOR UPDATE",
+    )
+    if saved is None:
         raise UnknownTable(table_id)
-    saved = rows[0]
-    if wallet.is_replay(db, legs):
+    if (yield from wallet.is_replay(legs)):
         return False
     if action_seq <= saved["version"]:
         if not legs:
@@ -162,10 +158,10 @@ def commit_action(
         )
     if closed and new_escrow != 0:
         raise EscrowMismatch(f"table {table_id} cannot close holding {new_escrow} coins in escrow")
-    wallet.book(db, legs, now_text=now_text, table_id=table_id, round_no=round_no)
+    yield from wallet.book(legs, now_text=now_text, table_id=table_id, round_no=round_no)
     if seats is not None or closed:
-        save_seats(db, table_id, {} if closed else seats or {}, joined)
-    db.execute(
+        yield from save_seats(table_id, {} if closed else seats or {}, joined)
+    yield from run(
         "UPDATE tables SET state = ?, version = ?, deadline = ?, escrow = ?, closed = ?, updated_at = ?"
         " WHERE id = ?",
         (
@@ -179,24 +175,20 @@ def commit_action(
         ),
     )
     if round_record is not None:
-        insert_round(db, table_id, saved["chat_id"], saved["game"], round_record, now_text)
+        yield from insert_round(table_id, saved["chat_id"], saved["game"], round_record, now_text)
     return True
 
 
-def save_seats(
-    db: sqlite3.Connection, table_id: int, seats: Mapping[int, int], joined: Collection[int] = ()
-) -> None:
+def save_seats(table_id: int, seats: Mapping[int, int], joined: Collection[int] = ()) -> Query[None]:
     """Replace a table's seats (after its movements are booked), refusing what the wallets do not
     back: someone sitting down (``joined``) must bring exactly their wallet's coins, nobody may be
     stated to hold more than their wallet (the daily bonus may make the wallet more, never less),
     and nobody sits at two open tables. ``SeatRefused`` otherwise, and the whole action is undone."""
-    db.execute("DELETE FROM seats WHERE table_id = ?", (table_id,))
+    yield from run("DELETE FROM seats WHERE table_id = ?", (table_id,))
     if not seats:
         return
-    marks = ",".join("?" * len(seats))
-    wallets = dict(
-        db.execute(f"SELECT id, balance FROM people WHERE id IN ({marks})", list(seats)).fetchall()
-    )
+    wanted = marks(len(seats))
+    wallets = dict((yield from rows(f"SELECT id, balance FROM people WHERE id IN ({wanted})", list(seats))))
     for person, stated in seats.items():
         held = wallets.get(person)
         if held is None:
@@ -207,47 +199,45 @@ def save_seats(
             raise SeatRefused(
                 table_id, person, f"is stated to hold {stated} coins but the wallet holds {held}"
             )
-    elsewhere = db.execute(
-        f"SELECT person_id, table_id FROM seats WHERE person_id IN ({marks})", list(seats)
-    ).fetchall()
+    elsewhere = yield from rows(
+        f"SELECT person_id, table_id FROM seats WHERE person_id IN ({wanted})", list(seats)
+    )
     if elsewhere:
         person, other = elsewhere[0]
         raise SeatRefused(table_id, person, f"sits at table {other} already")
-    db.executemany(
+    yield from many(
         "INSERT INTO seats (person_id, table_id, balance) VALUES (?, ?, ?)",
         [(person, table_id, stated) for person, stated in seats.items()],
     )
 
 
-def insert_round(
-    db: sqlite3.Connection, table_id: int, chat_id: int, game: str, record: RoundRecord, now_text: str
-) -> None:
+def insert_round(table_id: int, chat_id: int, game: str, record: RoundRecord, now_text: str) -> Query[None]:
     try:
-        cursor = db.execute(
+        round_id = yield from value(
             "INSERT INTO rounds (table_id, chat_id, game, round_no, commitment, deck, salt, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (table_id, chat_id, game, record.round_no, record.commitment, record.deck, record.salt, now_text),
         )
-    except sqlite3.IntegrityError as exc:
+    except Violation as exc:
         raise StorageError(f"table {table_id} has a record of round {record.round_no} already") from exc
-    round_id = cursor.lastrowid
     people = [r.person_id for r in record.results]
     if len(set(people)) != len(people):
         raise StorageError(f"round {record.round_no} lists a person twice")
     if people:
-        marks = ",".join("?" * len(people))
-        known = {row[0] for row in db.execute(f"SELECT id FROM people WHERE id IN ({marks})", people)}
+        known = {
+            row[0]
+            for row in (yield from rows(f"SELECT id FROM people WHERE id IN ({marks(len(people))})", people))
+        }
         for person in people:
             if person not in known:
                 raise UnknownPerson(person)
-        db.executemany(
+        yield from many(
             "INSERT INTO round_results (round_id, person_id, net, won, hand) VALUES (?, ?, ?, ?, ?)",
             [(round_id, r.person_id, r.net, int(r.won), r.hand) for r in record.results],
         )
 
 
 def update_messages(
-    db: sqlite3.Connection,
     table_id: int,
     *,
     message_id: int | None,
@@ -257,30 +247,46 @@ def update_messages(
     shown: Mapping[str, str | None] | None = None,
     turn: Mapping[str, object] | None = None,
     view: Mapping[str, object] | None = None,
-) -> None:
+) -> Query[None]:
     """Set the table message id and merge DM ids and shown hashes (None forgets one); ``turn``
     replaces the turn kept in the table's state (its clock moved between two actions), ``view``
     what its messages show besides (changed by no action: someone back from autopilot)."""
-    patch = json.dumps({str(person): mid for person, mid in (dm_updates or {}).items()})
-    cursor = db.execute(
-        "UPDATE tables SET message_id = CASE WHEN ? THEN ? ELSE message_id END,"
-        " dm_ids = json_patch(dm_ids, ?), shown = json_patch(shown, ?),"
-        " state = CASE WHEN ? IS NULL THEN state ELSE json_set(state, '$.turn', json(?)) END,"
-        " updated_at = ? WHERE id = ?",
+    saved = yield from first(
+        "SELECT message_id, dm_ids, shown, state FROM tables WHERE id = ?",
+        (table_id,),
+        postgres="SELECT message_id, dm_ids, shown, state FROM tables WHERE id = ? FOR UPDATE",
+    )
+    if saved is None:
+        raise UnknownTable(table_id)
+    state = saved["state"]
+    if turn is not None or view is not None:
+        parsed = json.loads(state)
+        if turn is not None:
+            parsed["turn"] = dict(turn)
+        if view is not None:
+            parsed["view"] = dict(view)
+        state = state_json(parsed)
+    yield from run(
+        "UPDATE tables SET message_id = ?, dm_ids = ?, shown = ?, state = ?, updated_at = ? WHERE id = ?",
         (
-            int(set_message),
-            message_id,
-            patch,
-            json.dumps(dict(shown or {})),
-            *([None, None] if turn is None else [json.dumps(dict(turn))] * 2),
+            message_id if set_message else saved["message_id"],
+            _merged(saved["dm_ids"], {str(person): mid for person, mid in (dm_updates or {}).items()}),
+            _merged(saved["shown"], shown or {}),
+            state,
             now_text,
             table_id,
         ),
     )
-    if cursor.rowcount == 0:
-        raise UnknownTable(table_id)
-    if view is not None:
-        db.execute(
-            "UPDATE tables SET state = json_set(state, '$.view', json(?)) WHERE id = ?",
-            (json.dumps(dict(view), ensure_ascii=False), table_id),
-        )
+
+
+def _merged(text: str, changes: Mapping[str, object]) -> str:
+    """A saved JSON object with ``changes`` merged in (a None value removes its key)."""
+    if not changes:
+        return text
+    merged = json.loads(text)
+    for key, change in changes.items():
+        if change is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = change
+    return json.dumps(merged, ensure_ascii=False, separators=(",", ":"))

@@ -12,39 +12,38 @@ Telegram may start its ids anywhere; by then every id here is forgotten.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from datetime import timedelta
+
+from storage.sql import Query, many, run, value
 
 KEEP = timedelta(hours=48)
 NEWEST = 100_000
 
 
-def remember(conn: sqlite3.Connection, update_ids: Iterable[int], now: str) -> None:
-    conn.executemany(
-        "INSERT OR IGNORE INTO updates_taken (update_id, taken_at) VALUES (?, ?)",
+def remember(update_ids: Iterable[int], now: str) -> Query[None]:
+    yield from many(
+        "INSERT INTO updates_taken (update_id, taken_at) VALUES (?, ?) ON CONFLICT (update_id) DO NOTHING",
         ((update_id, now) for update_id in update_ids),
     )
 
 
-def forget(conn: sqlite3.Connection, before: str, newest: int = NEWEST) -> int:
+def forget(before: str, newest: int = NEWEST) -> Query[int]:
     """Forget the updates taken before ``before``, and all but the ``newest``; how many."""
-    forgotten = conn.execute("DELETE FROM updates_taken WHERE taken_at < ?", (before,)).rowcount
-    return (
-        forgotten
-        + conn.execute(
+    forgotten = yield from run("DELETE FROM updates_taken WHERE taken_at < ?", (before,))
+    return forgotten + (
+        yield from run(
             "DELETE FROM updates_taken WHERE update_id <"
             " (SELECT update_id FROM updates_taken ORDER BY update_id DESC LIMIT 1 OFFSET ?)",
             (newest - 1,),
-        ).rowcount
+        )
     )
 
 
-def taken(conn: sqlite3.Connection, update_id: int) -> bool:
-    row = conn.execute("SELECT 1 FROM updates_taken WHERE update_id = ?", (update_id,)).fetchone()
-    return row is not None
+def taken(update_id: int) -> Query[bool]:
+    return (yield from value("SELECT 1 FROM updates_taken WHERE update_id = ?", (update_id,))) is not None
 
 
-def newest(conn: sqlite3.Connection) -> int | None:
-    row = conn.execute("SELECT max(update_id) FROM updates_taken").fetchone()
-    return None if row is None or row[0] is None else int(row[0])
+def newest() -> Query[int | None]:
+    found = yield from value("SELECT max(update_id) FROM updates_taken")
+    return None if found is None else int(found)

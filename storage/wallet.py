@@ -1,22 +1,23 @@
 """Coins: turning movements into ledger legs and balance changes, grants, the daily bonus.
 
-Plain functions on a ``sqlite3.Connection``. Those that write run inside the write transaction
-that ``Store`` opens around them on the writer's thread.
+Storage functions (``storage/sql.py``); those that write run inside the write transaction that
+``Store`` opens around them.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from enum import Enum
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from games.events import ESCROW, HOUSE, Paid
 from storage.errors import IdempotencyConflict, InsufficientFunds, UnknownPerson
 from storage.models import MINT, DailyClaim, LedgerEntry
+from storage.sql import Query, Violation, first, many, marks, rows
 from storage.timeutil import from_db_required
 
 Account = int | str
@@ -83,23 +84,24 @@ def action_legs(table_id: int, round_no: int, action_seq: int, payments: Sequenc
     return legs
 
 
-def booked_deltas(db: sqlite3.Connection, legs: Sequence[Leg]) -> dict[str, int]:
+def booked_deltas(legs: Sequence[Leg]) -> Query[dict[str, int]]:
     """The already-booked ``idem_key -> delta`` among the legs' keys."""
     keys = [leg.key for leg in legs]
     found: dict[str, int] = {}
-    for start in range(0, len(keys), 500):  # stay far below SQLite's bound-parameter limit
+    for start in range(0, len(keys), 500):  # stay far below the databases' bound-parameter limits
         chunk = keys[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        rows = db.execute(f"SELECT idem_key, delta FROM ledger WHERE idem_key IN ({marks})", chunk).fetchall()
-        found.update({row[0]: row[1] for row in rows})
+        booked = yield from rows(
+            f"SELECT idem_key, delta FROM ledger WHERE idem_key IN ({marks(len(chunk))})", chunk
+        )
+        found.update({row[0]: row[1] for row in booked})
     return found
 
 
-def is_replay(db: sqlite3.Connection, legs: Sequence[Leg]) -> bool:
+def is_replay(legs: Sequence[Leg]) -> Query[bool]:
     """True when every leg is booked already with the same amount; raise on a partial overlap."""
     if not legs:
         return False
-    found = booked_deltas(db, legs)
+    found = yield from booked_deltas(legs)
     if not found:
         return False
     if len(found) == len(legs) and all(found[leg.key] == leg.delta for leg in legs):
@@ -111,13 +113,12 @@ def is_replay(db: sqlite3.Connection, legs: Sequence[Leg]) -> bool:
 
 
 def book(
-    db: sqlite3.Connection,
     legs: Sequence[Leg],
     *,
     now_text: str,
     table_id: int | None = None,
     round_no: int | None = None,
-) -> None:
+) -> Query[None]:
     """Write the legs and move the balances by each account's net change.
 
     Balances move once per account by the batch's net, so only the end result has to be >= 0
@@ -131,13 +132,13 @@ def book(
         net[leg.account] += leg.delta
     people = [a for a in net if isinstance(a, int)]
     named = [a for a in net if isinstance(a, str)]
-    balances = _balances(db, people, named)
+    balances = yield from _balances(people, named)
     for account, delta in net.items():
         if account not in balances:
             raise UnknownPerson(int(account))
         if delta < 0 and account != MINT and account != HOUSE and balances[account] + delta < 0:
             raise InsufficientFunds(account, balances[account], delta)
-    db.executemany(
+    yield from many(
         "INSERT INTO ledger (person_id, account, delta, reason, counterparty, entry, idem_key,"
         " table_id, round_no, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
@@ -160,33 +161,35 @@ def book(
     named_changes = [(d, a) for a, d in net.items() if d != 0 and isinstance(a, str)]
     try:
         if person_changes:
-            db.executemany("UPDATE people SET balance = balance + ? WHERE id = ?", person_changes)
+            yield from many("UPDATE people SET balance = balance + ? WHERE id = ?", person_changes)
         if named_changes:
-            db.executemany("UPDATE accounts SET balance = balance + ? WHERE name = ?", named_changes)
-    except sqlite3.IntegrityError as exc:
+            yield from many("UPDATE accounts SET balance = balance + ? WHERE name = ?", named_changes)
+    except Violation as exc:
         # Only reachable if the balances read above were wrong: the CHECK constraints are the last word.
         bounded = [a for a in net if a not in (MINT, HOUSE)]
         worst = min(bounded, key=lambda a: balances[a] + net[a])
         raise InsufficientFunds(worst, balances[worst], net[worst]) from exc
 
 
-def _balances(db: sqlite3.Connection, people: Sequence[int], named: Sequence[str]) -> dict[Account, int]:
+def _balances(people: Sequence[int], named: Sequence[str]) -> Query[dict[Account, int]]:
     found: dict[Account, int] = {}
     if people:
-        marks = ",".join("?" * len(people))
-        rows = db.execute(f"SELECT id, balance FROM people WHERE id IN ({marks})", people).fetchall()
-        found.update({row[0]: row[1] for row in rows})
+        held = yield from rows(f"SELECT id, balance FROM people WHERE id IN ({marks(len(people))})", people)
+        found.update({row[0]: row[1] for row in held})
     if named:
-        marks = ",".join("?" * len(named))
-        rows = db.execute(f"SELECT name, balance FROM accounts WHERE name IN ({marks})", named).fetchall()
-        found.update({row[0]: row[1] for row in rows})
+        held = yield from rows(
+            f"SELECT name, balance FROM accounts WHERE name IN ({marks(len(named))})", named
+        )
+        found.update({row[0]: row[1] for row in held})
     return found
 
 
-def grant_start(db: sqlite3.Connection, person_id: int, amount: int, now_text: str) -> None:
+def grant_start(person_id: int, amount: int, now_text: str) -> Query[None]:
     """The starting grant of a new person, paid by the mint (key ``grant:<person>:<account>``)."""
     if amount > 0:
-        book(db, movement_legs(MINT, person_id, amount, GRANT, f"grant:{person_id}"), now_text=now_text)
+        yield from book(
+            movement_legs(MINT, person_id, amount, GRANT, f"grant:{person_id}"), now_text=now_text
+        )
 
 
 def daily_window(moment: datetime, zone: ZoneInfo) -> tuple[date, datetime]:
@@ -196,31 +199,31 @@ def daily_window(moment: datetime, zone: ZoneInfo) -> tuple[date, datetime]:
 
 
 def claim_daily(
-    db: sqlite3.Connection, person_id: int, amount: int, moment: datetime, zone: ZoneInfo, now_text: str
-) -> DailyClaim:
+    person_id: int, amount: int, moment: datetime, zone: ZoneInfo, now_text: str
+) -> Query[DailyClaim]:
     """Pay the daily bonus once per calendar day; the key ``daily:<person>:<day>`` makes it once."""
     day, next_start = daily_window(moment, zone)
-    rows = db.execute("SELECT balance FROM people WHERE id = ?", (person_id,)).fetchall()
-    if not rows:
+    row = yield from first("SELECT balance FROM people WHERE id = ?", (person_id,))
+    if row is None:
         raise UnknownPerson(person_id)
     legs = movement_legs(MINT, person_id, amount, DAILY, f"daily:{person_id}:{day.isoformat()}")
-    if booked_deltas(db, legs[1:]):
-        return DailyClaim(False, 0, rows[0][0], day, next_start)
-    book(db, legs, now_text=now_text)
-    return DailyClaim(True, amount, rows[0][0] + amount, day, next_start)
+    if (yield from booked_deltas(legs[1:])):
+        return DailyClaim(False, 0, row[0], day, next_start)
+    yield from book(legs, now_text=now_text)
+    return DailyClaim(True, amount, row[0] + amount, day, next_start)
 
 
-def ledger_of(db: sqlite3.Connection, person_id: int, limit: int) -> list[LedgerEntry]:
+def ledger_of(person_id: int, limit: int) -> Query[list[LedgerEntry]]:
     """A person's last ``limit`` ledger rows, newest first."""
-    rows = db.execute(
+    found = yield from rows(
         "SELECT id, person_id, delta, reason, counterparty, table_id, round_no, idem_key, created_at"
         " FROM ledger WHERE person_id = ? ORDER BY id DESC LIMIT ?",
         (person_id, limit),
-    ).fetchall()
-    return [_entry(row) for row in rows]
+    )
+    return [_entry(row) for row in found]
 
 
-def _entry(row: sqlite3.Row) -> LedgerEntry:
+def _entry(row: Any) -> LedgerEntry:
     return LedgerEntry(
         id=row["id"],
         account=row["person_id"],

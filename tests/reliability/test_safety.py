@@ -20,7 +20,7 @@ OTHER = -100_456  # a second group, where some of the same people play
 @contextlib.asynccontextmanager
 async def write_lock_held(bot, database):
     """Another process holds the database's write lock: the bot's saves fail (after 50 ms)."""
-    await on_thread(bot.runtime.store._writer, lambda db: db.execute("PRAGMA busy_timeout = 50"))
+    await on_thread(bot.runtime.store.backend.writer, lambda db: db.execute("PRAGMA busy_timeout = 50"))
     blocker = sqlite3.connect(database, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
     try:

@@ -1,4 +1,9 @@
-"""Fixtures for the storage tests: a store on a real SQLite file in tmp_path, with a settable clock."""
+"""Fixtures for the storage tests: a store with a settable clock, on a real SQLite file in tmp_path
+and on a real PostgreSQL database (a throwaway server: ``tests/postgres_server.py``).
+
+Every test of the Store runs on both databases, except those that look at SQLite's file itself:
+the tests that ask for ``db_path`` too, or are marked ``sqlite_only``.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,21 @@ import pytest
 
 from storage import Store, open_store
 from tests.storage.storage_helpers import FakeClock
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only: a Store test about SQLite's file (not run on PostgreSQL)"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store" not in metafunc.fixturenames:
+        return
+    sqlite_only = "db_path" in metafunc.fixturenames or metafunc.definition.get_closest_marker("sqlite_only")
+    metafunc.parametrize("backend", BACKENDS[:1] if sqlite_only else BACKENDS)
 
 
 @pytest.fixture
@@ -21,8 +41,16 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def store(db_path: Path, clock: FakeClock):
-    opened: Store = await open_store(db_path, now=clock)
+def database_target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where the store of this test lives: an SQLite file, or a fresh PostgreSQL database's URL."""
+    if backend == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    return str(tmp_path / "paiju.sqlite3")
+
+
+@pytest.fixture
+async def store(database_target: str, clock: FakeClock):
+    opened: Store = await open_store(database_target, now=clock)
     try:
         yield opened
     finally:

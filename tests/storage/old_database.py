@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from storage import schema
+from storage.on_sqlite import run_query
 
 V1_ROWS = [
     "INSERT INTO people VALUES (1, 'Ming', 'zh-hans', 9900, 't0', 't0')",
@@ -35,7 +36,7 @@ def make_old_database(path: Path, version: int) -> None:
     """A database at schema ``version`` (an older one), holding the rows of ``V1_ROWS``."""
     db = sqlite3.connect(path, isolation_level=None)
     try:
-        assert schema.migrate(db, target=version) == version
+        assert run_query(db, schema.migrate(target=version)) == version
         for statement in V1_ROWS:
             db.execute(statement.replace("'t0'", T0))
     finally:

@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from storage import SCHEMA_VERSION, check_database, open_store
+from storage.sql import run
 from tests.storage.storage_helpers import ROOT, STATE, ante, python, settle, subprocess_env
 
 
@@ -143,12 +144,13 @@ class Abandon(Exception):
     pass
 
 
+@pytest.mark.sqlite_only  # the write is held on SQLite's writer thread
 async def test_the_check_reads_a_snapshot_while_a_write_is_in_progress(store):
     await store.ensure_person(1, "Ming")
     entered, release = threading.Event(), threading.Event()
 
-    def abandoned_write(conn):
-        conn.execute("UPDATE people SET balance = 1 WHERE id = 1")
+    def abandoned_write():
+        yield from run("UPDATE people SET balance = 1 WHERE id = 1")
         entered.set()
         release.wait(timeout=10)
         raise Abandon

@@ -17,6 +17,7 @@ import pytest
 
 from games.events import ESCROW
 from storage import InsufficientFunds, StorageError, check_database, open_store
+from storage.sql import run
 from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, settle, subprocess_env
 
 TABLES = 12
@@ -108,8 +109,8 @@ class HeldWrite:
         self.entered, self.release = threading.Event(), threading.Event()
         self.task = asyncio.create_task(store._write(self._hold, sql))
 
-    def _hold(self, conn, sql: str) -> str:
-        conn.execute(sql)
+    def _hold(self, sql: str):
+        yield from run(sql)
         self.entered.set()
         if not self.release.wait(timeout=10):
             raise TimeoutError("the test never released the write")
@@ -319,8 +320,18 @@ async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
     for person in (1, 2):
         await store.ensure_person(person, f"p{person}")
     table = await store.create_table(-1, "showhand", STATE)
+    started = time.perf_counter()
+    await store.commit_action(
+        table.id,
+        round_no=1,
+        action_seq=1,
+        payments=[ante(1, 10), ante(2, 10)],
+        state={"seq": 1},
+        deadline=None,
+    )
+    took = time.perf_counter() - started  # one booking, uncancelled (a few round trips on PostgreSQL)
     outcomes = []
-    for seq in range(1, 41):
+    for seq in range(2, 42):
         task = asyncio.create_task(
             store.commit_action(
                 table.id,
@@ -331,7 +342,9 @@ async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
                 deadline=None,
             )
         )
-        await asyncio.sleep((seq % 10) * 0.0002)  # cancel at a different point each time
+        await asyncio.sleep(
+            (seq % 10) / 4.5 * took
+        )  # cancel at a different point each time, up to twice a booking
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
@@ -349,16 +362,16 @@ async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
 
 
 async def test_writes_made_together_are_committed_together_and_each_stands_or_falls_alone(store, monkeypatch):
-    import storage.store as module
+    import storage.commits as module
 
     batches: list[int] = []
-    real = module._transactions
+    real = module.transactions
 
-    def counted(conn, jobs):
+    def counted(jobs):
         batches.append(len(jobs))
-        return real(conn, jobs)
+        return real(jobs)
 
-    monkeypatch.setattr(module, "_transactions", counted)
+    monkeypatch.setattr(module, "transactions", counted)
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
     batches.clear()
@@ -376,14 +389,15 @@ async def test_writes_made_together_are_committed_together_and_each_stands_or_fa
     assert (await store.load_table(table.id)).version == 0
 
 
+@pytest.mark.sqlite_only  # the batch is held on SQLite's writer thread
 async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing(store):
     await store.ensure_person(1, "Ming")
     started, release = threading.Event(), threading.Event()
 
-    def slow(conn):  # holds its batch on the writer's thread
+    def slow():  # holds its batch on the writer's thread
         started.set()
         release.wait(5)
-        conn.execute("UPDATE people SET name = 'held' WHERE id = 1")
+        yield from run("UPDATE people SET name = 'held' WHERE id = 1")
         return "done"
 
     first = asyncio.create_task(store._write(slow))
@@ -391,7 +405,7 @@ async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing
         await asyncio.sleep(0.01)
     second = asyncio.create_task(store.ensure_person(2, "Hong"))  # queued behind that batch
     await asyncio.sleep(0.01)
-    store._committer.cancel()  # as when the event loop closes
+    store.backend.commits._committer.cancel()  # as when the event loop closes
     await asyncio.sleep(0.01)
     release.set()
     assert await first == "done"  # its batch ended, committed, and its caller was told so

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from storage import SCHEMA_VERSION, RoundRecord, RoundResult, SchemaTooNew, open_store, schema
+from storage.on_sqlite import run_query
 from storage.thread import on_thread
 from tests.storage.old_database import T0, make_old_database
 from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, subprocess_env
@@ -20,6 +21,10 @@ def pragma(conn: sqlite3.Connection, name: str) -> object:
     return conn.execute(f"PRAGMA {name}").fetchall()[0][0]
 
 
+async def schema_version_of(store) -> int:
+    return await store.backend.read(schema.schema_version)
+
+
 def dump(path: Path, table: str) -> list[tuple]:
     with sqlite3.connect(path) as db:
         return db.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
@@ -27,14 +32,14 @@ def dump(path: Path, table: str) -> list[tuple]:
 
 async def test_a_new_database_is_at_the_latest_version_with_wal_and_foreign_keys(db_path):
     async with await open_store(db_path) as store:
-        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 7
-        assert await on_thread(store._writer, pragma, "journal_mode") == "wal"
-        assert await on_thread(store._writer, pragma, "synchronous") == 2  # FULL
-        for db in (store._writer, store._reader):
+        assert await schema_version_of(store) == SCHEMA_VERSION == 7
+        assert await on_thread(store.backend.writer, pragma, "journal_mode") == "wal"
+        assert await on_thread(store.backend.writer, pragma, "synchronous") == 2  # FULL
+        for db in (store.backend.writer, store.backend.reader):
             assert await on_thread(db, pragma, "foreign_keys") == 1
             assert await on_thread(db, pragma, "busy_timeout") == 5000
-        assert await on_thread(store._reader, pragma, "query_only") == 1
-        assert await on_thread(store._writer, pragma, "query_only") == 0
+        assert await on_thread(store.backend.reader, pragma, "query_only") == 1
+        assert await on_thread(store.backend.writer, pragma, "query_only") == 0
 
 
 async def test_the_path_defaults_to_the_environment(tmp_path, monkeypatch):
@@ -56,7 +61,7 @@ async def test_an_older_database_is_upgraded_in_place_keeping_every_row(db_path,
     inode = db_path.stat().st_ino
 
     async with await open_store(db_path) as store:
-        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION
+        assert await schema_version_of(store) == SCHEMA_VERSION
     assert db_path.stat().st_ino == inode  # upgraded in place, not rebuilt
     for table, rows in before.items():
         width = len(rows[0])
@@ -115,10 +120,13 @@ async def test_v6_leaves_the_seconds_no_chat_chose_to_the_operator(db_path):
     before = dump(db_path, "chats")
 
     async with await open_store(db_path) as store:
-        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION == 7
-        assert await on_thread(store._writer, pragma, "foreign_keys") == 1
+        assert await schema_version_of(store) == SCHEMA_VERSION == 7
+        assert await on_thread(store.backend.writer, pragma, "foreign_keys") == 1
         assert (
-            await on_thread(store._writer, lambda db: db.execute("PRAGMA foreign_key_check").fetchall()) == []
+            await on_thread(
+                store.backend.writer, lambda db: db.execute("PRAGMA foreign_key_check").fetchall()
+            )
+            == []
         )
         chosen = {
             chat: (s.language, s.turn_seconds, s.lobby_seconds, s.allowed_games)
@@ -134,7 +142,7 @@ async def test_v6_leaves_the_seconds_no_chat_chose_to_the_operator(db_path):
         assert [r.commitment for r in await store.last_rounds(chat_id=-20)] == ["beef"]
         assert (await store.update_chat_settings(-20, turn_seconds=20)).turn_seconds == 20
         with pytest.raises(sqlite3.IntegrityError):  # the checks are kept
-            await on_thread(store._writer, lambda db: db.execute("UPDATE chats SET lobby_seconds = 0"))
+            await on_thread(store.backend.writer, lambda db: db.execute("UPDATE chats SET lobby_seconds = 0"))
     # id, language, created_at and allowed_games as they were, in the same order
     assert [(r[0], r[1], r[4], r[6]) for r in dump(db_path, "chats")] == [
         (r[0], r[1], r[4], r[6]) for r in before
@@ -154,13 +162,13 @@ async def test_a_failing_migration_step_leaves_the_previous_version(db_path, mon
     async with await open_store(db_path):
         pass
     broken = ("CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL")
-    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, broken))
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, schema.Step(broken, broken)))
     monkeypatch.setattr(schema, "LATEST", SCHEMA_VERSION + 1)
     db = sqlite3.connect(db_path, isolation_level=None)
     try:
         with pytest.raises(sqlite3.OperationalError):
-            schema.migrate(db, target=SCHEMA_VERSION + 1)
-        assert schema.schema_version(db) == SCHEMA_VERSION
+            run_query(db, schema.migrate(target=SCHEMA_VERSION + 1))
+        assert schema.file_version(db) == SCHEMA_VERSION
         names = {row[0] for row in db.execute("SELECT name FROM sqlite_schema")}
         assert "half_done" not in names
     finally:
@@ -179,4 +187,4 @@ async def test_opening_twice_migrates_once(db_path):
         await store.ensure_person(1, "Ming")
     async with await open_store(db_path) as store:
         assert await store.balance(1) == 10_000
-        assert await on_thread(store._writer, schema.schema_version) == SCHEMA_VERSION
+        assert await schema_version_of(store) == SCHEMA_VERSION

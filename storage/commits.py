@@ -1,0 +1,205 @@
+"""Group commit: the writes made while one transaction runs are committed together in the next.
+
+Every write is a storage function (a :data:`~storage.sql.Query`) run whole inside one
+transaction, each in its own savepoint, so one that raises leaves nothing and the others stand.
+One batch runs at a time (on SQLite's writer thread; on PostgreSQL's writer connection), so writes
+need no lock between them in this process and are committed in the order they were made; a batch
+costs one commit (one fsync) however many writes it holds.
+
+The batch itself is a storage function (:func:`transactions`), so both databases run the same
+code; ``GroupCommit`` is told how to run one (``run_batch``) by the backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar, cast
+
+from storage.errors import StorageError
+from storage.sql import Query, in_transaction, run
+
+T = TypeVar("T")
+MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
+Outcome = tuple[bool, object]  # (ok, the write's result or its error)
+
+
+class _Abandoned(Exception):
+    """The caller of a running write was cancelled (nobody sees this: the caller is gone)."""
+
+
+class Ticket:
+    """What a write's caller and the batch tell each other about cancelling the caller.
+
+    The caller's task is cancelled once ``task.cancelling()`` grows past what it was when the
+    write was made (``Task.cancel`` counts it at once, before the task even wakes up) or once the
+    caller has said so (``abandoned``, which stays set even if the task is uncancelled later, as
+    ``asyncio.timeout`` does). Under ``lock`` the batch either sees that and skips the write, or
+    marks it ``started``; the caller reads ``started`` under the same lock (a batch may run on
+    another thread).
+    """
+
+    __slots__ = ("abandoned", "cancels", "lock", "started", "task")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.task = asyncio.current_task()
+        self.cancels = self.task.cancelling() if self.task is not None else 0
+        self.abandoned = False
+        self.started = False
+
+    def cancelled(self) -> bool:
+        return self.abandoned or (self.task is not None and self.task.cancelling() > self.cancels)
+
+
+class Job:
+    """One write waiting for its batch: the storage function, its caller's ticket, the outcome."""
+
+    __slots__ = ("args", "fn", "kwargs", "outcome", "ticket")
+
+    def __init__(
+        self, fn: Callable[..., Query[object]], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.ticket = Ticket()
+        self.outcome: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+
+_SKIPPED = object()  # the outcome of a write whose caller was cancelled before it began
+
+
+def transactions(jobs: Sequence[Job]) -> Query[list[Outcome]]:
+    """The jobs in one transaction (one commit for all), each in its own savepoint.
+
+    (ok, result or error) for each; if the commit fails, or an error ends the whole transaction,
+    it raises and none of them stands. SQLite's ``BEGIN IMMEDIATE`` takes the write lock at once
+    (a reader never has to be upgraded); PostgreSQL locks rows as they are written.
+    """
+    yield from run("BEGIN IMMEDIATE", postgres="BEGIN")
+    try:
+        outcomes = []
+        for job in jobs:
+            outcomes.append((yield from _savepoint(job)))
+        yield from run("COMMIT")
+    except GeneratorExit:
+        raise
+    except BaseException:
+        with contextlib.suppress(Exception):  # the transaction is gone already: the first error says why
+            yield from run("ROLLBACK")
+        raise
+    return outcomes
+
+
+def _savepoint(job: Job) -> Query[Outcome]:
+    with job.ticket.lock:
+        if job.ticket.cancelled():
+            return True, _SKIPPED  # cancelled while queued: never begun
+        job.ticket.started = True
+    yield from run("SAVEPOINT write")
+    try:
+        result = yield from job.fn(*job.args, **job.kwargs)
+        if job.ticket.cancelled():
+            # Cancelled while running: as for any failure before the commit, nothing is kept.
+            raise _Abandoned
+    except Exception as error:
+        if not (yield from in_transaction()):  # the database ended the transaction (disk full)
+            raise  # so none of the batch stands: each caller gets this error
+        yield from run("ROLLBACK TO write")
+        yield from run("RELEASE write")
+        return False, error
+    yield from run("RELEASE write")
+    return True, result
+
+
+def _settle_batch(jobs: Sequence[Job], call: asyncio.Future[list[Outcome]]) -> None:
+    """A batch has ended: each job's outcome, or the batch's error for all of them (BEGIN or
+    COMMIT failed, the store was closed: none of them stands)."""
+    if call.cancelled():
+        outcomes: list[Outcome] = [(False, asyncio.CancelledError())] * len(jobs)
+    elif call.exception() is not None:
+        outcomes = [(False, call.exception())] * len(jobs)
+    else:
+        outcomes = call.result()
+    for job, (ok, value) in zip(jobs, outcomes, strict=True):
+        _settle(job, ok, value)
+
+
+def _settle(job: Job, ok: bool, value: object) -> None:
+    """Give a write's caller its outcome (a caller gone gets nothing, so no error is left unread)."""
+    if job.outcome.done():
+        return
+    if ok or job.ticket.abandoned:
+        job.outcome.set_result(None if value is _SKIPPED else value)
+    else:
+        job.outcome.set_exception(value)  # type: ignore[arg-type]
+
+
+def _observe(on_batch: Callable[[float, bool], None], started: float, call: asyncio.Future[object]) -> None:
+    on_batch(time.perf_counter() - started, not call.cancelled() and call.exception() is None)
+
+
+class GroupCommit:
+    """Queues writes and commits them in batches, one batch at a time, with ``run_batch``."""
+
+    def __init__(self, run_batch: Callable[[Query[list[Outcome]]], Awaitable[list[Outcome]]]) -> None:
+        self._run_batch = run_batch
+        self._queue: list[Job] = []  # writes waiting for the next batch
+        self._committer: asyncio.Task[None] | None = None  # commits batches while there are any
+        # Told each batch's seconds (queue included) and whether it committed.
+        self.on_batch: Callable[[float, bool], None] | None = None
+
+    async def write(self, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` in a transaction, committed if it returns, undone if it raises
+        (the error is raised here); committed together with the writes made while the batch
+        before it ran, unless the error ends the whole transaction or the commit itself fails:
+        then none of them stands and each caller gets that error. A cancelled caller's write is
+        all or nothing, and decided when the caller's ``CancelledError`` is raised: if it had not
+        begun it never will; if it was running it is undone unless it had returned, and the caller
+        waits for its batch to end, so what it reads next is final.
+        """
+        job = self.enqueue(fn, args, kwargs)
+        try:
+            result = await asyncio.shield(job.outcome)
+        except asyncio.CancelledError:
+            with job.ticket.lock:
+                job.ticket.abandoned = True
+                started = job.ticket.started
+            if started:
+                await asyncio.wait([job.outcome])  # its batch ends: committed or not, for good
+            raise
+        return cast(T, result)
+
+    def enqueue(self, fn: Callable[..., Query[object]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Job:
+        """Queue a write now: it commits in the same batch as any write queued after it, or earlier."""
+        job = Job(fn, args, kwargs)
+        self._queue.append(job)
+        if self._committer is None:
+            self._committer = asyncio.create_task(self._commit())
+        return job
+
+    async def drain(self) -> None:
+        """Wait until every write queued so far has ended."""
+        while self._committer is not None:
+            await asyncio.wait([self._committer])
+
+    async def _commit(self) -> None:
+        """Commit the queued writes, a batch at a time, until none is left."""
+        try:
+            while self._queue:
+                jobs, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+                call = asyncio.ensure_future(self._run_batch(transactions(jobs)))
+                # The batch's outcome reaches its callers whatever happens to this task: cancelled
+                # (the loop is closing), it stops waiting, but the batch ends all the same.
+                call.add_done_callback(functools.partial(_settle_batch, jobs))
+                if self.on_batch is not None:
+                    call.add_done_callback(functools.partial(_observe, self.on_batch, time.perf_counter()))
+                await asyncio.wait([call])
+        finally:
+            self._committer = None
+            stranded, self._queue = self._queue, []
+            for job in stranded:  # this task was cancelled: these never began, and never will
+                _settle(job, False, StorageError("the store stopped writing before this write began"))

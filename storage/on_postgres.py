@@ -1,0 +1,97 @@
+"""Run a storage function (``storage/sql.py``) on an ``asyncpg`` connection.
+
+Statements are SQLite's text with ``?`` placeholders unless they carry their own PostgreSQL text;
+either way the placeholders are numbered here (``$1``, ``$2`` …). Each statement is one round trip;
+asyncpg keeps each text prepared on its connection. ``numeric`` values that are whole numbers come
+back as ``int`` (``SUM`` of a ``bigint`` column is ``numeric`` on PostgreSQL, an integer on SQLite).
+"""
+
+from __future__ import annotations
+
+import functools
+from decimal import Decimal
+from typing import TypeVar
+
+import asyncpg
+
+from storage.sql import Query, Result, Sql, Violation, Want
+
+T = TypeVar("T")
+
+
+async def run_query(conn: asyncpg.Connection, query: Query[T]) -> T:
+    """Run a storage function's statements on ``conn``; what it returns.
+
+    A statement's error is raised into the function where it yielded the statement (a
+    constraint's as :class:`Violation`), so the function may handle it.
+    """
+    try:
+        statement = next(query)
+        while True:
+            try:
+                result = await _execute(conn, statement)
+            except asyncpg.IntegrityConstraintViolationError as error:
+                statement = query.throw(_violation(error))
+                continue
+            except Exception as error:  # the server's, or asyncpg's own (an argument it cannot send)
+                statement = query.throw(error)
+                continue
+            statement = query.send(result)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+def _violation(error: asyncpg.PostgresError) -> Violation:
+    violation = Violation(str(error))
+    violation.__cause__ = error
+    return violation
+
+
+async def _execute(conn: asyncpg.Connection, statement: Sql) -> Result:
+    if statement.want is Want.IN_TRANSACTION:
+        return Result([], in_transaction=conn.is_in_transaction())
+    text = numbered(statement.text_for(postgresql=True))
+    if not text:  # a statement for SQLite only
+        return Result([], 0)
+    if statement.want is Want.MANY:
+        await conn.executemany(text, statement.args)
+        return Result([])
+    if statement.want is Want.ROWS:
+        return Result(await conn.fetch(text, *statement.args))
+    status = await conn.execute(text, *statement.args)
+    return Result([], changed(status))
+
+
+def changed(status: str) -> int:
+    """The rows a command changed, from its status (``UPDATE 3``, ``INSERT 0 1``; -1: not said)."""
+    last = status.rpartition(" ")[2]
+    return int(last) if last.isdigit() else -1
+
+
+@functools.lru_cache(maxsize=1024)
+def numbered(text: str) -> str:
+    """SQLite's ``?`` placeholders as PostgreSQL's ``$1``, ``$2`` … (none inside a quoted string)."""
+    if "?" not in text:
+        return text
+    out: list[str] = []
+    count = 0
+    quoted = False
+    for char in text:
+        if char == "'":
+            quoted = not quoted
+        if char == "?" and not quoted:
+            count += 1
+            out.append(f"${count}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _number(text: str) -> int | Decimal:
+    number = Decimal(text)
+    return int(number) if number == number.to_integral_value() else number
+
+
+async def prepare_connection(conn: asyncpg.Connection) -> None:
+    """Each new connection of the pool: whole ``numeric`` values as ``int``."""
+    await conn.set_type_codec("numeric", encoder=str, decoder=_number, schema="pg_catalog", format="text")
