@@ -6,6 +6,8 @@ in that folder: no TCP port to collide with, nothing outside the folder to clean
 from ``tempfile.mkdtemp``, not pytest's ``tmp_path``: PostgreSQL refuses to run as root, so as root
 the cluster belongs to the ``postgres`` OS user, who could not enter pytest's root-only folders.
 Durability is switched off (the data dies with the session): start-up and every commit are quick.
+A session killed before its teardown (``timeout``, SIGKILL) leaves its cluster running: the next
+server to start stops and removes every such cluster whose owning process is gone.
 
 The fixtures: ``postgres_server`` (one cluster per test session, started when a test first asks for
 it) and ``postgres_url`` (a fresh empty database on it for one test, dropped after it). Without the
@@ -31,6 +33,8 @@ SERVER_PROGRAMS = ("initdb", "pg_ctl", "postgres", "psql")
 DEBIAN_VERSIONS = Path("/usr/lib/postgresql")
 SERVER_USER = "postgres"  # the OS user the server runs as when we are root, and the database superuser
 PORT = 5432  # only the socket's name (.s.PGSQL.5432 in the cluster's folder): no TCP port is opened
+FOLDER_PREFIX = "paiju-pg-"
+OWNER_FILE = "owner.pid"  # the pid of the process that started the cluster in this folder
 SOCKET_PATH_LIMIT = 107  # sun_path holds 108 bytes with the final NUL on Linux
 START_TIMEOUT_S = 60
 SETTINGS = {
@@ -91,6 +95,7 @@ class PostgresServer:
         return f"postgresql://{SERVER_USER}@/{database}?host={quote(str(self._folder))}&port={PORT}"
 
     def start(self) -> PostgresServer:
+        sweep_abandoned(self.binaries)
         self.folder = make_folder()
         try:
             if os.geteuid() == 0:
@@ -123,9 +128,7 @@ class PostgresServer:
         """Stops the server at once (no checkpoint: the data is thrown away) and removes the folder."""
         if self.folder is None:
             return
-        if (self.data / "postmaster.pid").exists():
-            self._run("pg_ctl", "stop", "--wait", "--mode=immediate", "-D", str(self.data))
-        shutil.rmtree(self.folder, ignore_errors=True)
+        remove_cluster(self.binaries, self.folder)
         self.folder = None
 
     def create_database(self) -> str:
@@ -151,17 +154,7 @@ class PostgresServer:
         return done.stdout.strip()
 
     def _run(self, program: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Runs a server program, as the ``postgres`` OS user when we are root (the server refuses
-        root), from the cluster's folder (the server user may not enter the current one)."""
-        command = [str(self.binaries / program), *args]
-        if os.geteuid() == 0:
-            command = ["runuser", "-u", SERVER_USER, "--", *command]
-        done = subprocess.run(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=self._folder
-        )
-        if check and done.returncode != 0:
-            raise RuntimeError(f"{program} failed ({done.returncode}):\n{done.stdout}")
-        return done
+        return run_server_program(self.binaries, self._folder, program, *args, check=check)
 
     def __enter__(self) -> PostgresServer:
         return self.start()
@@ -172,14 +165,60 @@ class PostgresServer:
         self.stop()
 
 
+def run_server_program(
+    binaries: Path, folder: Path, program: str, *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Runs a server program, as the ``postgres`` OS user when we are root (the server refuses root),
+    from the cluster's folder (the server user may not enter the current one)."""
+    command = [str(binaries / program), *args]
+    if os.geteuid() == 0:
+        command = ["runuser", "-u", SERVER_USER, "--", *command]
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=folder)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"{program} failed ({done.returncode}):\n{done.stdout}")
+    return done
+
+
 def make_folder() -> Path:
-    """A new folder for one cluster, in the temporary folder unless the socket's path would be too
-    long there for a Unix socket (a deep $TMPDIR), then in /tmp."""
-    folder = Path(tempfile.mkdtemp(prefix="paiju-pg-"))
+    """A new folder for one cluster, marked with our pid, in the temporary folder unless the socket's
+    path would be too long there for a Unix socket (a deep $TMPDIR), then in /tmp."""
+    folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
     if len(str(folder / f".s.PGSQL.{PORT}")) >= SOCKET_PATH_LIMIT:
         folder.rmdir()
-        folder = Path(tempfile.mkdtemp(prefix="paiju-pg-", dir="/tmp"))
+        folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir="/tmp"))
+    (folder / OWNER_FILE).write_text(str(os.getpid()))
     return folder
+
+
+def remove_cluster(binaries: Path, folder: Path) -> None:
+    """Stops the server of the cluster in ``folder`` if it runs, and removes the folder."""
+    if (folder / "data" / "postmaster.pid").exists():
+        run_server_program(binaries, folder, "pg_ctl", "stop", "--wait", "--mode=immediate",
+                           "-D", str(folder / "data"), check=False)  # fmt: skip
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep_abandoned(binaries: Path) -> None:
+    """Removes the clusters (and stops their servers) whose starting process has ended without
+    stopping them; a folder with no owner yet is one being made right now, and is left alone."""
+    places = {Path(tempfile.gettempdir()), Path("/tmp")}
+    for folder in (folder for place in places for folder in place.glob(f"{FOLDER_PREFIX}*")):
+        try:
+            owner = int((folder / OWNER_FILE).read_text())
+        except (OSError, ValueError):
+            continue
+        if not alive(owner):
+            remove_cluster(binaries, folder)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def server_user_id() -> int:

@@ -5,12 +5,13 @@ the tests run as root (PostgreSQL refuses root)."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import asyncpg
 import pytest
 
-from tests.postgres_server import PostgresServer, server_user_id
+from tests.postgres_server import OWNER_FILE, PostgresServer, server_user_id
 
 SEEN_DATABASES: set[str] = set()  # what the runs of test_each_test_has_its_own_empty_database got
 
@@ -77,6 +78,22 @@ def test_stopping_a_server_ends_its_process_and_removes_its_folder(postgres_serv
         assert server.sql("SELECT 1") == "1"
     assert not folder.exists()
     assert not running(postmaster)
+
+
+def test_a_cluster_left_by_a_killed_session_is_removed_when_the_next_server_starts(
+    postgres_server: PostgresServer,
+) -> None:
+    abandoned = PostgresServer(postgres_server.binaries).start()
+    folder = abandoned.folder
+    assert folder is not None
+    postmaster = int((abandoned.data / "postmaster.pid").read_text().split()[0])
+    with subprocess.Popen(["true"]) as ended:  # as if the session that started it had been killed
+        ended.wait()
+    (folder / OWNER_FILE).write_text(str(ended.pid))
+    with PostgresServer(postgres_server.binaries):
+        assert not folder.exists()
+        assert not running(postmaster)
+    assert postgres_server.sql("SELECT 1") == "1"  # the live session's server is left alone
 
 
 def running(pid: int) -> bool:
