@@ -102,7 +102,9 @@ async def run(bookings: int, tables: int, synchronous: str) -> list[StorageRun]:
     with tempfile.TemporaryDirectory() as tmp:
         store = await open_store(Path(tmp) / "bench.sqlite3", start_grant=10**12)
         # A benchmark-only switch, to show what the durability setting costs.
-        await on_thread(store.backend.writer, lambda conn: conn.execute(f"PRAGMA synchronous = {synchronous}"))
+        await on_thread(
+            store.backend.writer, lambda conn: conn.execute(f"PRAGMA synchronous = {synchronous}")
+        )
         for person in PEOPLE:
             await store.ensure_person(person, f"玩家{person}")
         rng = random.Random(1)

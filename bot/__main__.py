@@ -14,7 +14,7 @@ from bot.logs import configure_logging
 from bot.serve import serve
 from bot.settings import LANGUAGES, Settings, SettingsError
 from bot.webhook import new_secret
-from storage import DatabaseInUse, hold_database
+from storage import DatabaseInUse, DatabaseUnreachable, hold
 
 NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
 
@@ -24,9 +24,12 @@ NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
    or in the environment:  TELEGRAM_BOT_TOKEN=... python -m bot
 Then add the bot to a group and send /newgame muxi there."""
 
-IN_USE = """Not started: the database {path} is in use by {holder}, another Paiju bot on the same file.
+IN_USE = """Not started: the database {path} is in use by {holder}, another Paiju bot on the same database.
 Two bots on one database would deal and pay the same tables twice. {advice}"""
-BOT_ADVICE = "Stop the other bot first, or set PAIJU_DB to another file to run a separate bot."
+BOT_ADVICE = (
+    "Stop the other bot first, or set PAIJU_DB (PAIJU_DATABASE_URL) to another file (database)"
+    " to run a separate bot."
+)
 SANDBOX_ADVICE = "Stop the other sandbox first, or start this one with --fresh (a new temporary database)."
 
 
@@ -55,15 +58,23 @@ def main(argv: list[str]) -> int:
     configure_logging(settings.token, json_lines=settings.log_format == "json", secrets=secrets)
     application = build_application(settings)
     try:
-        hold_database(settings.database).release()  # refused before any call to Telegram
+        asyncio.run(free(settings.database))  # refused before any call to Telegram
         asyncio.run(serve(application, settings))  # prepare() holds the database
     except DatabaseInUse as error:  # from prepare() too, if another bot took the file meanwhile
         print(in_use(error, BOT_ADVICE), file=sys.stderr)
+        return 2
+    except DatabaseUnreachable as error:
+        print(f"Not started: {error}.", file=sys.stderr)
         return 2
     except Exception:  # logged through the token's redaction, never printed raw
         logging.getLogger("bot").exception("the bot stopped")
         return 1
     return 0
+
+
+async def free(database: str) -> None:
+    """Raise ``DatabaseInUse`` if another bot holds the database (else let it go at once)."""
+    (await hold(database)).release()
 
 
 def in_use(error: DatabaseInUse, advice: str) -> str:

@@ -24,7 +24,7 @@ from bot.request import AiohttpRequest, PollingRequest, RetryingRequest, env_pro
 from bot.runtime import Runtime
 from bot.settings import Settings
 from bot.telegram import retry_seconds
-from storage import hold_database, open_store
+from storage import hold, open_store
 
 log = logging.getLogger(__name__)
 MENU_PAUSES = (2.0, 5.0, 15.0, 60.0, 300.0)  # seconds between tries of the menu; the last repeats
@@ -101,7 +101,7 @@ async def prepare(application: App) -> Runtime:
     table with its timer; the command menu is set in the background (:func:`set_menu`)."""
     data = application.bot_data
     settings = data.settings
-    data.database_lock = hold_database(settings.database)  # close() releases it
+    data.database_lock = await hold(settings.database)  # close() releases it
     data.store = store = await open_store(
         settings.database,
         start_grant=settings.start_grant,

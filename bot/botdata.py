@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from bot.outbox import Limits
     from bot.runtime import Runtime
     from bot.settings import Settings
-    from storage import DatabaseLock, Store
+    from storage import DatabaseLock, PostgresLock, Store
 
 
 class BotData:
@@ -37,7 +37,7 @@ class BotData:
         self.sessions: list[BaseRequest] = []  # the request objects built here, closed by close()
         self.runtime: Runtime | None = None  # from start-up on (bot.app.prepare)
         self.store: Store | None = None  # the open store, closed by close() before the lock goes
-        self.database_lock: DatabaseLock | None = None  # this process's hold on the database file
+        self.database_lock: DatabaseLock | PostgresLock | None = None  # this process's hold on the database
         self.deliveries: Deliveries | None = None  # which updates were taken (bot/deliveries.py)
         self.menu: asyncio.Task[None] | None = None  # setting the command menu in the background
         self.gc_thresholds: tuple[int, int, int] | None = None  # the collector's before start-up

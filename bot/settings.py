@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from storage import is_postgres_url
+
 LANGUAGES = ("zh-hans", "zh-hant", "en")
 DEFAULT_LANGUAGE = "zh-hans"
 DEFAULT_HTTP_PORT = 8080  # the HTTP server's port when it is needed and PAIJU_HTTP_PORT is unset
@@ -80,7 +82,7 @@ class Settings:
         port = get("PAIJU_HTTP_PORT", "")
         return cls(
             token=get("TELEGRAM_BOT_TOKEN", ""),
-            database=get("PAIJU_DB", "paiju.sqlite3"),
+            database=_database(get("PAIJU_DATABASE_URL", ""), get("PAIJU_DB", "paiju.sqlite3")),
             language=language,
             owners=frozenset(_integers("PAIJU_OWNERS", get("PAIJU_OWNERS", ""))),
             turn_seconds=_integer("PAIJU_TURN_SECONDS", get("PAIJU_TURN_SECONDS", "30"), 10, 120),
@@ -102,11 +104,28 @@ class Settings:
             metrics=_choice("PAIJU_METRICS", get("PAIJU_METRICS", "off"), METRICS),
             metrics_listen=_address("PAIJU_METRICS_LISTEN", get("PAIJU_METRICS_LISTEN", "")),
             log_format=_choice("PAIJU_LOG_FORMAT", get("PAIJU_LOG_FORMAT", "text"), LOG_FORMATS),
-            backup_dir=get("PAIJU_BACKUP_DIR", "") or None,
+            backup_dir=_backup_dir(get("PAIJU_BACKUP_DIR", ""), get("PAIJU_DATABASE_URL", "")),
             backup_keep_days=_integer("PAIJU_BACKUP_KEEP_DAYS", get("PAIJU_BACKUP_KEEP_DAYS", "7"), 1, 3650),
             webapp_url=_webapp_url(get("PAIJU_WEBAPP_URL", "")),
             webapp_name=_webapp_name(get("PAIJU_WEBAPP_NAME", "table")),
         )
+
+
+def _database(url: str, file: str) -> str:
+    """``PAIJU_DATABASE_URL`` (a PostgreSQL database) when set, else the SQLite file ``PAIJU_DB``."""
+    if url and not is_postgres_url(url):
+        raise SettingsError(f"PAIJU_DATABASE_URL must be a postgresql:// URL, not {url[:12]!r}…")
+    return url or file
+
+
+def _backup_dir(folder: str, url: str) -> str | None:
+    """The automatic backup copies an SQLite file; a PostgreSQL database is the server's to back up."""
+    if folder and url:
+        raise SettingsError(
+            "PAIJU_BACKUP_DIR backs up an SQLite file; with PAIJU_DATABASE_URL, back up PostgreSQL with"
+            " pg_dump (see the README)"
+        )
+    return folder or None
 
 
 def read_env_file(path: Path) -> dict[str, str]:

@@ -1,6 +1,7 @@
-"""Paiju's storage: one SQLite file for people, chats, coins (a double-entry ledger) and tables.
+"""Paiju's storage: people, chats, coins (a double-entry ledger) and tables, in one SQLite file
+or (``PAIJU_DATABASE_URL``) a PostgreSQL database.
 
-The only package with SQL. Open it with ``await open_store(path)``; check it with
+The only package with SQL. Open it with ``await open_store(path_or_url)``; check it with
 ``python -m storage check PATH``; back it up while the bot runs with ``python -m storage backup``.
 """
 
@@ -8,6 +9,7 @@ from storage.backup import BackupFailed, backup_database, backup_if_due, prune, 
 from storage.check import CheckReport, check_database
 from storage.errors import (
     DatabaseInUse,
+    DatabaseUnreachable,
     EscrowMismatch,
     IdempotencyConflict,
     InsufficientFunds,
@@ -36,8 +38,9 @@ from storage.models import (
     SavedRound,
     SavedTable,
 )
+from storage.postgres import PostgresLock, is_postgres_url
 from storage.schema import LATEST as SCHEMA_VERSION
-from storage.store import Store, default_path, open_store
+from storage.store import Store, default_path, hold, open_store
 
 __all__ = [
     "GAMES",
@@ -49,6 +52,7 @@ __all__ = [
     "DailyClaim",
     "DatabaseInUse",
     "DatabaseLock",
+    "DatabaseUnreachable",
     "EscrowMismatch",
     "GameStats",
     "IdempotencyConflict",
@@ -57,6 +61,7 @@ __all__ = [
     "LedgerEntry",
     "Person",
     "PersonStats",
+    "PostgresLock",
     "RoundRecord",
     "RoundResult",
     "SavedRound",
@@ -74,7 +79,9 @@ __all__ = [
     "backup_if_due",
     "check_database",
     "default_path",
+    "hold",
     "hold_database",
+    "is_postgres_url",
     "open_store",
     "prune",
     "restore_database",

@@ -60,12 +60,13 @@ def books() -> Query[CheckReport]:
     """Every check of the books, in one read-only snapshot."""
     yield from run("BEGIN", postgres="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
     try:
-        return (yield from _check())
+        return (yield from audit())
     finally:
         yield from run("ROLLBACK")
 
 
-def _check() -> Query[CheckReport]:
+def audit() -> Query[CheckReport]:
+    """Every check of the books, in the caller's transaction."""
     version = yield from schema_version()
     if not 1 <= version <= LATEST:
         return CheckReport(

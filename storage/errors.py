@@ -90,11 +90,20 @@ class SeatRefused(StorageError):
 class DatabaseInUse(StorageError):
     """Another process holds the database (a second bot on one file would deal and pay twice)."""
 
-    def __init__(self, path: str, pid: int | None) -> None:
+    def __init__(self, path: str, pid: int | None, holder: str | None = None) -> None:
         self.path = path
         self.pid = pid
-        self.holder = f"process {pid}" if pid is not None else "another process"
+        self.holder = holder or (f"process {pid}" if pid is not None else "another process")
         super().__init__(f"database {path} is in use by {self.holder}")
+
+
+class DatabaseUnreachable(StorageError):
+    """The database server cannot be reached, or refuses this bot (the reason is the server's)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot reach the database {path}: {reason}")
 
 
 class BackupFailed(StorageError):

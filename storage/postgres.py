@@ -10,19 +10,25 @@ schema's constraints stay the last word on every coin.
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from storage.check import CheckReport, books
 from storage.commits import GroupCommit, Outcome
+from storage.errors import DatabaseInUse, DatabaseUnreachable
 from storage.on_postgres import prepare_connection, run_query
 from storage.sql import Query
 
 T = TypeVar("T")
 SCHEMES = ("postgresql://", "postgres://")
 POOL_SIZE = 10  # connections at most: one writes at a time, the others read
+CONNECT_SECONDS = 10.0
+BOT_LOCK = 0x7061_696B  # "paik": the advisory lock a running bot holds on its database
 
 
 def is_postgres_url(target: str) -> bool:
@@ -70,9 +76,23 @@ class PostgresBackend:
         await self.pool.close()
 
 
+async def connect(url: str, **options: Any) -> asyncpg.Connection:
+    """One connection (``DatabaseUnreachable`` with the server's reason if there is none to have)."""
+    try:
+        return await asyncpg.connect(url, timeout=CONNECT_SECONDS, **options)
+    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+        raise DatabaseUnreachable(without_password(url), str(error) or type(error).__name__) from error
+
+
 async def open_postgres(url: str, migrate: Callable[[], Query[int]]) -> PostgresBackend:
     """Connect to the database at ``url`` and bring its schema up to date."""
-    pool = await asyncpg.create_pool(url, min_size=1, max_size=POOL_SIZE, init=prepare_connection)
+    pool = asyncpg.create_pool(
+        url, min_size=1, max_size=POOL_SIZE, init=prepare_connection, timeout=CONNECT_SECONDS
+    )
+    try:
+        await pool
+    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+        raise DatabaseUnreachable(without_password(url), str(error) or type(error).__name__) from error
     try:
         async with pool.acquire() as conn:
             await run_query(conn, migrate())
@@ -80,3 +100,62 @@ async def open_postgres(url: str, migrate: Callable[[], Query[int]]) -> Postgres
         await pool.close()
         raise
     return PostgresBackend(url, pool)
+
+
+class PostgresLock:
+    """A running bot's hold on its database: an advisory lock held by one connection of its own,
+    which the server lets go when that connection ends, however the bot ends (SIGKILL included)."""
+
+    def __init__(self, path: str, conn: asyncpg.Connection | None) -> None:
+        self.database = path
+        self._conn = conn
+
+    @property
+    def held(self) -> bool:
+        return self._conn is not None
+
+    def release(self) -> None:
+        """Let another bot have the database; releasing twice does nothing."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.terminate()  # the session ends at once, and its advisory lock with it
+
+    def __repr__(self) -> str:
+        return f"PostgresLock({self.database!r}, held={self.held})"
+
+
+def _who() -> str:
+    return f"paiju pid {os.getpid()} on {socket.gethostname()}"[:63]  # the server keeps 63 bytes
+
+
+async def hold_postgres(url: str) -> PostgresLock:
+    """Take the database for this bot, or raise :class:`DatabaseInUse` naming the bot that holds it
+    (its process and host, as it told the server). Never waits."""
+    conn = await connect(url, server_settings={"application_name": _who()})
+    try:
+        if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", BOT_LOCK):
+            holder = await conn.fetchval(
+                "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0 AND l.objid = $1",
+                BOT_LOCK,
+            )
+            raise DatabaseInUse(without_password(url), None, holder or None)
+    except BaseException:
+        conn.terminate()
+        raise
+    return PostgresLock(without_password(url), conn)
+
+
+async def check_postgres(url: str) -> CheckReport:
+    """The integrity check (``storage/check.py``) on a PostgreSQL database, in one snapshot."""
+    try:
+        conn = await connect(url)
+    except DatabaseUnreachable as error:
+        return CheckReport(False, (str(error),))
+    try:
+        await prepare_connection(conn)
+        return await run_query(conn, books())
+    except asyncpg.PostgresError as error:
+        return CheckReport(False, (f"cannot read {without_password(url)}: {error}",))
+    finally:
+        await conn.close()

@@ -316,6 +316,8 @@ def file_version(db: sqlite3.Connection) -> int:
 
 def schema_version() -> Query[int]:
     """The schema version reached (0: an empty database)."""
+    if not (yield from value("SELECT 1", postgres="SELECT to_regclass('paiju_schema') IS NOT NULL")):
+        return 0  # a PostgreSQL database never migrated (an SQLite file has its version from birth)
     found = yield from value(
         "PRAGMA user_version",
         postgres="SELECT version FROM paiju_schema",

@@ -23,6 +23,7 @@ from storage import monitoring, people, queries, tables, updates, wallet
 from storage.check import CheckReport, books, check_database
 from storage.commits import GroupCommit
 from storage.errors import UnknownPerson
+from storage.exclusive import DatabaseLock, hold_database
 from storage.models import (
     ChatSettings,
     DailyClaim,
@@ -34,7 +35,7 @@ from storage.models import (
     SavedRound,
     SavedTable,
 )
-from storage.postgres import is_postgres_url, open_postgres
+from storage.postgres import PostgresLock, hold_postgres, is_postgres_url, open_postgres
 from storage.schema import migrate
 from storage.sql import Query
 from storage.sqlite import open_sqlite
@@ -83,6 +84,15 @@ async def open_store(
     else:
         backend = await open_sqlite(target, migrate, log.info)
     return Store(backend, start_grant=start_grant, daily_bonus=daily_bonus, zone=zone, now=now)
+
+
+async def hold(target: str) -> DatabaseLock | PostgresLock:
+    """Take the database for this process (``DatabaseInUse`` naming who holds it, never waiting):
+    an SQLite file by OS locks on it, a PostgreSQL database by an advisory lock. Each goes with its
+    process, however it ends; ``release()`` lets it go sooner."""
+    if is_postgres_url(target):
+        return await hold_postgres(target)
+    return hold_database(target)
 
 
 # -- transactions made of several storage functions (each run whole by ``Store._write``) ----------

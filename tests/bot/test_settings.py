@@ -45,6 +45,7 @@ def test_the_env_file_and_the_environment_winning(tmp_path):
         ("PAIJU_TURN_SECONDS", "ten", "whole number"),
         ("PAIJU_LANGUAGE", "fr", "zh-hans, zh-hant, en"),
         ("PAIJU_OWNERS", "me", "user ids"),
+        ("PAIJU_DATABASE_URL", "mysql://db/paiju", "postgresql:// URL"),
     ],
 )
 def test_a_bad_setting_is_named(tmp_path, name, value, says):
@@ -67,3 +68,18 @@ def test_the_metrics_listen_address(tmp_path, value, address):
 def test_a_bad_metrics_listen_address_is_named(tmp_path, value):
     with pytest.raises(SettingsError, match="PAIJU_METRICS_LISTEN"):
         Settings.from_env({"PAIJU_METRICS_LISTEN": value}, tmp_path / "none")
+
+
+def test_a_postgresql_url_wins_over_the_sqlite_file(tmp_path):
+    url = "postgresql://paiju:secret@db.internal/paiju"
+    settings = Settings.from_env({"PAIJU_DATABASE_URL": url, "PAIJU_DB": "x.sqlite3"}, tmp_path / "none")
+    assert settings.database == url
+
+
+def test_the_automatic_backup_is_refused_on_postgresql_with_what_to_do(tmp_path):
+    with pytest.raises(SettingsError, match="PAIJU_BACKUP_DIR") as caught:
+        Settings.from_env(
+            {"PAIJU_DATABASE_URL": "postgresql://db/paiju", "PAIJU_BACKUP_DIR": str(tmp_path)},
+            tmp_path / "none",
+        )
+    assert "pg_dump" in str(caught.value)
