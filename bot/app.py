@@ -24,7 +24,8 @@ from bot.request import AiohttpRequest, PollingRequest, RetryingRequest, env_pro
 from bot.runtime import Runtime
 from bot.settings import Settings
 from bot.telegram import retry_seconds
-from storage import hold, open_store
+from bot.workers import Worker
+from storage import PostgresLock, hold, open_store
 
 log = logging.getLogger(__name__)
 MENU_PAUSES = (2.0, 5.0, 15.0, 60.0, 300.0)  # seconds between tries of the menu; the last repeats
@@ -116,8 +117,13 @@ async def prepare(application: App) -> Runtime:
     data.deliveries = deliveries = Deliveries(store)
     await deliveries.load()
     store.on_batch, runtime.presenter.sender.on_sent = data.metrics.written, data.metrics.sent
-    restored = await runtime.restore()
-    log.info("open tables restored: %d", len(restored))
+    if store.backend.postgresql:  # a worker: the open tables come with the partitions it takes
+        assert isinstance(data.database_lock, PostgresLock)
+        data.worker = Worker(application, store, data.database_lock, partitions=settings.partitions)
+        await data.worker.start()
+    else:
+        restored = await runtime.restore()
+        log.info("open tables restored: %d", len(restored))
     data.menu = asyncio.create_task(set_menu(application), name="command menu")
     data.gc_thresholds = tune_collector()
     return runtime
@@ -215,6 +221,9 @@ async def close(application: App) -> None:
     try:
         try:
             await stop_menu(application)
+            if data.worker is not None:
+                await data.worker.stop()  # no update taken any more; those being handled finish
+                data.worker = None
             if data.runtime is not None:
                 await data.runtime.wait_background()
                 await halt(application)  # done already when polling stopped; not when run in process

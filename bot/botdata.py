@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from bot.outbox import Limits
     from bot.runtime import Runtime
     from bot.settings import Settings
+    from bot.workers import Worker
     from storage import DatabaseLock, PostgresLock, Store
 
 
@@ -39,6 +40,7 @@ class BotData:
         self.store: Store | None = None  # the open store, closed by close() before the lock goes
         self.database_lock: DatabaseLock | PostgresLock | None = None  # this process's hold on the database
         self.deliveries: Deliveries | None = None  # which updates were taken (bot/deliveries.py)
+        self.worker: Worker | None = None  # on PostgreSQL: this process's chats (bot/workers.py)
         self.menu: asyncio.Task[None] | None = None  # setting the command menu in the background
         self.gc_thresholds: tuple[int, int, int] | None = None  # the collector's before start-up
 

@@ -9,6 +9,7 @@ re-armed, the table message and the private cards queued for the presenter).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -36,7 +37,7 @@ from games.errors import RuleError
 from games.events import DeckRevealed, Paid, RoundStarted
 from games.fairness import Shuffle
 from games.table import Cancel, Credit, Leave, Ready
-from storage import Store
+from storage import SavedTable, Store
 
 log = logging.getLogger(__name__)
 
@@ -285,12 +286,32 @@ class Runtime:
 
     async def restore(self) -> list[LiveTable]:
         """At start-up: load every open table and re-arm its timer."""
-        restored = await self.tables.restore()
-        for live in restored:
+        return self.adopt(await self.store.open_tables())
+
+    def adopt(self, tables: Iterable[SavedTable]) -> list[LiveTable]:
+        """Take open tables as saved (at start-up, or a partition's, taken over from another worker)
+        and re-arm their turns' clocks from what was saved; each message is then brought to what it
+        should show (only what changed is sent: what each shows is saved with the table)."""
+        adopted = self.tables.adopt(tables)
+        for live in adopted:
             self.turns.arm(live)
             # An edit the crash cut off is shown now (in the background: start-up does not wait).
             self.background(self._redraw(live))
-        return restored
+        return adopted
+
+    async def let_go(self, chats: Callable[[int], bool], timeout: float = 10.0) -> None:
+        """Forget the tables of the chats ``chats`` says (another worker takes them over): each
+        once its chat's current change is done, its clock disarmed; then what they queued goes out
+        (at most ``timeout`` seconds: what is left, the next owner sends)."""
+        gone = [live for live in list(self.tables.by_chat.values()) if chats(live.chat_id)]
+        for live in gone:
+            async with self.tables.lock(live.chat_id):
+                self.turns.disarm(live.table_id)
+                self.tables.let_go(live)
+        if gone:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self.presenter.sender.drain()
 
     async def _redraw(self, live: LiveTable) -> None:
         async with self.tables.lock(live.chat_id):

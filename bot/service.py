@@ -130,13 +130,23 @@ class Tables:
     def kind(self, live: LiveTable) -> GameKind:
         return KINDS[live.game]
 
-    async def restore(self) -> list[LiveTable]:
-        """Load every open table from the database (at start-up)."""
-        for saved in await self.store.open_tables():
+    def adopt(self, tables: Iterable[SavedTable]) -> list[LiveTable]:
+        """Take these open tables as saved (at start-up, or those of a partition this worker takes)."""
+        adopted = []
+        for saved in tables:
             live = self._from_saved(saved)
             self.by_chat[live.chat_id] = live
             self._list_seats(live)
-        return list(self.by_chat.values())
+            adopted.append(live)
+        return adopted
+
+    def let_go(self, live: LiveTable) -> None:
+        """Forget a table another worker now owns (the caller holds its chat's lock)."""
+        if self.by_chat.get(live.chat_id) is live:
+            del self.by_chat[live.chat_id]
+        for person in live.seated():
+            if self._seated_at.get(person) is live:
+                del self._seated_at[person]
 
     def _from_saved(self, saved: SavedTable) -> LiveTable:
         engine = KINDS[saved.game].load(saved.state["engine"])

@@ -47,6 +47,7 @@ class Settings:
     backup_keep_days: int = 7
     webapp_url: str | None = None  # the Mini App's public https address (None: no Mini App)
     webapp_name: str = "table"  # its short name, registered with @BotFather /newapp
+    partitions: int = 32  # on PostgreSQL: how many parts the chats are shared in among the workers
 
     @property
     def serves_http(self) -> bool:
@@ -108,6 +109,7 @@ class Settings:
             backup_keep_days=_integer("PAIJU_BACKUP_KEEP_DAYS", get("PAIJU_BACKUP_KEEP_DAYS", "7"), 1, 3650),
             webapp_url=_webapp_url(get("PAIJU_WEBAPP_URL", "")),
             webapp_name=_webapp_name(get("PAIJU_WEBAPP_NAME", "table")),
+            partitions=_integer("PAIJU_PARTITIONS", get("PAIJU_PARTITIONS", "32"), 1, 4096),
         )
 
 

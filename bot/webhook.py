@@ -5,7 +5,9 @@ handles, nothing pending dropped). Telegram sends that token in the ``X-Telegram
 header of each post; a post without it is refused (403) before its body is read. An update is
 handed to the Application as PTB documents for a custom web server (``Application.update_queue``)
 and answered 200 as soon as it is queued: handling it never keeps Telegram waiting (a post
-unanswered in time is sent again). Polling deletes the webhook before its first ``getUpdates``
+unanswered in time is sent again). A worker of several (PostgreSQL, ``bot/workers.py``) puts it in
+the inbox for its chat's owner instead, and answers once that is committed (503 if it cannot be:
+Telegram posts it again). Polling deletes the webhook before its first ``getUpdates``
 (PTB's ``start_polling``), so a restart moves a bot from one mode to the other, either way.
 """
 
@@ -18,8 +20,9 @@ from collections.abc import Sequence
 
 from aiohttp import web
 from telegram import Bot, Update
-from telegram.ext import Application
 
+from bot import workers
+from bot.botdata import App
 from bot.refusals import RefusalLog
 
 log = logging.getLogger(__name__)
@@ -31,7 +34,7 @@ def new_secret() -> str:
     return secrets.token_urlsafe(32)
 
 
-def add_route(app: web.Application, application: Application, path: str, secret: str) -> None:
+def add_route(app: web.Application, application: App, path: str, secret: str) -> None:
     """Take the updates Telegram posts to ``path``. Refusals are logged at a bounded rate: anyone
     may post here, as often as they like."""
     expected = secret.encode()
@@ -42,11 +45,19 @@ def add_route(app: web.Application, application: Application, path: str, secret:
             refusals.refused("posts to the webhook without its secret token")
             return web.Response(status=403)
         try:
-            update = Update.de_json(await request.json(), application.bot)
+            body = await request.json()
+            update = Update.de_json(body, application.bot)
         except Exception:  # Telegram sends JSON updates: whatever else it is, it is not one
             refusals.refused("posts to the webhook that are not an update")
             return web.Response(status=400)
-        await application.update_queue.put(update)
+        if application.bot_data.worker is None:
+            await application.update_queue.put(update)
+            return web.Response()
+        try:  # one of several workers: the update waits in the inbox for its chat's owner
+            await workers.put(application, body, update)
+        except Exception as error:  # the database is out of reach: Telegram posts it again
+            log.warning("an update could not be put in the inbox (%s): Telegram will post it again", error)
+            return web.Response(status=503)
         return web.Response()
 
     app.router.add_post(path, receive)

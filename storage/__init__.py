@@ -38,6 +38,7 @@ from storage.models import (
     SavedRound,
     SavedTable,
 )
+from storage.partitions import NotOwner
 from storage.postgres import PostgresLock, is_postgres_url
 from storage.schema import LATEST as SCHEMA_VERSION
 from storage.store import Store, default_path, hold, open_store
@@ -59,6 +60,7 @@ __all__ = [
     "InsufficientFunds",
     "LeaderRow",
     "LedgerEntry",
+    "NotOwner",
     "Person",
     "PersonStats",
     "PostgresLock",

@@ -114,6 +114,12 @@ class PostgresLock:
     def held(self) -> bool:
         return self._conn is not None
 
+    @property
+    def conn(self) -> asyncpg.Connection:
+        """The connection that holds the lock (its holder may keep other session locks on it)."""
+        assert self._conn is not None, "released"
+        return self._conn
+
     def release(self) -> None:
         """Let another bot have the database; releasing twice does nothing."""
         conn, self._conn = self._conn, None
@@ -128,15 +134,21 @@ def _who() -> str:
     return f"paiju pid {os.getpid()} on {socket.gethostname()}"[:63]  # the server keeps 63 bytes
 
 
-async def hold_postgres(url: str) -> PostgresLock:
-    """Take the database for this bot, or raise :class:`DatabaseInUse` naming the bot that holds it
-    (its process and host, as it told the server). Never waits."""
+async def hold_postgres(url: str, *, shared: bool = False) -> PostgresLock:
+    """Take the database, or raise :class:`DatabaseInUse` naming who holds it (their process and
+    host, as they told the server). Never waits. The workers of a bot share it (``shared``: any
+    number at once, ``bot/workers.py``); a tool that must have it alone (``migrate-to``) holds it
+    whole, so neither starts while the other runs. The lock's connection is the holder's to use
+    (``PostgresLock.conn``): the worker keeps its partitions' locks on it too."""
     conn = await connect(url, server_settings={"application_name": _who()})
     try:
-        if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", BOT_LOCK):
+        taking = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+        if not await conn.fetchval(f"SELECT {taking}($1)", BOT_LOCK):
             holder = await conn.fetchval(
                 "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-                " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0 AND l.objid = $1",
+                " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0 AND l.objid = $1"
+                " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                " ORDER BY l.pid LIMIT 1",
                 BOT_LOCK,
             )
             raise DatabaseInUse(without_password(url), None, holder or None)

@@ -293,6 +293,42 @@ class Step:
     postgres: tuple[str, ...]
 
 
+# Several workers on one PostgreSQL database (``storage/inbox.py``, ``storage/partitions.py``):
+# each update waits in the inbox until the worker owning its chat's partition has taken it; a
+# partition's owner and epoch fence every write to its tables. SQLite (one process) keeps the same
+# tables, empty, so both databases share one schema.
+V8_WORKERS: tuple[str, ...] = (
+    """CREATE TABLE inbox (
+        update_id   INTEGER PRIMARY KEY,         -- Telegram's update_id
+        partition   INTEGER NOT NULL,
+        body        TEXT    NOT NULL,            -- the update's JSON, as Telegram sent it
+        received_at TEXT    NOT NULL
+    )""",
+    "CREATE INDEX inbox_partition ON inbox (partition, update_id)",
+    """CREATE TABLE partitions (
+        partition INTEGER PRIMARY KEY,
+        owner     TEXT,                          -- the worker that took it last
+        epoch     INTEGER NOT NULL DEFAULT 0,    -- how many times it was taken
+        taken_at  TEXT
+    )""",
+)
+PG_V8_WORKERS: tuple[str, ...] = (
+    """CREATE TABLE inbox (
+        update_id   bigint  PRIMARY KEY,
+        partition   integer NOT NULL,
+        body        text    NOT NULL,
+        received_at text    NOT NULL
+    )""",
+    "CREATE INDEX inbox_partition ON inbox (partition, update_id)",
+    """CREATE TABLE partitions (
+        partition integer PRIMARY KEY,
+        owner     text,
+        epoch     bigint  NOT NULL DEFAULT 0,
+        taken_at  text
+    )""",
+)
+
+
 MIGRATIONS: tuple[Step, ...] = (
     Step(V1_BASE, PG_V1_BASE),
     Step(V2_ALLOWED_GAMES, PG_V2_ALLOWED_GAMES),
@@ -301,6 +337,7 @@ MIGRATIONS: tuple[Step, ...] = (
     Step(V5_SHOWN, PG_V5_SHOWN),
     Step(V6_CHOSEN_SECONDS, PG_V6_CHOSEN_SECONDS),
     Step(V7_UPDATES_TAKEN, PG_V7_UPDATES_TAKEN),
+    Step(V8_WORKERS, PG_V8_WORKERS),
 )
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
 from games.events import Paid
-from storage import monitoring, people, queries, tables, updates, wallet
+from storage import inbox, monitoring, partitions, people, queries, tables, updates, wallet
 from storage.check import CheckReport, books, check_database
 from storage.commits import GroupCommit
 from storage.errors import UnknownPerson
@@ -35,6 +35,7 @@ from storage.models import (
     SavedRound,
     SavedTable,
 )
+from storage.partitions import Fence
 from storage.postgres import PostgresLock, hold_postgres, is_postgres_url, open_postgres
 from storage.schema import migrate
 from storage.sql import Query
@@ -88,10 +89,11 @@ async def open_store(
 
 async def hold(target: str) -> DatabaseLock | PostgresLock:
     """Take the database for this process (``DatabaseInUse`` naming who holds it, never waiting):
-    an SQLite file by OS locks on it, a PostgreSQL database by an advisory lock. Each goes with its
-    process, however it ends; ``release()`` lets it go sooner."""
+    an SQLite file by OS locks on it (one bot on a file); a PostgreSQL database by an advisory lock
+    the bot's workers share (each worker then owns some chats: ``bot/workers.py``). Each goes with
+    its process, however it ends; ``release()`` lets it go sooner."""
     if is_postgres_url(target):
-        return await hold_postgres(target)
+        return await hold_postgres(target, shared=True)
     return hold_database(target)
 
 
@@ -140,6 +142,9 @@ class Store:
         self._now = now or utc_now
         self._read = backend.read
         self._write = backend.commits.write
+        # What this worker owns, when several share the database (``bot/workers.py``): every write
+        # to a table, and the mark of an update taken from the inbox, is fenced by it.
+        self.fence: Fence | None = None
 
     @property
     def on_batch(self) -> Callable[[float, bool], None] | None:
@@ -176,7 +181,9 @@ class Store:
     def remember_update(self, update_id: int) -> asyncio.Future[object]:
         """This update was taken from Telegram (see ``storage/updates.py``): queued at once, without
         waiting, so it commits no later than any write its handling makes (the future says when)."""
-        return self.backend.commits.enqueue(updates.remember, ((update_id,), self._now_text()), {}).outcome
+        return self.backend.commits.enqueue(
+            updates.remember, ((update_id,), self._now_text()), {"fence": self.fence}
+        ).outcome
 
     async def forget_old_updates(self, newest: int = updates.NEWEST) -> int:
         """Forget the updates Telegram will not send again (see ``storage/updates.py``); how many."""
@@ -291,6 +298,7 @@ class Store:
             deadline=deadline,
             message_id=message_id,
             now_text=self._now_text(),
+            fence=self.fence,
         )
 
     async def commit_action(
@@ -333,6 +341,7 @@ class Store:
             now_text=self._now_text(),
             seats=seats,
             joined=joined,
+            fence=self.fence,
         )
 
     async def update_messages(
@@ -359,6 +368,7 @@ class Store:
             shown=shown,
             turn=turn,
             view=view,
+            fence=self.fence,
         )
 
     async def load_table(self, table_id: int) -> SavedTable | None:
@@ -371,6 +381,39 @@ class Store:
     async def open_tables(self) -> list[SavedTable]:
         """Every open table (to reload and re-arm timers at start-up)."""
         return await self._read(tables.open_tables)
+
+    # -- several workers on one database (``bot/workers.py``) ----------------------------------
+
+    async def ensure_partitions(self, count: int) -> int:
+        """The number of partitions the chats are shared in (``count`` if none were made before)."""
+        return await self._write(partitions.ensure, count)
+
+    async def claim_partition(self, partition: int, owner: str) -> int:
+        """``owner`` (holding the partition's lock) takes it; the epoch that fences its writes."""
+        return await self._write(partitions.claim, partition, owner, self._now_text())
+
+    async def partition_owners(self) -> Mapping[int, tuple[str | None, int]]:
+        return await self._read(partitions.owners)
+
+    async def open_tables_in(self, chosen: Collection[int], count: int) -> list[SavedTable]:
+        """The open tables of the chats in the ``chosen`` partitions (of ``count``)."""
+        return await self._read(tables.open_tables_in, chosen, count)
+
+    async def chat_of_table(self, table_id: int) -> int | None:
+        """The chat a table is (or was) in: where a press on its button in a DM is handled."""
+        return await self._read(tables.chat_of, table_id)
+
+    async def put_update(self, update_id: int, partition: int, body: str) -> bool:
+        """Keep an update in the inbox for its partition's owner (False: it is there, or was taken)."""
+        return await self._write(inbox.put, update_id, partition, body, self._now_text())
+
+    async def waiting_updates(
+        self, chosen: Collection[int], after: int, limit: int
+    ) -> list[tuple[int, int, str]]:
+        return await self._read(inbox.waiting, chosen, after, limit)
+
+    async def inbox_depth(self) -> int:
+        return await self._read(inbox.depth)
 
     # -- history and statistics ---------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from storage.errors import (
     UnknownTable,
 )
 from storage.models import GAMES, RoundRecord, SavedTable
+from storage.partitions import PARTITION_SQL, Fence, fenced
 from storage.people import ensure_chat
 from storage.sql import Query, Violation, first, many, marks, rows, run, value
 from storage.timeutil import from_db, from_db_required, to_db
@@ -62,6 +63,12 @@ def load_table(table_id: int) -> Query[SavedTable | None]:
     return None if row is None else table_from_row(row)
 
 
+def chat_of(table_id: int) -> Query[int | None]:
+    """The chat a table is (or was) in."""
+    found = yield from value("SELECT chat_id FROM tables WHERE id = ?", (table_id,))
+    return None if found is None else int(found)
+
+
 def open_table_of(chat_id: int) -> Query[SavedTable | None]:
     row = yield from first(f"SELECT {TABLE_COLUMNS} FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,))
     return None if row is None else table_from_row(row)
@@ -69,6 +76,18 @@ def open_table_of(chat_id: int) -> Query[SavedTable | None]:
 
 def open_tables() -> Query[list[SavedTable]]:
     found = yield from rows(f"SELECT {TABLE_COLUMNS} FROM tables WHERE closed = 0 ORDER BY id")
+    return [table_from_row(row) for row in found]
+
+
+def open_tables_in(partitions: Collection[int], count: int) -> Query[list[SavedTable]]:
+    """The open tables of the chats in these partitions (``storage/partitions.py``)."""
+    if not partitions:
+        return []
+    found = yield from rows(
+        f"SELECT {TABLE_COLUMNS} FROM tables WHERE closed = 0"
+        f" AND {PARTITION_SQL} IN ({marks(len(partitions))}) ORDER BY id",
+        (count, count, count, *sorted(partitions)),
+    )
     return [table_from_row(row) for row in found]
 
 
@@ -81,10 +100,12 @@ def create_table(
     deadline: datetime | None,
     message_id: int | None,
     now_text: str,
+    fence: Fence | None = None,
 ) -> Query[SavedTable]:
     """Open a table in a chat and return it as saved; ``TableAlreadyOpen`` while the chat has one."""
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}; known: {list(GAMES)}")
+    yield from fenced(fence, chat_id)
     yield from ensure_chat(chat_id, now_text)
     held = yield from value("SELECT id FROM tables WHERE chat_id = ? AND closed = 0", (chat_id,))
     if held is not None:
@@ -122,6 +143,7 @@ def commit_action(
     now_text: str,
     seats: Mapping[int, int] | None = None,
     joined: Collection[int] = (),
+    fence: Fence | None = None,
 ) -> Query[bool]:
     """Book one action's movements and save the table; False (and no change) on a replayed batch.
 
@@ -141,6 +163,7 @@ def commit_action(
     )
     if saved is None:
         raise UnknownTable(table_id)
+    yield from fenced(fence, saved["chat_id"])
     if (yield from wallet.is_replay(legs)):
         return False
     if action_seq <= saved["version"]:
@@ -247,17 +270,19 @@ def update_messages(
     shown: Mapping[str, str | None] | None = None,
     turn: Mapping[str, object] | None = None,
     view: Mapping[str, object] | None = None,
+    fence: Fence | None = None,
 ) -> Query[None]:
     """Set the table message id and merge DM ids and shown hashes (None forgets one); ``turn``
     replaces the turn kept in the table's state (its clock moved between two actions), ``view``
     what its messages show besides (changed by no action: someone back from autopilot)."""
     saved = yield from first(
-        "SELECT message_id, dm_ids, shown, state FROM tables WHERE id = ?",
+        "SELECT chat_id, message_id, dm_ids, shown, state FROM tables WHERE id = ?",
         (table_id,),
-        postgres="SELECT message_id, dm_ids, shown, state FROM tables WHERE id = ? FOR UPDATE",
+        postgres="SELECT chat_id, message_id, dm_ids, shown, state FROM tables WHERE id = ? FOR UPDATE",
     )
     if saved is None:
         raise UnknownTable(table_id)
+    yield from fenced(fence, saved["chat_id"])
     state = saved["state"]
     if turn is not None or view is not None:
         parsed = json.loads(state)

@@ -37,7 +37,7 @@ from games.errors import RuleError
 from games.events import Paid, PayReason
 from games.stakes import MIN_BALANCE
 from games.table import Cancel, CloseAfterRound, Leave
-from storage import StorageError
+from storage import NotOwner, StorageError
 
 log = logging.getLogger(__name__)
 GAME_ALIASES = {
@@ -331,6 +331,10 @@ async def button_pressed(update: Update, context: Context) -> None:
     except (Refused, RuleError) as error:
         await answer(query, refusal_text(language, error), isinstance(error, Refused))
         _forget_stale_prompt(runtime, query, user.id)
+        return
+    except NotOwner as lost:  # another worker owns this chat now: a press again reaches it
+        log.warning("a button press was not saved: %s", lost)
+        await answer(query, t(language, "press.failed"), True)
         return
     except Exception:
         log.exception("a button press failed")

@@ -1,11 +1,13 @@
-"""The whole bot on PostgreSQL (``PAIJU_DATABASE_URL``), in process against the fake Telegram: a
-muxi round and a showhand game played and paid, every coin accounted for; a bot restarted mid-round
-on the same database finishes it; a second bot on the database is refused, naming the first."""
+"""The whole bot on PostgreSQL (``PAIJU_DATABASE_URL``), in process against the fake Telegram (a
+worker alone: every partition is its own): a muxi round and a showhand game played and paid, every
+coin accounted for; a bot restarted mid-round on the same database finishes it; a tool that needs
+the database alone is refused while a worker runs, naming it. Several workers: ``test_workers.py``."""
 
 import pytest
 
 from faketg.harness import GROUP, start_bot, stop_bot
-from storage import DatabaseInUse, hold
+from storage import DatabaseInUse
+from storage.postgres import hold_postgres
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
 from tests.bot.scenarios import act, open_and_start
 
@@ -75,8 +77,8 @@ async def test_a_bot_restarted_mid_round_on_the_same_database_finishes_the_round
         await stop_bot(second)
 
 
-async def test_a_second_bot_on_the_same_database_is_refused_naming_the_first(bot, postgres_url):
+async def test_a_tool_that_needs_the_database_alone_is_refused_while_a_worker_runs(bot, postgres_url):
     with pytest.raises(DatabaseInUse) as refused:
-        await hold(postgres_url)
+        await hold_postgres(postgres_url)  # as migrate-to takes it: not shared
     assert refused.value.holder.startswith("paiju pid "), refused.value.holder
     assert "?host=" in refused.value.path  # the URL, shown without a password

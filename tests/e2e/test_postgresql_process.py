@@ -1,13 +1,13 @@
 """``python -m bot`` on PostgreSQL (``PAIJU_DATABASE_URL``), refused before it calls Telegram: while
-another bot holds the database (naming it), and when the server cannot be reached (saying why);
-one line each, never a traceback."""
+a tool holds the database whole (``migrate-to``: naming it), and when the server cannot be reached
+(saying why); one line each, never a traceback. (Workers share a database: ``test_workers*``.)"""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from storage import hold
+from storage.postgres import hold_postgres
 from tests.e2e.process import ROOT, TOKEN
 
 UNREACHABLE = "http://127.0.0.1:9"  # a bot that got as far as Telegram would fail there
@@ -26,8 +26,8 @@ def start(database_url: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-async def test_a_bot_on_a_held_postgresql_database_refuses_to_start_naming_the_holder(postgres_url):
-    held = await hold(postgres_url)
+async def test_a_bot_on_a_database_held_whole_refuses_to_start_naming_the_holder(postgres_url):
+    held = await hold_postgres(postgres_url)  # as migrate-to holds it (workers share it)
     try:
         result = start(postgres_url)
     finally:

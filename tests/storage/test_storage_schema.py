@@ -32,7 +32,7 @@ def dump(path: Path, table: str) -> list[tuple]:
 
 async def test_a_new_database_is_at_the_latest_version_with_wal_and_foreign_keys(db_path):
     async with await open_store(db_path) as store:
-        assert await schema_version_of(store) == SCHEMA_VERSION == 7
+        assert await schema_version_of(store) == SCHEMA_VERSION == 8
         assert await on_thread(store.backend.writer, pragma, "journal_mode") == "wal"
         assert await on_thread(store.backend.writer, pragma, "synchronous") == 2  # FULL
         for db in (store.backend.writer, store.backend.reader):
@@ -120,7 +120,7 @@ async def test_v6_leaves_the_seconds_no_chat_chose_to_the_operator(db_path):
     before = dump(db_path, "chats")
 
     async with await open_store(db_path) as store:
-        assert await schema_version_of(store) == SCHEMA_VERSION == 7
+        assert await schema_version_of(store) == SCHEMA_VERSION == 8
         assert await on_thread(store.backend.writer, pragma, "foreign_keys") == 1
         assert (
             await on_thread(

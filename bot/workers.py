@@ -1,0 +1,333 @@
+"""Several workers on one PostgreSQL database and one token: each owns some of the chats.
+
+On PostgreSQL every ``python -m bot`` is a worker; start as many as the load needs (one is a
+group of one). The chats are cut into partitions (``chat_id mod count``, ``storage/partitions.py``).
+
+- **Who owns what.** A worker owns a partition while it holds the partition's advisory lock, on a
+  connection of its own (the one that holds the bot's shared lock). The server lets every lock go
+  when that connection ends, however the worker ends (a SIGKILL too: the kernel closes its
+  socket), so a lost worker's partitions are free at once. Every ``REBALANCE`` seconds each worker
+  counts the workers alive (those holding a worker lock), takes free partitions up to its share
+  (``ceil(count / workers)``) and lets go of those beyond it, a few at a time: a new worker gets its
+  share, a lost one's share is taken by the others within a couple of ``REBALANCE``.
+- **Taking a partition.** Claimed first (a new epoch: from then on every write of the old owner to
+  its tables is refused, ``NotOwner``), then its open tables are loaded, their turns' clocks re-armed
+  from what was saved, and each message brought to what it should show (only what changed is sent);
+  then its waiting updates are handled, oldest first.
+- **Letting one go** (its share is smaller now): no new update of it is handed over, those being
+  handled finish, its tables are let go once their chats' changes are done and their messages
+  sent, every write is committed; then its lock goes, and the next owner claims it.
+- **Updates.** Whichever worker Telegram's post reaches puts the update in the inbox
+  (``storage/inbox.py``; the webhook answers only once that is committed), routed to the
+  partition of the chat whose table it concerns (a press in someone's DM goes with the table's
+  group). ``NOTIFY`` wakes the partition's owner, which hands each update to the Application in a
+  task of its own, in order (the chat's lock keeps a chat's updates in that order). An update leaves
+  the inbox when it is marked taken, which commits no later than anything its handling writes, so
+  an update is handled once: by the worker that committed its mark, or, if that worker was lost
+  before, by the next owner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import os
+import secrets
+import socket
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import asyncpg
+from telegram import Update
+
+from bot import callbacks
+from bot.telegram import ChatKind, chat_kind
+from storage import PostgresLock, StorageError, Store
+from storage.inbox import CHANNEL
+from storage.partitions import Fence, partition_of
+from storage.postgres import hold_postgres
+
+if TYPE_CHECKING:
+    from bot.botdata import App
+
+log = logging.getLogger(__name__)
+REBALANCE = 1.0  # seconds between looks at the share of partitions (and at the inbox, as a safety net)
+RELEASE_AT_ONCE = 4  # partitions let go of in one look, at most (a new worker's share comes in steps)
+BATCH = 200  # updates read from the inbox at once, per partition
+FED_KEPT = 20_000  # ids of updates handed over, kept to skip one still in the inbox until its mark commits
+WORKER_LOCKS = 0x7061_6977  # "paiw": the advisory locks that say a worker is alive (one each)
+PARTITION_LOCKS = 0x7061_6970  # "paip": one advisory lock a partition
+LIVE_WORKERS = (
+    "SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1"
+    " AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+HELD_PARTITIONS = (
+    "SELECT objid::int FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1"
+    " AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+
+
+def worker_name() -> str:
+    """A worker's name in the partitions it claims (and in the server's list of sessions)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+class Worker:
+    """This process's part of the bot's workers (see the module's docstring)."""
+
+    def __init__(self, application: App, store: Store, lock: PostgresLock, *, partitions: int) -> None:
+        self.application = application
+        self.store = store
+        self.conn: asyncpg.Connection = lock.conn  # the worker's own: its locks, and LISTEN
+        self.name = worker_name()
+        self.wanted = partitions
+        self.count = 0  # the database's number of partitions (the first worker's choice)
+        self.fence = Fence(self.name, 0)
+        self.owned: set[int] = set()
+        self.in_flight: dict[int, set[asyncio.Task[None]]] = defaultdict(set)
+        self.fed: dict[int, None] = {}  # update ids handed over (in the order handed)
+        self.after: dict[int, int] = {}  # a partition's last update handed over
+        self.notified: set[int] = set()  # partitions with news since the inbox was last read
+        self.wake = asyncio.Event()
+        self.takeovers = 0  # partitions taken since start-up
+        self.handled = 0  # updates handed over from the inbox
+        self.lag = 0.0  # seconds from the inbox's notice to the hand-over, of the last update
+        self.workers = 1  # alive, at the last look
+        self._control = asyncio.Lock()  # one query at a time on the worker's connection
+        self._tasks: list[asyncio.Task[None]] = []
+        self._notice_at: dict[int, float] = {}
+        self._stopping = False
+
+    # -- start and stop -----------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Join the workers: be counted, take a share of the partitions, handle their updates."""
+        self.count = await self.store.ensure_partitions(self.wanted)
+        if self.count != self.wanted:
+            log.info(
+                "the database has %d partitions (the first worker's number): PAIJU_PARTITIONS ignored",
+                self.count,
+            )
+        self.fence = Fence(self.name, self.count)
+        self.store.fence = self.fence
+        await self._join()
+        await self.rebalance()
+        self._tasks = [
+            asyncio.create_task(self._rebalancing(), name="partitions"),
+            asyncio.create_task(self._handing_over(), name="inbox"),
+        ]
+        log.info("worker %s: %d of %d partitions", self.name, len(self.owned), self.count)
+
+    async def _join(self) -> None:
+        """Be counted among the workers (a lock of one's own), hear of new updates, and hear of the
+        connection's end: with it, every partition is lost."""
+        while not await self._value(
+            "SELECT pg_try_advisory_lock($1, $2)", WORKER_LOCKS, secrets.randbits(31)
+        ):
+            pass  # (another worker drew the same number)
+        await self.conn.add_listener(CHANNEL, self._notified)
+        self.conn.add_termination_listener(self._cut_off)
+
+    def _cut_off(self, conn: object) -> None:
+        """The worker's connection ended (the server restarted, the network failed, or it was
+        terminated): its locks are gone, so are its partitions, and maybe to another worker by now.
+        Nothing of them is handled or written any more (the fence refuses it anyway); their tables
+        are let go, and the next look reconnects and takes a share again."""
+        if self._stopping:
+            return
+        log.error("worker %s lost its connection to the database: its partitions go to the others", self.name)
+        lost, self.owned = set(self.owned), set()
+        self.fence.epochs.clear()
+        runtime = self.application.bot_data.runtime
+        if runtime is not None and lost:
+            runtime.background(runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) in lost))
+
+    async def _reconnect(self) -> None:
+        lock = await hold_postgres(self.store.backend.url, shared=True)  # type: ignore[attr-defined]
+        self.application.bot_data.database_lock = lock
+        self.conn = lock.conn
+        await self._join()
+        log.info("worker %s is back", self.name)
+
+    async def stop(self) -> None:
+        """Stop taking updates; those being handled finish (the locks go with the connection)."""
+        self._stopping = True
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        await self._wait_in_flight(list(self.owned))
+        with contextlib.suppress(asyncpg.InterfaceError, asyncpg.PostgresError, OSError):
+            await self.conn.remove_listener(CHANNEL, self._notified)
+
+    # -- the share of partitions --------------------------------------------------------------------
+    async def rebalance(self) -> None:
+        """Take free partitions up to this worker's share, or let go of a few beyond it."""
+        await self._check_claims()
+        self.workers = max(1, int(await self._value(LIVE_WORKERS, WORKER_LOCKS)))
+        share = math.ceil(self.count / self.workers)
+        if len(self.owned) > share:
+            for partition in sorted(self.owned, reverse=True)[
+                : min(RELEASE_AT_ONCE, len(self.owned) - share)
+            ]:
+                await self.release(partition)
+            return
+        if len(self.owned) == share:
+            return
+        held = {int(row[0]) for row in await self._rows(HELD_PARTITIONS, PARTITION_LOCKS)}
+        for partition in self._in_turn(set(range(self.count)) - held):
+            if len(self.owned) >= share:
+                break
+            if await self._value("SELECT pg_try_advisory_lock($1, $2)", PARTITION_LOCKS, partition):
+                await self.take(partition)
+
+    async def _check_claims(self) -> None:
+        """A partition another worker has claimed since (this one was cut off, or paused, and the
+        other took it) is lost: nothing of it could be written any more (the fence); let it go."""
+        owners = await self.store.partition_owners()
+        for partition in sorted(self.owned):
+            if owners.get(partition) != (self.name, self.fence.epochs.get(partition)):
+                log.error("worker %s: partition %d was taken by another worker", self.name, partition)
+                await self.release(partition)
+
+    def _in_turn(self, free: Iterable[int]) -> list[int]:
+        """Free partitions, from a point of this worker's own (workers starting together rarely
+        reach for the same ones)."""
+        start = hash(self.name) % max(self.count, 1)
+        return sorted(free, key=lambda partition: (partition - start) % self.count)
+
+    async def take(self, partition: int) -> None:
+        """Own ``partition`` (its lock is held): claim it, load its tables, handle its updates."""
+        self.fence.epochs[partition] = await self.store.claim_partition(partition, self.name)
+        self.owned.add(partition)
+        self.after[partition] = 0
+        runtime = self.application.bot_data.runtime
+        assert runtime is not None
+        tables = await self.store.open_tables_in({partition}, self.count)
+        runtime.adopt(tables)
+        self.takeovers += 1
+        self.notified.add(partition)
+        self.wake.set()
+        if tables:
+            log.info("worker %s took partition %d with %d open tables", self.name, partition, len(tables))
+
+    async def release(self, partition: int) -> None:
+        """Let ``partition`` go to another worker, leaving nothing half-done (see the docstring)."""
+        self.owned.discard(partition)
+        await self._wait_in_flight([partition])
+        runtime = self.application.bot_data.runtime
+        assert runtime is not None
+        await runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) == partition)
+        await self.store.backend.commits.drain()  # every write of it committed (fenced: still ours)
+        self.fence.epochs.pop(partition, None)
+        self.after.pop(partition, None)
+        await self._value("SELECT pg_advisory_unlock($1, $2)", PARTITION_LOCKS, partition)
+
+    async def _rebalancing(self) -> None:
+        while True:
+            await asyncio.sleep(REBALANCE)
+            try:
+                if self.conn.is_closed():
+                    await self._reconnect()
+                await self.rebalance()
+            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
+                log.warning("worker %s could not look at the partitions: %s", self.name, error)
+            self.notified |= self.owned  # the safety net: read every owned partition now and then
+            self.wake.set()
+
+    # -- the inbox ----------------------------------------------------------------------------------
+    def _notified(self, conn: object, pid: int, channel: str, payload: str) -> None:
+        if payload.isdigit() and int(payload) in self.owned:
+            self.notified.add(int(payload))
+            self._notice_at.setdefault(int(payload), time.monotonic())
+            self.wake.set()
+
+    async def _handing_over(self) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            partitions, self.notified = self.notified & self.owned, set()
+            for partition in sorted(partitions):
+                try:
+                    await self._hand_over(partition)
+                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as error:
+                    log.warning("worker %s could not read the inbox: %s", self.name, error)
+                    self.notified.add(partition)  # the next look tries again
+
+    async def _hand_over(self, partition: int) -> None:
+        """Hand the partition's waiting updates to the Application, oldest first."""
+        noticed = self._notice_at.pop(partition, None)
+        while partition in self.owned:
+            waiting = await self.store.waiting_updates({partition}, self.after.get(partition, 0), BATCH)
+            for update_id, _, body in waiting:
+                self.after[partition] = update_id
+                if update_id in self.fed:
+                    continue
+                self._fed(update_id)
+                update = Update.de_json(json.loads(body), self.application.bot)
+                task = asyncio.create_task(self.application.process_update(update))
+                self.in_flight[partition].add(task)
+                task.add_done_callback(self.in_flight[partition].discard)
+                self.handled += 1
+            if noticed is not None and waiting:
+                self.lag, noticed = time.monotonic() - noticed, None
+            if len(waiting) < BATCH:
+                return
+
+    def _fed(self, update_id: int) -> None:
+        self.fed[update_id] = None
+        if len(self.fed) > FED_KEPT:
+            del self.fed[next(iter(self.fed))]
+
+    async def _wait_in_flight(self, partitions: Iterable[int]) -> None:
+        tasks = [task for partition in partitions for task in self.in_flight.get(partition, ())]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- the worker's own connection ----------------------------------------------------------------
+    async def _value(self, query: str, *args: Any) -> Any:
+        async with self._control:
+            return await self.conn.fetchval(query, *args)
+
+    async def _rows(self, query: str, *args: Any) -> list[Any]:
+        async with self._control:
+            return list(await self.conn.fetch(query, *args))
+
+
+async def route(store: Store, update: Update, count: int) -> int:
+    """The partition an update is handled in: its chat's, or for a press in someone's DM on a
+    table's button, the table's group's (that chat's owner holds the table)."""
+    return partition_of(await chat_of(store, update), count)
+
+
+async def chat_of(store: Store, update: Update) -> int:
+    """The chat whose owner handles ``update``."""
+    query = update.callback_query
+    if query is not None and query.message is not None:
+        chat = query.message.chat
+        press = callbacks.decode(query.data) if chat_kind(chat) is ChatKind.PRIVATE else None
+        if press is not None:
+            group = await store.chat_of_table(press.table_id)
+            if group is not None:
+                return group
+        return chat.id
+    chat = update.effective_chat
+    if chat is not None:
+        return chat.id
+    user = update.effective_user
+    return user.id if user is not None else 0
+
+
+async def put(application: App, body: dict[str, Any], update: Update) -> bool:
+    """Keep an update Telegram delivered in the inbox for its chat's owner (False: it was there, or
+    was taken already)."""
+    worker = application.bot_data.worker
+    store = application.bot_data.store
+    assert worker is not None and store is not None
+    partition = await route(store, update, worker.count)
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return await store.put_update(update.update_id, partition, text)

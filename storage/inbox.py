@@ -1,0 +1,48 @@
+"""The inbox: every update Telegram delivers, kept until the worker owning its chat has taken it.
+
+The webhook (any worker) puts an update here and answers Telegram only once that is committed; a
+duplicate ``update_id`` (a redelivery, or one taken already: ``updates_taken``) is dropped. The put
+notifies the channel ``paiju_inbox`` (PostgreSQL's ``NOTIFY``, sent at the commit) with the
+update's partition, so its owner wakes at once. An update leaves the inbox in the transaction
+that marks it taken (``storage/updates.py``), which commits no later than anything its handling
+writes: a worker lost before that commit leaves it here for the next owner, never half-handled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from storage.sql import Query, marks, rows, run, value
+
+CHANNEL = "paiju_inbox"
+
+
+def put(update_id: int, partition: int, body: str, now_text: str) -> Query[bool]:
+    """Keep an update for its partition's owner; False if it is here or was taken already."""
+    added = yield from run(
+        "INSERT INTO inbox (update_id, partition, body, received_at)"
+        " SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM updates_taken WHERE update_id = ?)"
+        " ON CONFLICT (update_id) DO NOTHING",
+        (update_id, partition, body, now_text, update_id),
+    )
+    if added:
+        yield from run("", (), postgres=f"SELECT pg_notify('{CHANNEL}', '{int(partition)}')")
+    return added > 0
+
+
+def waiting(partitions: Collection[int], after: int, limit: int) -> Query[list[tuple[int, int, str]]]:
+    """The updates waiting for these partitions with an id above ``after``, oldest first:
+    (update_id, partition, body)."""
+    if not partitions:
+        return []
+    found = yield from rows(
+        "SELECT update_id, partition, body FROM inbox"
+        f" WHERE partition IN ({marks(len(partitions))}) AND update_id > ? ORDER BY update_id LIMIT ?",
+        (*sorted(partitions), after, limit),
+    )
+    return [(row[0], row[1], row[2]) for row in found]
+
+
+def depth() -> Query[int]:
+    """How many updates wait in the inbox."""
+    return int((yield from value("SELECT COUNT(*) FROM inbox")) or 0)

@@ -1,0 +1,100 @@
+"""Partitions: how several workers share the chats, each chat handled by one worker at a time.
+
+A chat belongs to partition ``chat_id mod count`` (``count`` fixed when the first worker starts;
+the rows of ``partitions``). A worker takes a partition by an advisory lock of PostgreSQL's (held
+while its session lives: ``bot/workers.py``) and then :func:`claim`: the partition's ``epoch`` goes
+up and names it the owner. Every write to a table of the partition is *fenced*: it checks, in its
+own transaction, that its worker is the owner at the epoch it claimed (``FOR SHARE``, so a claim by
+another waits for it to end, and any write after that claim is refused with :class:`NotOwner`). A
+worker that lost its partition unawares (its session cut, then a pause) can therefore change
+nothing of it: what it was doing is the new owner's to do again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from storage.errors import StorageError
+from storage.sql import Query, first, rows, run, value
+
+
+class NotOwner(StorageError):
+    """A write to a table of a partition this worker does not own (any longer)."""
+
+    def __init__(self, partition: int, owner: str) -> None:
+        super().__init__(f"partition {partition} is not owned by {owner} at the epoch it claimed")
+        self.partition = partition
+
+
+def partition_of(chat_id: int, count: int) -> int:
+    """The partition of a chat (Python's ``%`` is never negative; SQL's :data:`PARTITION_SQL` agrees)."""
+    return chat_id % count
+
+
+PARTITION_SQL = "(((chat_id % ?) + ?) % ?)"  # partition_of in SQL (SQL's % keeps the dividend's sign)
+
+
+@dataclass
+class Fence:
+    """What a worker owns: the epoch at which it claimed each of its partitions (changed as it takes
+    and lets go of them; a write reads it when it runs)."""
+
+    owner: str
+    count: int
+    epochs: dict[int, int] = field(default_factory=dict)
+
+    def partition(self, chat_id: int) -> int:
+        return partition_of(chat_id, self.count)
+
+
+def fenced(fence: Fence | None, chat_id: int) -> Query[None]:
+    """Refuse (``NotOwner``) unless ``fence``'s worker owns ``chat_id``'s partition at its epoch, and
+    keep it so until this transaction ends (no fence: a single process, nothing to check)."""
+    if fence is not None:
+        yield from fenced_partition(fence, fence.partition(chat_id))
+
+
+def fenced_partition(fence: Fence, partition: int) -> Query[None]:
+    """:func:`fenced`, for a partition."""
+    epoch = fence.epochs.get(partition)
+    if epoch is None:
+        raise NotOwner(partition, fence.owner)
+    held = yield from first(
+        "SELECT 1 FROM partitions WHERE partition = ? AND owner = ? AND epoch = ?",
+        (partition, fence.owner, epoch),
+        postgres="SELECT 1 FROM partitions WHERE partition = ? AND owner = ? AND epoch = ? FOR SHARE",
+    )
+    if held is None:
+        raise NotOwner(partition, fence.owner)
+
+
+def ensure(count: int) -> Query[int]:
+    """The number of partitions: ``count`` made if there are none yet, else those there are."""
+    known = yield from value("SELECT COUNT(*) FROM partitions")
+    if known:
+        return int(known)
+    yield from run(
+        "WITH RECURSIVE n (value) AS (SELECT 0 UNION ALL SELECT value + 1 FROM n WHERE value + 1 < ?)"
+        " INSERT INTO partitions (partition) SELECT value FROM n WHERE true ON CONFLICT DO NOTHING",
+        (count,),
+    )
+    return int((yield from value("SELECT COUNT(*) FROM partitions")))
+
+
+def claim(partition: int, owner: str, now_text: str) -> Query[int]:
+    """``owner`` takes ``partition`` (it holds its lock): its new epoch."""
+    epoch = yield from value(
+        "UPDATE partitions SET owner = ?, epoch = epoch + 1, taken_at = ?"
+        " WHERE partition = ? RETURNING epoch",
+        (owner, now_text, partition),
+    )
+    if epoch is None:
+        raise StorageError(f"there is no partition {partition}")
+    return int(epoch)
+
+
+def owners() -> Query[Mapping[int, tuple[str | None, int]]]:
+    """Each partition's last owner and epoch."""
+    found = yield from rows("SELECT partition, owner, epoch FROM partitions ORDER BY partition")
+    return {row[0]: (row[1], row[2]) for row in found}

@@ -1,0 +1,208 @@
+"""Two workers in process on one PostgreSQL database and one fake Telegram: they share the chats'
+partitions, each handles the updates of its own from the inbox, once; a worker cut off loses its
+partitions to the other, which takes over its tables and finishes their rounds; and a worker that
+lost a partition unawares is refused by the fence when it tries to act on one of its tables."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from telegram import Update
+
+from bot import workers
+from bot.workers import Worker
+from faketg.driver import Driver
+from faketg.harness import start_bot, stop_bot
+from storage.partitions import partition_of
+from tests.bot.decks import stack
+from tests.waiting import until
+
+
+def people(chat_id: int) -> tuple[int, int, int]:
+    """A group's three players (a person sits at one table at a time): banker, player, player."""
+    first = 100 * (-chat_id % 1000)
+    return first + 1, first + 2, first + 3
+
+
+def worker(bot) -> Worker:
+    assert bot.application.bot_data.worker is not None
+    return bot.application.bot_data.worker
+
+
+def owner_of(bots, chat_id):
+    """The bot whose worker owns the chat's partition (exactly one)."""
+    owning = [b for b in bots if partition_of(chat_id, worker(b).count) in worker(b).owned]
+    assert len(owning) == 1, [sorted(worker(b).owned) for b in bots]
+    return owning[0]
+
+
+async def settled(bots) -> None:
+    """Every update put in the inbox handled, and what it changed sent."""
+    store = bots[0].runtime.store
+
+    async def done() -> bool:
+        return await store.inbox_depth() == 0 and not any(
+            task for b in bots for tasks in worker(b).in_flight.values() for task in tasks
+        )
+
+    await until(done, "the inbox emptied and every update handled")
+    for b in bots:
+        await b.runtime.wait_idle()
+
+
+def through_the_inbox(world, bots, delivered: list[int]) -> Driver:
+    """People whose updates reach the bot as by its webhook: put in the inbox by one worker (the
+    first alive), handled by the owner of their chat; ``delivered`` lists their ids."""
+
+    async def deliver(update: dict) -> None:
+        entry = next(b for b in bots if b.application.bot_data.worker is not None)
+        body = json.loads(json.dumps(update))
+        assert await workers.put(entry.application, body, Update.de_json(body, entry.application.bot))
+        delivered.append(body["update_id"])
+        await settled(bots)
+
+    return Driver(world, deliver)
+
+
+async def balanced(bots) -> None:
+    def shared() -> bool:
+        owned = [worker(b).owned for b in bots]
+        count = worker(bots[0]).count
+        return (
+            set().union(*owned) == set(range(count))
+            and sum(map(len, owned)) == count
+            and all(len(o) == count // len(bots) for o in owned)
+        )
+
+    await until(shared, "the partitions shared out evenly")
+
+
+def groups_of(world, bots, each: int = 2) -> list[int]:
+    """``each`` new groups (with their players) in the partitions of each worker."""
+    chosen: list[int] = []
+    for b in bots:
+        candidates = (chat for chat in range(-1001, -1999, -1) if chat not in chosen)
+        mine = [chat for chat in candidates if partition_of(chat, worker(b).count) in worker(b).owned]
+        chosen.extend(mine[:each])
+    for chat_id in chosen:
+        for person in people(chat_id):
+            world.add_person(person, f"玩家{person}")
+        world.add_group(chat_id, f"群{-chat_id % 1000}", [*people(chat_id)])
+    return chosen
+
+
+async def open_round(driver, bot_for, chat_id) -> None:
+    """A muxi round dealt in the group, its banker chosen: the players' draws are awaited."""
+    banker, second, third = people(chat_id)
+    hands = {banker: "9S KS", second: "5S 6H", third: "2C 2D"}
+    stack(bot_for(chat_id), [second, third, banker], hands, "7S")
+    await driver.send(banker, chat_id, "/newgame muxi")
+    for person in (second, third):
+        await driver.press(person, chat_id, "加入")
+    for person in people(chat_id):
+        await driver.press(person, chat_id, "开始")
+    await driver.press(banker, chat_id, "当庄")
+
+
+async def finish_round(driver, chat_id) -> None:
+    """The players draw (in their DMs): the round is settled."""
+    _, second, third = people(chat_id)
+    await driver.press(third, third, "不补")
+    await driver.press(second, second, "补牌")
+    assert "第 1 局 · 结算" in driver.table(chat_id)
+
+
+async def test_two_workers_share_the_chats_and_each_handles_its_own_once(world, postgres_url):
+    bots = [await start_bot(world, postgres_url)]
+    try:
+        assert len(worker(bots[0]).owned) == worker(bots[0]).count  # alone: every partition
+        bots.append(await start_bot(world, postgres_url))
+        await balanced(bots)
+        groups = groups_of(world, bots)
+        delivered: list[int] = []
+        driver = through_the_inbox(world, bots, delivered)
+        for chat_id in groups:
+            await open_round(driver, lambda chat: owner_of(bots, chat), chat_id)
+            held = owner_of(bots, chat_id)
+            assert held.runtime.tables.get(chat_id) is not None
+            assert all(b.runtime.tables.get(chat_id) is None for b in bots if b is not held)
+            await finish_round(driver, chat_id)
+        report = await bots[0].runtime.store.check()
+        assert report.ok and report.figures["granted"] == 10_000 * 3 * len(groups), report
+        assert report.figures["open_tables"] == len(groups)
+        assert sum(worker(b).handled for b in bots) == len(delivered)  # each update handed over once
+    finally:
+        for b in bots:
+            await stop_bot(b)
+
+
+async def test_a_worker_cut_off_loses_its_tables_to_the_other_which_finishes_their_rounds(
+    world, postgres_url
+):
+    a, b = bots = [await start_bot(world, postgres_url), await start_bot(world, postgres_url)]
+    try:
+        await balanced(bots)
+        groups = groups_of(world, bots)
+        driver = through_the_inbox(world, bots, [])
+        for chat_id in groups:
+            await open_round(driver, lambda chat: owner_of(bots, chat), chat_id)
+
+        back = asyncio.Event()
+        reconnect = worker(a)._reconnect
+
+        async def held_back() -> None:  # a stays cut off until the test lets it back
+            await back.wait()
+            await reconnect()
+
+        worker(a)._reconnect = held_back
+        await a.runtime.store.backend.pool.execute(
+            "SELECT pg_terminate_backend($1)", worker(a).conn.get_server_pid()
+        )
+        started = time.monotonic()
+        await until(lambda: len(worker(b).owned) == worker(b).count, "b took every partition")
+        assert time.monotonic() - started < 10  # the target: a lost worker's chats owned again in 10 s
+        await until(lambda: not a.runtime.tables.by_chat, "a let go of its tables")
+        assert all(b.runtime.tables.get(chat) is not None for chat in groups)  # loaded, clocks re-armed
+        for chat_id in groups:
+            await finish_round(driver, chat_id)
+
+        back.set()  # a is back: the partitions are shared again, never a table held by two
+        await balanced(bots)
+        for chat_id in groups:
+            holders = [x for x in bots if x.runtime.tables.get(chat_id) is not None]
+            assert holders == [owner_of(bots, chat_id)]
+        report = await b.runtime.store.check()
+        assert report.ok, report.problems
+    finally:
+        for x in bots:
+            await stop_bot(x)
+
+
+async def test_a_worker_that_lost_a_partition_unawares_is_refused_when_it_acts_there(world, postgres_url):
+    a = await start_bot(world, postgres_url)
+    chat_id = groups_of(world, [a], each=1)[0]
+    driver = through_the_inbox(world, [a], [])
+    await open_round(driver, lambda chat: a, chat_id)
+    b = await start_bot(world, postgres_url)
+    bots = [a, b]
+    try:
+        for x in bots:  # no rebalancing while the fault is injected: the test moves the partition
+            worker(x)._tasks[0].cancel()
+        # Fault injection: b takes the chat's partition while a still holds its lock and its table.
+        await worker(b).take(partition_of(chat_id, worker(b).count))
+        assert a.runtime.tables.get(chat_id) is not None and b.runtime.tables.get(chat_id) is not None
+        before = await a.runtime.store.load_table(a.runtime.tables.get(chat_id).table_id)
+        third = people(chat_id)[2]
+
+        await a.driver.press(third, third, "不补")  # a acts on the table: its save is refused
+        assert world.popups[third][-1].text == "出了点问题，请再按一次"  # pressed again: the owner's
+        assert (await a.runtime.store.load_table(before.id)).version == before.version
+
+        await b.driver.press(third, third, "不补")  # b, the owner now, acts: taken
+        assert (await b.runtime.store.load_table(before.id)).version == before.version + 1
+        assert (await b.runtime.store.check()).ok
+    finally:
+        for x in bots:
+            await stop_bot(x)
