@@ -25,6 +25,7 @@ from bot.metrics import Metrics
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
+    from bot.workers import Worker
     from storage import Store
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,9 @@ class Health:
         self._probe: asyncio.Task[None] | None = None
         self._webhook_error: datetime | None = None  # the webhook delivery error last logged
 
-    async def check(self, runtime: Runtime | None) -> tuple[bool, dict[str, object]]:
+    async def check(
+        self, runtime: Runtime | None, worker: Worker | None = None
+    ) -> tuple[bool, dict[str, object]]:
         """Healthy or not, and the small JSON saying why."""
         problems = []
         write_error = "not open yet" if runtime is None else await self.write_error(runtime.store)
@@ -58,6 +61,13 @@ class Health:
             "database_writable": write_error is None,
             "telegram_answered_seconds_ago": None if silence is None else round(silence, 1),
         }
+        if worker is not None:  # one of several workers: a worker owning nothing is healthy, idle
+            report.update(
+                worker=worker.name,
+                partitions_owned=len(worker.owned),
+                partitions=worker.count,
+                workers=worker.workers,
+            )
         if problems:
             report["problems"] = problems
         return not problems, report

@@ -37,6 +37,7 @@ from bot.telegram import ANSWER_WITHIN, is_private_id
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
+    from bot.workers import Worker
 
 KINDS = tuple(Update.ALL_TYPES)
 PRESSES_KEPT = 10_000  # presses waiting for their answer before the oldest are forgotten
@@ -117,6 +118,30 @@ class Metrics:
         )
         self.redelivered = Counter(
             "paiju_updates_redelivered", "Updates Telegram delivered again, dropped", registry=registry
+        )
+        # One of several workers on PostgreSQL (bot/workers.py); no samples otherwise.
+        self.partitions = Gauge(
+            "paiju_worker_partitions", "Partitions of the chats this worker owns", registry=registry
+        )
+        self.workers = Gauge(
+            "paiju_workers", "Workers alive, as this worker last counted them", registry=registry
+        )
+        self.inbox_depth = Gauge(
+            "paiju_inbox_depth", "Updates waiting in the inbox, for every worker", registry=registry
+        )
+        self.takeovers = Counter(
+            "paiju_worker_takeovers",
+            "Partitions this worker took (at start-up, or from another)",
+            registry=registry,
+        )
+        self.inbox_updates = Counter(
+            "paiju_inbox_updates", "Updates this worker took from the inbox and handled", registry=registry
+        )
+        self.inbox_lag = Histogram(
+            "paiju_inbox_lag_seconds",
+            "From the inbox's notice of an update to this worker handing it over",
+            buckets=LATENCY,
+            registry=registry,
         )
         self.write_errors = Counter(
             "paiju_database_write_errors", "Write batches that failed", registry=registry
@@ -225,7 +250,7 @@ class Metrics:
         self._pressed = {query: seen for query, seen in self._pressed.items() if seen[0] >= oldest}
 
     # -- when scraped -----------------------------------------------------------------------------
-    async def refresh(self, runtime: Runtime | None) -> None:
+    async def refresh(self, runtime: Runtime | None, worker: Worker | None = None) -> None:
         """Read what is measured as a state: the open tables, escrow, the queue, the rounds settled
         (all of them, the first time: the counter goes on across restarts, never back), and the
         requests per round settled since this process started."""
@@ -233,6 +258,10 @@ class Metrics:
             return
         async with self._refreshing:
             await self._read(runtime)
+            if worker is not None:
+                self.partitions.set(len(worker.owned))
+                self.workers.set(worker.workers)
+                self.inbox_depth.set(await runtime.store.inbox_depth())
 
     async def _read(self, runtime: Runtime) -> None:
         self.tables.clear()

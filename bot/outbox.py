@@ -368,7 +368,8 @@ class EveryRequest:
     (connections opening under a burst) arrived bunched and drew 429s."""
 
     def __init__(self, per_second: int) -> None:
-        self.count = per_second
+        self.whole = per_second  # the operator's cap for the bot
+        self.count = per_second  # this process's part of it
         self.times: deque[float] = deque()  # when the answers of the last second's requests came
         self.open = 0  # requests that have their place and no answer yet
 
@@ -388,6 +389,10 @@ class EveryRequest:
             return later + OPEN_POLL
         return later + max(0.0, self.times[index] + span - now)
 
+    def share(self, workers: int) -> None:
+        """One of ``workers`` processes sending for the bot: its part is a ``workers``-th."""
+        self.count = max(1, self.whole // max(1, workers))
+
     def take(self, now: float) -> None:
         """A request takes its place (``done`` when its answer came)."""
         self.open += 1
@@ -404,9 +409,19 @@ class NewMessages:
     about one chat halves it; each 10 s without one gives a message a second back."""
 
     def __init__(self, now: float, per_second: float) -> None:
-        self.ceiling = per_second
+        self.whole = per_second  # the bot's, when one process sends for it
+        self.ceiling = per_second  # this process's part of it
         self.bucket = Bucket(per_second, per_second, now)
         self.calm_since = now
+
+    def share(self, workers: int) -> None:
+        """One of ``workers`` processes sending for the bot: its part is a ``workers``-th (what a 429
+        took back stays taken)."""
+        self.ceiling = self.whole / max(1, workers)
+        if self.bucket.per_second > self.ceiling:
+            self.bucket.per_second = self.ceiling
+            self.bucket.burst = max(1.0, self.ceiling)
+            self.bucket.tokens = min(self.bucket.tokens, self.bucket.burst)
 
     @property
     def per_second(self) -> float:
@@ -426,7 +441,7 @@ class NewMessages:
         self.bucket.take(now)
 
     def throttled(self, now: float) -> None:
-        self.bucket.per_second = max(NEW_FLOOR, self.bucket.per_second / 2)
+        self.bucket.per_second = min(self.ceiling, max(NEW_FLOOR, self.bucket.per_second / 2))
         self.bucket.burst = max(1.0, self.bucket.per_second)
         self.calm_since = now
 

@@ -130,6 +130,14 @@ class Sender:
     def pending(self, chat_id: int) -> bool:
         return chat_id in self.tasks
 
+    def share(self, workers: int) -> None:
+        """The bot's budgets across chats (new messages; every request, if capped) are shared by
+        ``workers`` processes: this one keeps to its part (``bot/workers.py``). A chat's budget
+        stays whole: one worker at a time sends to a chat."""
+        self.new.share(workers)
+        if self.every is not None:
+            self.every.share(workers)
+
     async def drain(self) -> None:
         """Until nothing is queued anywhere (tests, and the last sends before shutting down)."""
         while self.tasks:

@@ -62,6 +62,10 @@ async def serve(application: App, settings: Settings) -> None:
 
 
 async def _take_updates(application: App, settings: Settings) -> None:
+    worker = application.bot_data.worker
+    if worker is not None and settings.webhook_url is None:  # one of several: into the inbox
+        worker.poll(HANDLED_UPDATES)
+        return
     if settings.webhook_url is not None:
         secret = settings.webhook_secret
         assert secret is not None

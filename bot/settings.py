@@ -99,7 +99,9 @@ class Settings:
                 "PAIJU_BOT_REQUESTS_PER_SECOND", get("PAIJU_BOT_REQUESTS_PER_SECOND", "0"), 0, 10_000
             ),
             webhook_url=_webhook_url(get("PAIJU_WEBHOOK_URL", "")),
-            webhook_secret=_secret(get("PAIJU_WEBHOOK_SECRET", "")),
+            webhook_secret=_webhook_secret(
+                get("PAIJU_WEBHOOK_SECRET", ""), get("PAIJU_WEBHOOK_URL", ""), get("PAIJU_DATABASE_URL", "")
+            ),
             http_host=get("PAIJU_HTTP_HOST", "127.0.0.1"),
             http_port=_integer("PAIJU_HTTP_PORT", port, 1, 65_535) if port else None,
             metrics=_choice("PAIJU_METRICS", get("PAIJU_METRICS", "off"), METRICS),
@@ -118,6 +120,16 @@ def _database(url: str, file: str) -> str:
     if url and not is_postgres_url(url):
         raise SettingsError(f"PAIJU_DATABASE_URL must be a postgresql:// URL, not {url[:12]!r}…")
     return url or file
+
+
+def _webhook_secret(text: str, webhook: str, url: str) -> str | None:
+    """The webhook's secret: several workers (PostgreSQL) share one, so it must be given."""
+    secret = _secret(text)
+    if secret is None and webhook and url:
+        raise SettingsError(
+            "PAIJU_WEBHOOK_SECRET must be set with PAIJU_DATABASE_URL: the workers share one webhook"
+        )
+    return secret
 
 
 def _backup_dir(folder: str, url: str) -> str | None:

@@ -73,7 +73,7 @@ def _add_ops_routes(app: web.Application, settings: Settings) -> None:
 async def healthz(request: web.Request) -> web.Response:
     """200 with a small JSON, or 503 with the same JSON naming what fails."""
     data = request.app[APPLICATION].bot_data
-    healthy, report = await data.health.check(data.runtime)
+    healthy, report = await data.health.check(data.runtime, data.worker)
     return web.json_response(report, status=200 if healthy else 503)
 
 
@@ -82,7 +82,7 @@ async def metrics(request: web.Request) -> web.Response:
         return web.Response(status=403, text="metrics are served to this machine only (PAIJU_METRICS)")
     data = request.app[APPLICATION].bot_data
     measured = data.metrics
-    await measured.refresh(data.runtime)
+    await measured.refresh(data.runtime, data.worker)
     body, content_type = measured.render(request.headers.get("Accept", ""))
     response = web.Response(body=body)
     response.headers["Content-Type"] = content_type

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 from telegram import Update
+from telegram.error import TelegramError
 
 from bot import callbacks
 from bot.telegram import ChatKind, chat_kind
@@ -61,6 +62,9 @@ RELEASE_AT_ONCE = 4  # partitions let go of in one look, at most (a new worker's
 BATCH = 200  # updates read from the inbox at once, per partition
 FED_KEPT = 20_000  # ids of updates handed over, kept to skip one still in the inbox until its mark commits
 WORKER_LOCKS = 0x7061_6977  # "paiw": the advisory locks that say a worker is alive (one each)
+RECEIVER = 0  # (of WORKER_LOCKS; a worker's own is never 0) held by the worker that polls Telegram
+LONG_POLL = 25  # seconds getUpdates waits for news (Telegram's long poll)
+POLL_PAUSES = (1.0, 2.0, 5.0, 15.0, 30.0)  # seconds between tries while getUpdates fails; the last repeats
 PARTITION_LOCKS = 0x7061_6970  # "paip": one advisory lock a partition
 LIVE_WORKERS = (
     "SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1"
@@ -126,7 +130,7 @@ class Worker:
         """Be counted among the workers (a lock of one's own), hear of new updates, and hear of the
         connection's end: with it, every partition is lost."""
         while not await self._value(
-            "SELECT pg_try_advisory_lock($1, $2)", WORKER_LOCKS, secrets.randbits(31)
+            "SELECT pg_try_advisory_lock($1, $2)", WORKER_LOCKS, 1 + secrets.randbits(30)
         ):
             pass  # (another worker drew the same number)
         await self.conn.add_listener(CHANNEL, self._notified)
@@ -169,6 +173,9 @@ class Worker:
         """Take free partitions up to this worker's share, or let go of a few beyond it."""
         await self._check_claims()
         self.workers = max(1, int(await self._value(LIVE_WORKERS, WORKER_LOCKS)))
+        runtime = self.application.bot_data.runtime
+        if runtime is not None:
+            runtime.presenter.sender.share(self.workers)
         share = math.ceil(self.count / self.workers)
         if len(self.owned) > share:
             for partition in sorted(self.owned, reverse=True)[
@@ -210,6 +217,7 @@ class Worker:
         tables = await self.store.open_tables_in({partition}, self.count)
         runtime.adopt(tables)
         self.takeovers += 1
+        self.application.bot_data.metrics.takeovers.inc()
         self.notified.add(partition)
         self.wake.set()
         if tables:
@@ -273,8 +281,10 @@ class Worker:
                 self.in_flight[partition].add(task)
                 task.add_done_callback(self.in_flight[partition].discard)
                 self.handled += 1
+                self.application.bot_data.metrics.inbox_updates.inc()
             if noticed is not None and waiting:
                 self.lag, noticed = time.monotonic() - noticed, None
+                self.application.bot_data.metrics.inbox_lag.observe(self.lag)
             if len(waiting) < BATCH:
                 return
 
@@ -287,6 +297,36 @@ class Worker:
         tasks = [task for partition in partitions for task in self.in_flight.get(partition, ())]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- by polling: one worker takes the updates from Telegram for all -----------------------------
+    def poll(self, kinds: Iterable[str]) -> None:
+        """Take updates by polling (no webhook): the worker holding the receiver's lock calls
+        getUpdates (Telegram answers one caller at a time) and puts them in the inbox; if it is
+        lost, another takes the lock at its next look."""
+        self._tasks.append(asyncio.create_task(self._polling(tuple(kinds)), name="polling"))
+
+    async def _polling(self, kinds: tuple[str, ...]) -> None:
+        while not await self._value("SELECT pg_try_advisory_lock($1, $2)", WORKER_LOCKS, RECEIVER):
+            await asyncio.sleep(REBALANCE)
+        log.info("worker %s takes the updates from Telegram (polling)", self.name)
+        bot = self.application.bot
+        offset, failed = 0, 0
+        while True:
+            try:
+                if offset == 0:
+                    await bot.delete_webhook(drop_pending_updates=False)
+                updates = await bot.get_updates(offset=offset, timeout=LONG_POLL, allowed_updates=kinds)
+                for update in updates:
+                    await put(self.application, update.to_dict(), update)
+                    offset = update.update_id + 1  # confirmed to Telegram by the next call, once kept
+                failed = 0
+            except (TelegramError, StorageError, asyncpg.PostgresError, OSError) as error:
+                pause = POLL_PAUSES[min(failed, len(POLL_PAUSES) - 1)]
+                failed += 1
+                log.warning(
+                    "getUpdates failed (%s: %s): polling again in %g s", type(error).__name__, error, pause
+                )
+                await asyncio.sleep(pause)
 
     # -- the worker's own connection ----------------------------------------------------------------
     async def _value(self, query: str, *args: Any) -> Any:

@@ -394,6 +394,23 @@ def test_new_messages_recover_one_a_second_per_10_calm_seconds():
     assert new.per_second == 30 and new.bucket.burst == 30, "back to the ceiling, not above"
 
 
+def test_workers_sending_for_one_bot_each_keep_to_their_part_of_its_budgets():
+    new, every = NewMessages(0.0, 30.0), EveryRequest(30)
+    new.share(3)
+    every.share(3)
+    assert new.per_second == 10 and new.bucket.burst == 10 and every.count == 10
+    assert len(sent_as_fast_as_allowed(new, 0.0, 10.0)) <= 10 + 10 * 10
+    new.throttled(20.0)
+    assert new.per_second == 5
+    new.wait(10_000.0)
+    assert new.per_second == 10, "a calm spell gives back this worker's part, not the bot's"
+    new.share(1)  # the others are gone: the whole budget is this worker's again, as it recovers
+    new.wait(20_000.0)
+    assert new.per_second == 30
+    every.share(100)
+    assert every.count == 1, "never nothing"
+
+
 def test_new_messages_after_a_throttle_let_through_at_most_the_new_rate():
     new = NewMessages(0.0, 30.0)
     new.throttled(0.0)

@@ -83,3 +83,11 @@ def test_the_automatic_backup_is_refused_on_postgresql_with_what_to_do(tmp_path)
             tmp_path / "none",
         )
     assert "pg_dump" in str(caught.value)
+
+
+def test_workers_by_webhook_must_share_a_given_secret(tmp_path):
+    env = {"PAIJU_DATABASE_URL": "postgresql://db/paiju", "PAIJU_WEBHOOK_URL": "https://bot.example/telegram"}
+    with pytest.raises(SettingsError, match="PAIJU_WEBHOOK_SECRET"):
+        Settings.from_env(env, tmp_path / "none")
+    settings = Settings.from_env({**env, "PAIJU_WEBHOOK_SECRET": "s3cret_shared"}, tmp_path / "none")
+    assert settings.webhook_secret == "s3cret_shared"
