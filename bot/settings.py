@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ class Settings:
     webapp_url: str | None = None  # the Mini App's public https address (None: no Mini App)
     webapp_name: str = "table"  # its short name, registered with @BotFather /newapp
     partitions: int = 32  # on PostgreSQL: how many parts the chats are shared in among the workers
+    worker_url: str | None = None  # where the other workers reach this one's HTTP server (None: derived)
 
     @property
     def serves_http(self) -> bool:
@@ -59,6 +61,15 @@ class Settings:
             or self.http_port is not None
             or self.webapp_url is not None
         )
+
+    @property
+    def reached_at(self) -> str:
+        """Where the other workers reach this one's HTTP server (the Mini App's requests about a
+        table it holds): ``PAIJU_WORKER_URL``, else its own address (on all addresses: its host's name)."""
+        if self.worker_url:
+            return self.worker_url
+        host = socket.gethostname() if self.http_host in ("0.0.0.0", "::", "") else self.http_host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
 
     @property
     def port(self) -> int:
@@ -112,6 +123,7 @@ class Settings:
             webapp_url=_webapp_url(get("PAIJU_WEBAPP_URL", "")),
             webapp_name=_webapp_name(get("PAIJU_WEBAPP_NAME", "table")),
             partitions=_integer("PAIJU_PARTITIONS", get("PAIJU_PARTITIONS", "32"), 1, 4096),
+            worker_url=_worker_url(get("PAIJU_WORKER_URL", "")),
         )
 
 
@@ -130,6 +142,16 @@ def _webhook_secret(text: str, webhook: str, url: str) -> str | None:
             "PAIJU_WEBHOOK_SECRET must be set with PAIJU_DATABASE_URL: the workers share one webhook"
         )
     return secret
+
+
+def _worker_url(text: str) -> str | None:
+    """How other workers reach this one: an http(s):// address with no path."""
+    if not text:
+        return None
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+        raise SettingsError(f"PAIJU_WORKER_URL must be http://HOST:PORT, not {text!r}")
+    return text.rstrip("/")
 
 
 def _backup_dir(folder: str, url: str) -> str | None:

@@ -89,6 +89,7 @@ class Worker:
         self.store = store
         self.conn: asyncpg.Connection = lock.conn  # the worker's own: its locks, and LISTEN
         self.name = worker_name()
+        self.address = application.bot_data.settings.reached_at  # (the Mini App's requests come here)
         self.wanted = partitions
         self.count = 0  # the database's number of partitions (the first worker's choice)
         self.fence = Fence(self.name, 0)
@@ -209,7 +210,7 @@ class Worker:
 
     async def take(self, partition: int) -> None:
         """Own ``partition`` (its lock is held): claim it, load its tables, handle its updates."""
-        self.fence.epochs[partition] = await self.store.claim_partition(partition, self.name)
+        self.fence.epochs[partition] = await self.store.claim_partition(partition, self.name, self.address)
         self.owned.add(partition)
         self.after[partition] = 0
         runtime = self.application.bot_data.runtime
@@ -327,6 +328,11 @@ class Worker:
                     "getUpdates failed (%s: %s): polling again in %g s", type(error).__name__, error, pause
                 )
                 await asyncio.sleep(pause)
+
+    async def owner_of_table(self, table_id: int) -> str | None:
+        """Where the worker holding a table is reached, if another one holds it."""
+        owner, address = await self.store.owner_of_table(table_id, self.count)
+        return None if owner is None or owner == self.name else address
 
     # -- the worker's own connection ----------------------------------------------------------------
     async def _value(self, query: str, *args: Any) -> Any:

@@ -82,16 +82,26 @@ def ensure(count: int) -> Query[int]:
     return int((yield from value("SELECT COUNT(*) FROM partitions")))
 
 
-def claim(partition: int, owner: str, now_text: str) -> Query[int]:
-    """``owner`` takes ``partition`` (it holds its lock): its new epoch."""
+def claim(partition: int, owner: str, address: str | None, now_text: str) -> Query[int]:
+    """``owner`` (reached at ``address``) takes ``partition`` (it holds its lock): its new epoch."""
     epoch = yield from value(
-        "UPDATE partitions SET owner = ?, epoch = epoch + 1, taken_at = ?"
+        "UPDATE partitions SET owner = ?, address = ?, epoch = epoch + 1, taken_at = ?"
         " WHERE partition = ? RETURNING epoch",
-        (owner, now_text, partition),
+        (owner, address, now_text, partition),
     )
     if epoch is None:
         raise StorageError(f"there is no partition {partition}")
     return int(epoch)
+
+
+def address_of_table(table_id: int, count: int) -> Query[tuple[str | None, str | None]]:
+    """The owner of a table's partition and where it is reached ((None, None): no such table)."""
+    row = yield from first(
+        "SELECT p.owner, p.address FROM tables t JOIN partitions p"
+        " ON p.partition = (((t.chat_id % ?) + ?) % ?) WHERE t.id = ?",
+        (count, count, count, table_id),
+    )
+    return (None, None) if row is None else (row[0], row[1])
 
 
 def owners() -> Query[Mapping[int, tuple[str | None, int]]]:

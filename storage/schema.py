@@ -308,6 +308,7 @@ V8_WORKERS: tuple[str, ...] = (
     """CREATE TABLE partitions (
         partition INTEGER PRIMARY KEY,
         owner     TEXT,                          -- the worker that took it last
+        address   TEXT,                          -- where that worker's HTTP server is reached
         epoch     INTEGER NOT NULL DEFAULT 0,    -- how many times it was taken
         taken_at  TEXT
     )""",
@@ -323,6 +324,7 @@ PG_V8_WORKERS: tuple[str, ...] = (
     """CREATE TABLE partitions (
         partition integer PRIMARY KEY,
         owner     text,
+        address   text,
         epoch     bigint  NOT NULL DEFAULT 0,
         taken_at  text
     )""",

@@ -388,9 +388,14 @@ class Store:
         """The number of partitions the chats are shared in (``count`` if none were made before)."""
         return await self._write(partitions.ensure, count)
 
-    async def claim_partition(self, partition: int, owner: str) -> int:
-        """``owner`` (holding the partition's lock) takes it; the epoch that fences its writes."""
-        return await self._write(partitions.claim, partition, owner, self._now_text())
+    async def claim_partition(self, partition: int, owner: str, address: str | None = None) -> int:
+        """``owner`` (holding the partition's lock; its HTTP server at ``address``) takes it; the
+        epoch that fences its writes."""
+        return await self._write(partitions.claim, partition, owner, address, self._now_text())
+
+    async def owner_of_table(self, table_id: int, count: int) -> tuple[str | None, str | None]:
+        """The worker owning a table's chat, and where its HTTP server is reached."""
+        return await self._read(partitions.address_of_table, table_id, count)
 
     async def partition_owners(self) -> Mapping[int, tuple[str | None, int]]:
         return await self._read(partitions.owners)

@@ -39,9 +39,18 @@ from bot.botdata import App
 from bot.i18n import t
 from bot.live import LiveTable
 from bot.miniapp.auth import InvalidInitData, WebAppUser, validate
+from bot.miniapp.elsewhere import Elsewhere
 from bot.miniapp.hub import Hub, Subscriber, encode
 from bot.miniapp.members import Busy, Members
-from bot.miniapp.streams import LIFETIME, RETRY_AFTER, WRITE_TIMEOUT, Full, StreamLimits, Tickets
+from bot.miniapp.streams import (
+    LIFETIME,
+    RETRY_AFTER,
+    TICKET_SHAPE,
+    WRITE_TIMEOUT,
+    Full,
+    StreamLimits,
+    Tickets,
+)
 from bot.refusals import RefusalLog
 from bot.runtime import Runtime
 from bot.settings import DEFAULT_LANGUAGE
@@ -87,6 +96,7 @@ class MiniApp:
         self.tickets = Tickets(clock)
         self.refusals = RefusalLog(log)
         self.stopping = asyncio.Event()
+        self.elsewhere = Elsewhere()  # the worker holding a table, when several share the bot
 
     def add_routes(self, app: web.Application) -> None:
         prefix = self.prefix
@@ -111,6 +121,7 @@ class MiniApp:
                 page.ready.set()
 
     async def _cleanup(self, _app: web.Application) -> None:
+        await self.elsewhere.close()
         if self.checker is not None:
             await self.checker.request.shutdown()
 
@@ -184,15 +195,28 @@ class MiniApp:
         text = text.replace("<body>", f'<body data-unauthorized="{html.escape(said)}">')
         return web.Response(text=text, content_type="text/html", headers={"Cache-Control": "no-cache"})
 
-    async def state(self, request: web.Request) -> web.Response:
+    async def held_elsewhere(self, request: web.Request, table_text: str) -> web.StreamResponse | None:
+        """The answer of the worker holding the table, when another one does (bot/miniapp/elsewhere.py)."""
+        if not _is_table(table_text):
+            return None
+        runtime = self.runtime()
+        if runtime.tables.by_id(int(table_text)) is not None:
+            return None
+        return await self.elsewhere.answer(request, self.application().bot_data.worker, int(table_text))
+
+    async def state(self, request: web.Request) -> web.StreamResponse:
         person = self.who(request)
+        if (passed_on := await self.held_elsewhere(request, request.query.get("table", ""))) is not None:
+            return passed_on
         live = await self.table_for(request, person, request.query.get("table", ""))
         view = self.hub.view(live, person.id, await self.language(self.runtime(), person))
         return web.Response(text=view, content_type="application/json")
 
-    async def ticket(self, request: web.Request) -> web.Response:
+    async def ticket(self, request: web.Request) -> web.StreamResponse:
         """A ticket that opens one event stream, for a little while (the page asks for it at once)."""
         person = self.who(request)
+        if (passed_on := await self.held_elsewhere(request, request.query.get("table", ""))) is not None:
+            return passed_on  # (the owner gives the ticket, and serves the stream it opens)
         live = await self.table_for(request, person, request.query.get("table", ""))
         language = await self.language(self.runtime(), person)
         try:
@@ -209,6 +233,11 @@ class MiniApp:
         if "init" in request.query:
             self.who(request)  # refused: initData in a URL
         table_text, code = request.query.get("table", ""), request.query.get("ticket", "")
+        if (
+            TICKET_SHAPE.fullmatch(code)
+            and (passed_on := await self.held_elsewhere(request, table_text)) is not None
+        ):
+            return passed_on  # (only what looks like a ticket: anyone may ask for a stream)
         ticket = self.tickets.use(code, int(table_text)) if _is_table(table_text) else None
         if ticket is None:
             raise self.refuse(
@@ -259,7 +288,7 @@ class MiniApp:
                 request.transport.abort()  # (closing would wait for the page to read what is sent)
         return response
 
-    async def act(self, request: web.Request) -> web.Response:
+    async def act(self, request: web.Request) -> web.StreamResponse:
         person = self.who(request)
         try:
             body = json.loads(await request.read())  # bytes: whatever charset the request names
@@ -270,6 +299,8 @@ class MiniApp:
             raise self.refuse(
                 400, "bad_request", "table, round and action, please", "a malformed action"
             ) from None
+        if (passed_on := await self.held_elsewhere(request, table)) is not None:
+            return passed_on
         live = await self.table_for(request, person, table)
         arg_text = None if arg is None else str(arg)
         if not _ACTION.fullmatch(action) or (arg_text is not None and not _ARG.fullmatch(arg_text)):

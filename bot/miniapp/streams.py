@@ -15,6 +15,7 @@ api/ticket``), is good for ``TICKET_SECONDS``, for one person's one table, once.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +73,10 @@ class Ticket:
     until: float
 
 
+TICKET_BYTES = 24
+TICKET_SHAPE = re.compile(r"^[A-Za-z0-9_-]{32}$", re.ASCII)  # a ticket's code: token_urlsafe(TICKET_BYTES)
+
+
 class Tickets:
     """The tickets given and not yet used (each used once, in time, for its person's table)."""
 
@@ -92,7 +97,7 @@ class Tickets:
             raise Full("tickets of one person", 429)
         if len(self.given) >= TICKETS_MAX:
             raise Full("tickets", 503)
-        code = secrets.token_urlsafe(24)
+        code = secrets.token_urlsafe(TICKET_BYTES)
         self.given[code] = Ticket(person, table, language, now + TICKET_SECONDS)
         self.mine[person] = [*mine, code]
         return code
