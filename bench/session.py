@@ -37,6 +37,7 @@ class Session:
         pace: tuple[float, float] | None = None,
         rounds: int | None = None,
         database: Path | None = None,
+        workers: int = 1,
     ) -> None:
         self.specs = specs if specs is not None else table_specs(tables)
         self.limits, self.spec = limits, bot
@@ -47,10 +48,13 @@ class Session:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.database = database
         self.bot: BotProcess | None = None
+        self.workers = workers  # bot processes (several: workers on PostgreSQL, ``bench.workers``)
+        self.bots: list[BotProcess] = []
         self.crowd: Crowd | None = None
         self.t0 = 0.0
         self.end = 0.0
         self.bot_cpu: dict[Span, float] = {}
+        self.cpu_by_bot: dict[Span, list[float]] = {}
         self.driver_cpu: dict[Span, float] = {}
 
     async def __aenter__(self) -> Session:
@@ -58,8 +62,11 @@ class Session:
         if self.database is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="paiju-bench-")
             self.database = Path(self._tmp.name) / "paiju.sqlite3"
-        self.bot = BotProcess(self.emulator, self.database, self.database.with_suffix(".log"), self.spec)
-        await self.bot.start()
+        for number in range(self.workers):
+            log = self.database.with_suffix(f".{number}.log" if number else ".log")
+            self.bots.append(BotProcess(self.emulator, self.database, log, self.spec))
+            await self.bots[-1].start()  # (a worker after the first: started once someone polls again)
+        self.bot = self.bots[0]
         self.t0 = self.world.clock()
         kwargs = {} if self.pace is None else {"pace": self.pace}
         self.crowd = Crowd(self.world, self.emulator, self.specs, rounds=self.rounds, **kwargs)
@@ -70,8 +77,9 @@ class Session:
     ) -> None:
         if self.crowd is not None:
             self.crowd.stop()
-        if self.bot is not None and self.bot.process is not None:
-            await self.bot.kill()
+        for bot in self.bots or ([self.bot] if self.bot is not None else []):
+            if bot.process is not None:
+                await bot.kill()
         await self.emulator.release_polls()  # a long poll left open would hold up the server's shutdown
         await self.emulator.stop()
         if self.crowd is not None:
@@ -89,6 +97,7 @@ class Session:
         self.world.limits = limits
         self.bot = BotProcess(self.emulator, self.database, self.database.with_suffix(".log"), bot)
         await self.bot.start()
+        self.bots = [self.bot]
         return self.bot
 
     async def quiet(self, seconds: float, limit: float) -> bool:
@@ -113,12 +122,15 @@ class Session:
     async def measure(self, seconds: float) -> Span:
         """Let ``seconds`` pass, noting the bot's and this process's CPU over them."""
         assert self.bot is not None
-        start, bot, mine = self.now, cpu_seconds(self.bot.pid), own_cpu()
+        bots = self.bots or [self.bot]
+        start, before, mine = self.now, [cpu_seconds(bot.pid) for bot in bots], own_cpu()
         await self.until(start + seconds)
         span = Span(start, self.now)
-        self.bot_cpu[span] = cpu_seconds(self.bot.pid) - bot
+        self.cpu_by_bot[span] = [cpu_seconds(bot.pid) - cpu for bot, cpu in zip(bots, before, strict=True)]
+        self.bot_cpu[span] = sum(self.cpu_by_bot[span])
         self.driver_cpu[span] = own_cpu() - mine
-        self.bot.note_rss()
+        for bot in bots:
+            bot.note_rss()
         return span
 
     async def finish(self, drain: float = DRAIN) -> None:

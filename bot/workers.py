@@ -96,7 +96,6 @@ class Worker:
         self.owned: set[int] = set()
         self.in_flight: dict[int, set[asyncio.Task[None]]] = defaultdict(set)
         self.fed: dict[int, None] = {}  # update ids handed over (in the order handed)
-        self.after: dict[int, int] = {}  # a partition's last update handed over
         self.notified: set[int] = set()  # partitions with news since the inbox was last read
         self.wake = asyncio.Event()
         self.takeovers = 0  # partitions taken since start-up
@@ -212,7 +211,6 @@ class Worker:
         """Own ``partition`` (its lock is held): claim it, load its tables, handle its updates."""
         self.fence.epochs[partition] = await self.store.claim_partition(partition, self.name, self.address)
         self.owned.add(partition)
-        self.after[partition] = 0
         runtime = self.application.bot_data.runtime
         assert runtime is not None
         tables = await self.store.open_tables_in({partition}, self.count)
@@ -233,7 +231,6 @@ class Worker:
         await runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) == partition)
         await self.store.backend.commits.drain()  # every write of it committed (fenced: still ours)
         self.fence.epochs.pop(partition, None)
-        self.after.pop(partition, None)
         await self._value("SELECT pg_advisory_unlock($1, $2)", PARTITION_LOCKS, partition)
 
     async def _rebalancing(self) -> None:
@@ -270,10 +267,13 @@ class Worker:
     async def _hand_over(self, partition: int) -> None:
         """Hand the partition's waiting updates to the Application, oldest first."""
         noticed = self._notice_at.pop(partition, None)
+        # From the oldest each time: Telegram posts several updates at once (up to 40 connections),
+        # so an older one may be put in the inbox after a newer one was handed over.
+        after = 0
         while partition in self.owned:
-            waiting = await self.store.waiting_updates({partition}, self.after.get(partition, 0), BATCH)
+            waiting = await self.store.waiting_updates({partition}, after, BATCH)
             for update_id, _, body in waiting:
-                self.after[partition] = update_id
+                after = update_id
                 if update_id in self.fed:
                     continue
                 self._fed(update_id)

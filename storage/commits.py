@@ -13,7 +13,6 @@ code; ``GroupCommit`` is told how to run one (``run_batch``) by the backend.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import threading
 import time
@@ -21,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from storage.errors import StorageError
-from storage.sql import Query, in_transaction, run
+from storage.sql import Query, in_transaction, rollback, run
 
 T = TypeVar("T")
 MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
@@ -88,8 +87,7 @@ def transactions(jobs: Sequence[Job]) -> Query[list[Outcome]]:
     except GeneratorExit:
         raise
     except BaseException:
-        with contextlib.suppress(Exception):  # the transaction is gone already: the first error says why
-            yield from run("ROLLBACK")
+        yield from rollback()
         raise
     return outcomes
 

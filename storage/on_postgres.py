@@ -31,7 +31,7 @@ async def run_query(conn: asyncpg.Connection, query: Query[T]) -> T:
             try:
                 result = await _execute(conn, statement)
             except asyncpg.IntegrityConstraintViolationError as error:
-                statement = query.throw(_violation(error))
+                statement = query.throw(Violation.of(error))
                 continue
             except Exception as error:  # the server's, or asyncpg's own (an argument it cannot send)
                 statement = query.throw(error)
@@ -39,12 +39,6 @@ async def run_query(conn: asyncpg.Connection, query: Query[T]) -> T:
             statement = query.send(result)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
-
-
-def _violation(error: asyncpg.PostgresError) -> Violation:
-    violation = Violation(str(error))
-    violation.__cause__ = error
-    return violation
 
 
 async def _execute(conn: asyncpg.Connection, statement: Sql) -> Result:

@@ -26,7 +26,7 @@ def run_query(conn: sqlite3.Connection, query: Query[T]) -> T:
             try:
                 result = _execute(conn, statement)
             except sqlite3.IntegrityError as error:
-                statement = query.throw(_violation(error))
+                statement = query.throw(Violation.of(error))
                 continue
             except sqlite3.Error as error:
                 statement = query.throw(error)
@@ -34,12 +34,6 @@ def run_query(conn: sqlite3.Connection, query: Query[T]) -> T:
             statement = query.send(result)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
-
-
-def _violation(error: sqlite3.IntegrityError) -> Violation:
-    violation = Violation(str(error))
-    violation.__cause__ = error
-    return violation
 
 
 def _execute(conn: sqlite3.Connection, statement: Sql) -> Result:

@@ -14,12 +14,11 @@ JSON columns are ``json`` (checked on the way in, kept as written), times stay I
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 from dataclasses import dataclass
 
 from storage.errors import SchemaTooNew
-from storage.sql import Query, run, value
+from storage.sql import Query, rollback, run, value
 
 V1_BASE: tuple[str, ...] = (
     """CREATE TABLE people (
@@ -409,8 +408,7 @@ def migrate(target: int = LATEST) -> Query[int]:
         except GeneratorExit:
             raise
         except BaseException:
-            with contextlib.suppress(Exception):  # the transaction is gone already: the first error says why
-                yield from run("ROLLBACK")
+            yield from rollback()
             raise
 
 

@@ -18,6 +18,7 @@ the database, so a function may catch it where it has something better to say.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -68,6 +69,12 @@ Query = Generator[Sql, Result, T]
 class Violation(StorageError):
     """A constraint of the schema refused a statement (the database's own error is the cause)."""
 
+    @classmethod
+    def of(cls, error: Exception) -> Violation:
+        violation = cls(str(error))
+        violation.__cause__ = error
+        return violation
+
 
 def rows(text: str, args: Sequence[Any] = (), *, postgres: str | None = None) -> Query[list[Any]]:
     """The rows of a query."""
@@ -96,6 +103,13 @@ def many(text: str, arguments: Iterable[Sequence[Any]], *, postgres: str | None 
     batch = [tuple(args) for args in arguments]
     if batch:
         yield Sql(text, batch, Want.MANY, postgres)
+
+
+def rollback() -> Query[None]:
+    """Undo the transaction after an error; one the database ended already is no second error
+    (the first one says why)."""
+    with contextlib.suppress(Exception):
+        yield from run("ROLLBACK")
 
 
 def in_transaction() -> Query[bool]:

@@ -206,3 +206,19 @@ async def test_a_worker_that_lost_a_partition_unawares_is_refused_when_it_acts_t
     finally:
         for x in bots:
             await stop_bot(x)
+
+
+async def test_an_older_update_put_after_a_newer_one_was_handed_over_is_still_handled(world, postgres_url):
+    """Telegram posts several updates at once: the inbox may get an older id after a newer one."""
+    bot = await start_bot(world, postgres_url)
+    try:
+        newer = world.post(1, 1, "/balance")
+        older = world.post(1, 1, "/balance")  # the same chat: the same partition
+        older["update_id"] = int(newer["update_id"]) - 1_000
+        for update in (newer, older):
+            body = json.loads(json.dumps(update))
+            assert await workers.put(bot.application, body, Update.de_json(body, bot.application.bot))
+            await settled([bot])
+        assert sum("10,000" in message.text for message in world.bot_messages(1)) == 2  # both answered
+    finally:
+        await stop_bot(bot)
