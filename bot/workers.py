@@ -39,7 +39,7 @@ import secrets
 import socket
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
@@ -317,9 +317,9 @@ class Worker:
                 if offset == 0:
                     await bot.delete_webhook(drop_pending_updates=False)
                 updates = await bot.get_updates(offset=offset, timeout=LONG_POLL, allowed_updates=kinds)
-                for update in updates:
-                    await put(self.application, update.to_dict(), update)
-                    offset = update.update_id + 1  # confirmed to Telegram by the next call, once kept
+                if updates:  # kept in one transaction; confirmed to Telegram by the next call
+                    await put_all(self.application, updates)
+                    offset = updates[-1].update_id + 1
                 failed = 0
             except (TelegramError, StorageError, asyncpg.PostgresError, OSError) as error:
                 pause = POLL_PAUSES[min(failed, len(POLL_PAUSES) - 1)]
@@ -368,6 +368,22 @@ async def chat_of(store: Store, update: Update) -> int:
     return user.id if user is not None else 0
 
 
+async def put_all(application: App, updates: Sequence[Update]) -> int:
+    """Keep updates taken from Telegram in the inbox, each for its chat's owner, in one transaction."""
+    store = application.bot_data.store
+    worker = application.bot_data.worker
+    assert worker is not None and store is not None
+    kept = [
+        (update.update_id, await route(store, update, worker.count), _text(update.to_dict()))
+        for update in updates
+    ]
+    return await store.put_updates(kept)
+
+
+def _text(body: dict[str, Any]) -> str:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
 async def put(application: App, body: dict[str, Any], update: Update) -> bool:
     """Keep an update Telegram delivered in the inbox for its chat's owner (False: it was there, or
     was taken already)."""
@@ -375,5 +391,4 @@ async def put(application: App, body: dict[str, Any], update: Update) -> bool:
     store = application.bot_data.store
     assert worker is not None and store is not None
     partition = await route(store, update, worker.count)
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    return await store.put_update(update.update_id, partition, text)
+    return await store.put_update(update.update_id, partition, _text(body))

@@ -140,13 +140,53 @@ def _observe(on_batch: Callable[[float, bool], None], started: float, call: asyn
     on_batch(time.perf_counter() - started, not call.cancelled() and call.exception() is None)
 
 
-class GroupCommit:
-    """Queues writes and commits them in batches, one batch at a time, with ``run_batch``."""
+class _Lane:
+    """One line of batches: committed one at a time, in the order their writes were made."""
 
-    def __init__(self, run_batch: Callable[[Query[list[Outcome]]], Awaitable[list[Outcome]]]) -> None:
-        self._run_batch = run_batch
-        self._queue: list[Job] = []  # writes waiting for the next batch
-        self._committer: asyncio.Task[None] | None = None  # commits batches while there are any
+    def __init__(self, commits: GroupCommit) -> None:
+        self.commits = commits
+        self.queue: list[Job] = []  # writes waiting for the next batch
+        self.committer: asyncio.Task[None] | None = None  # commits batches while there are any
+
+    def enqueue(self, job: Job) -> None:
+        self.queue.append(job)
+        if self.committer is None:
+            self.committer = asyncio.create_task(self._commit())
+
+    async def _commit(self) -> None:
+        """Commit the queued writes, a batch at a time, until none is left."""
+        try:
+            while self.queue:
+                jobs, self.queue = self.queue[:MAX_BATCH], self.queue[MAX_BATCH:]
+                call = asyncio.ensure_future(self.commits.run_batch(transactions(jobs)))
+                # The batch's outcome reaches its callers whatever happens to this task: cancelled
+                # (the loop is closing), it stops waiting, but the batch ends all the same.
+                call.add_done_callback(functools.partial(_settle_batch, jobs))
+                if self.commits.on_batch is not None:
+                    call.add_done_callback(
+                        functools.partial(_observe, self.commits.on_batch, time.perf_counter())
+                    )
+                await asyncio.wait([call])
+        finally:
+            self.committer = None
+            stranded, self.queue = self.queue, []
+            for job in stranded:  # this task was cancelled: these never began, and never will
+                _settle(job, False, StorageError("the store stopped writing before this write began"))
+
+
+class GroupCommit:
+    """Queues writes and commits them in batches with ``run_batch``: on ``lanes`` lines at once,
+    each one batch at a time. The writes of one lane are committed in the order they were made; a
+    write given a key (``write_in``) always takes that key's lane, so the writes about one thing
+    (a table) keep their order. SQLite has one writer: one lane. PostgreSQL takes several at once
+    (each on a connection of its own): a statement costs a network round trip there, and one line
+    of batches would hold every write of the process behind the slowest."""
+
+    def __init__(
+        self, run_batch: Callable[[Query[list[Outcome]]], Awaitable[list[Outcome]]], lanes: int = 1
+    ) -> None:
+        self.run_batch = run_batch
+        self.lanes = [_Lane(self) for _ in range(max(1, lanes))]
         # Told each batch's seconds (queue included) and whether it committed.
         self.on_batch: Callable[[float, bool], None] | None = None
 
@@ -159,7 +199,11 @@ class GroupCommit:
         begun it never will; if it was running it is undone unless it had returned, and the caller
         waits for its batch to end, so what it reads next is final.
         """
-        job = self.enqueue(fn, args, kwargs)
+        return await self.write_in(None, fn, *args, **kwargs)
+
+    async def write_in(self, key: int | None, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T:
+        """:meth:`write`, in ``key``'s lane (None: the first)."""
+        job = self.enqueue(fn, args, kwargs, key)
         try:
             result = await asyncio.shield(job.outcome)
         except asyncio.CancelledError:
@@ -171,33 +215,21 @@ class GroupCommit:
             raise
         return cast(T, result)
 
-    def enqueue(self, fn: Callable[..., Query[object]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Job:
-        """Queue a write now: it commits in the same batch as any write queued after it, or earlier."""
+    def enqueue(
+        self,
+        fn: Callable[..., Query[object]],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        key: int | None = None,
+    ) -> Job:
+        """Queue a write now: it commits in the same batch as any write queued after it in its lane,
+        or earlier."""
         job = Job(fn, args, kwargs)
-        self._queue.append(job)
-        if self._committer is None:
-            self._committer = asyncio.create_task(self._commit())
+        self.lanes[0 if key is None else key % len(self.lanes)].enqueue(job)
         return job
 
     async def drain(self) -> None:
         """Wait until every write queued so far has ended."""
-        while self._committer is not None:
-            await asyncio.wait([self._committer])
-
-    async def _commit(self) -> None:
-        """Commit the queued writes, a batch at a time, until none is left."""
-        try:
-            while self._queue:
-                jobs, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-                call = asyncio.ensure_future(self._run_batch(transactions(jobs)))
-                # The batch's outcome reaches its callers whatever happens to this task: cancelled
-                # (the loop is closing), it stops waiting, but the batch ends all the same.
-                call.add_done_callback(functools.partial(_settle_batch, jobs))
-                if self.on_batch is not None:
-                    call.add_done_callback(functools.partial(_observe, self.on_batch, time.perf_counter()))
-                await asyncio.wait([call])
-        finally:
-            self._committer = None
-            stranded, self._queue = self._queue, []
-            for job in stranded:  # this task was cancelled: these never began, and never will
-                _settle(job, False, StorageError("the store stopped writing before this write began"))
+        for lane in self.lanes:
+            while lane.committer is not None:
+                await asyncio.wait([lane.committer])

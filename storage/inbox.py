@@ -10,7 +10,7 @@ writes: a worker lost before that commit leaves it here for the next owner, neve
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from storage.sql import Query, marks, rows, run, value
 
@@ -28,6 +28,14 @@ def put(update_id: int, partition: int, body: str, now_text: str) -> Query[bool]
     if added:
         yield from run("", (), postgres=f"SELECT pg_notify('{CHANNEL}', '{int(partition)}')")
     return added > 0
+
+
+def put_all(updates: Iterable[tuple[int, int, str]], now_text: str) -> Query[int]:
+    """:func:`put` for each (update_id, partition, body); how many were new."""
+    added = 0
+    for update_id, partition, body in updates:
+        added += yield from put(update_id, partition, body, now_text)
+    return added
 
 
 def waiting(partitions: Collection[int], after: int, limit: int) -> Query[list[tuple[int, int, str]]]:

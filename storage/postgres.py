@@ -1,9 +1,9 @@
 """PostgreSQL, for a bot that outgrows one SQLite file: chosen by ``PAIJU_DATABASE_URL``.
 
-A pool of ``asyncpg`` connections. Writes are committed in batches on one connection at a time
-(``storage/commits.py``: the same group commit, the same savepoints, as on SQLite), so this
-process's writes are serialized and committed in the order they were made; reads take any other
-connection and see the last committed state. Between processes, the rows a write changes are
+A pool of ``asyncpg`` connections. Writes are committed in batches (``storage/commits.py``: the
+same group commit, the same savepoints, as on SQLite), on ``WRITE_LANES`` connections at once: the
+writes about one table keep their order (its lane), the others may commit in any order; reads take
+any other connection and see the last committed state. Between processes, the rows a write changes are
 locked until its commit (a saved table is read ``FOR UPDATE`` before it is changed), and the
 schema's constraints stay the last word on every coin.
 """
@@ -26,7 +26,8 @@ from storage.sql import Query
 
 T = TypeVar("T")
 SCHEMES = ("postgresql://", "postgres://")
-POOL_SIZE = 10  # connections at most: one writes at a time, the others read
+POOL_SIZE = 12  # connections at most: WRITE_LANES write at once, the others read
+WRITE_LANES = 4  # lines of write batches committed at once (storage/commits.py)
 CONNECT_SECONDS = 10.0
 BOT_LOCK = 0x7061_696B  # "paik": the advisory lock a running bot holds on its database
 
@@ -53,7 +54,7 @@ class PostgresBackend:
         self.path = without_password(url)
         self.url = url
         self.pool = pool
-        self.commits = GroupCommit(self._run_batch)
+        self.commits = GroupCommit(self._run_batch, lanes=WRITE_LANES)
 
     async def _run_batch(self, batch: Query[list[Outcome]]) -> list[Outcome]:
         return await self._run(batch)

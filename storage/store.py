@@ -142,6 +142,7 @@ class Store:
         self._now = now or utc_now
         self._read = backend.read
         self._write = backend.commits.write
+        self._write_in = backend.commits.write_in  # (the writes about one table keep their order)
         # What this worker owns, when several share the database (``bot/workers.py``): every write
         # to a table, and the mark of an update taken from the inbox, is fenced by it.
         self.fence: Fence | None = None
@@ -327,7 +328,8 @@ class Store:
         the wallets (exactly, for those who sat down with it: ``joined``), one open table a person:
         else ``SeatRefused`` and nothing is booked.
         """
-        return await self._write(
+        return await self._write_in(
+            table_id,
             tables.commit_action,
             table_id,
             round_no=round_no,
@@ -358,7 +360,8 @@ class Store:
         (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``);
         ``view``: what the table shows besides changed with no action (``bot.live.ViewState``)."""
         set_message = message_id is not _UNSET
-        await self._write(
+        await self._write_in(
+            table_id,
             tables.update_messages,
             table_id,
             message_id=message_id if set_message else None,
@@ -411,6 +414,10 @@ class Store:
     async def put_update(self, update_id: int, partition: int, body: str) -> bool:
         """Keep an update in the inbox for its partition's owner (False: it is there, or was taken)."""
         return await self._write(inbox.put, update_id, partition, body, self._now_text())
+
+    async def put_updates(self, updates: Sequence[tuple[int, int, str]]) -> int:
+        """Keep updates (update_id, partition, body) in the inbox, in one transaction; how many were new."""
+        return await self._write(inbox.put_all, updates, self._now_text())
 
     async def waiting_updates(
         self, chosen: Collection[int], after: int, limit: int

@@ -405,7 +405,7 @@ async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing
         await asyncio.sleep(0.01)
     second = asyncio.create_task(store.ensure_person(2, "Hong"))  # queued behind that batch
     await asyncio.sleep(0.01)
-    store.backend.commits._committer.cancel()  # as when the event loop closes
+    store.backend.commits.lanes[0].committer.cancel()  # as when the event loop closes
     await asyncio.sleep(0.01)
     release.set()
     assert await first == "done"  # its batch ended, committed, and its caller was told so
