@@ -19,6 +19,8 @@ from storage.partitions import partition_of
 from tests.bot.decks import stack
 from tests.waiting import until
 
+PARTITIONS = 8  # (fewer than the default 32: shared out again in a step or two)
+
 
 def people(chat_id: int) -> tuple[int, int, int]:
     """A group's three players (a person sits at one table at a time): banker, player, player."""
@@ -115,10 +117,10 @@ async def finish_round(driver, chat_id) -> None:
 
 
 async def test_two_workers_share_the_chats_and_each_handles_its_own_once(world, postgres_url):
-    bots = [await start_bot(world, postgres_url)]
+    bots = [await start_bot(world, postgres_url, partitions=PARTITIONS)]
     try:
         assert len(worker(bots[0]).owned) == worker(bots[0]).count  # alone: every partition
-        bots.append(await start_bot(world, postgres_url))
+        bots.append(await start_bot(world, postgres_url, partitions=PARTITIONS))
         await balanced(bots)
         groups = groups_of(world, bots)
         delivered: list[int] = []
@@ -141,7 +143,10 @@ async def test_two_workers_share_the_chats_and_each_handles_its_own_once(world, 
 async def test_a_worker_cut_off_loses_its_tables_to_the_other_which_finishes_their_rounds(
     world, postgres_url
 ):
-    a, b = bots = [await start_bot(world, postgres_url), await start_bot(world, postgres_url)]
+    a, b = bots = [
+        await start_bot(world, postgres_url, partitions=PARTITIONS),
+        await start_bot(world, postgres_url, partitions=PARTITIONS),
+    ]
     try:
         await balanced(bots)
         groups = groups_of(world, bots)
@@ -181,11 +186,11 @@ async def test_a_worker_cut_off_loses_its_tables_to_the_other_which_finishes_the
 
 
 async def test_a_worker_that_lost_a_partition_unawares_is_refused_when_it_acts_there(world, postgres_url):
-    a = await start_bot(world, postgres_url)
+    a = await start_bot(world, postgres_url, partitions=PARTITIONS)
     chat_id = groups_of(world, [a], each=1)[0]
     driver = through_the_inbox(world, [a], [])
     await open_round(driver, lambda chat: a, chat_id)
-    b = await start_bot(world, postgres_url)
+    b = await start_bot(world, postgres_url, partitions=PARTITIONS)
     bots = [a, b]
     try:
         for x in bots:  # no rebalancing while the fault is injected: the test moves the partition
@@ -210,7 +215,7 @@ async def test_a_worker_that_lost_a_partition_unawares_is_refused_when_it_acts_t
 
 async def test_an_older_update_put_after_a_newer_one_was_handed_over_is_still_handled(world, postgres_url):
     """Telegram posts several updates at once: the inbox may get an older id after a newer one."""
-    bot = await start_bot(world, postgres_url)
+    bot = await start_bot(world, postgres_url, partitions=PARTITIONS)
     try:
         newer = world.post(1, 1, "/balance")
         older = world.post(1, 1, "/balance")  # the same chat: the same partition

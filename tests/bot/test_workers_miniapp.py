@@ -20,6 +20,8 @@ from tests.bot.scenarios import live_table, open_and_start
 from tests.e2e.process import free_port
 from tests.waiting import until
 
+PARTITIONS = 8
+
 
 @pytest.fixture
 async def two_workers(postgres_url):
@@ -29,16 +31,24 @@ async def two_workers(postgres_url):
     bots, clients = [], []
     try:
         for port in ports:
-            bot = await start_bot(world, postgres_url, webapp_url=URL, worker_url=f"http://127.0.0.1:{port}")
+            bot = await start_bot(
+                world,
+                postgres_url,
+                webapp_url=URL,
+                worker_url=f"http://127.0.0.1:{port}",
+                partitions=PARTITIONS,
+            )
             bots.append(bot)
             client = TestClient(TestServer(build_web_app(bot.application, bot.runtime.settings), port=port))
             await client.start_server()
             clients.append(client)
             await until(
-                lambda: all(len(b.application.bot_data.worker.owned) == 32 // len(bots) for b in bots)
+                lambda: all(len(b.application.bot_data.worker.owned) == PARTITIONS // len(bots) for b in bots)
             )
         holder = next(
-            i for i, b in enumerate(bots) if partition_of(GROUP, 32) in b.application.bot_data.worker.owned
+            i
+            for i, b in enumerate(bots)
+            if partition_of(GROUP, PARTITIONS) in b.application.bot_data.worker.owned
         )
         yield bots[holder], bots[1 - holder], clients[1 - holder]
     finally:

@@ -18,6 +18,7 @@ import pytest
 
 from faketg.world import World
 from tests.e2e.process import ROOT
+from tests.e2e.workers_stage import PARTITIONS as WORKERS_PARTITIONS
 from tests.e2e.workers_stage import (
     Workers,
     buttons,
@@ -28,6 +29,8 @@ from tests.e2e.workers_stage import (
     settled,
 )
 from tests.waiting import until
+
+PARTITIONS = int(WORKERS_PARTITIONS)
 
 
 def world_of(tables: int, seats: int = 3) -> tuple[World, dict[int, list[int]]]:
@@ -90,7 +93,7 @@ async def test_twenty_tables_at_two_workers_are_played_to_the_end_each_update_ha
     stage = await stage_of(world)
     first, second = await stage.start_worker(), await stage.start_worker()
     await until(lambda: owned(stage), "both workers report")
-    await until(async_equal(lambda: owned(stage), [16, 16]), "the partitions shared out")
+    await until(async_equal(lambda: owned(stage), [PARTITIONS // 2] * 2), "the partitions shared out")
 
     games = {chat_id: ("muxi" if index % 2 else "showhand") for index, chat_id in enumerate(groups)}
 
@@ -141,7 +144,7 @@ async def test_a_worker_killed_mid_round_loses_its_tables_to_the_other_which_fin
     stage = await stage_of(world)
     env = {"PAIJU_TURN_SECONDS": "10"}
     doomed, survivor = await stage.start_worker(**env), await stage.start_worker(**env)
-    await until(async_equal(lambda: owned(stage), [16, 16]), "the partitions shared out")
+    await until(async_equal(lambda: owned(stage), [PARTITIONS // 2] * 2), "the partitions shared out")
     chats = list(groups)
     await asyncio.gather(*(open_table(stage, chat_id, groups[chat_id], "muxi") for chat_id in chats))
     # Mid-round everywhere: the bank is taken at all but the last table, whose question waits.
@@ -151,7 +154,9 @@ async def test_a_worker_killed_mid_round_loses_its_tables_to_the_other_which_fin
 
     await doomed.kill()  # SIGKILL: no chance to let go of anything
     killed = time.monotonic()
-    await until(async_equal(lambda: owned(stage), [32]), "the survivor owns every partition", timeout=15)
+    await until(
+        async_equal(lambda: owned(stage), [PARTITIONS]), "the survivor owns every partition", timeout=15
+    )
     takeover = time.monotonic() - killed
     assert takeover < 10, takeover
     assert (await health(survivor))["open_tables"] == len(chats)
@@ -163,7 +168,7 @@ async def test_a_worker_killed_mid_round_loses_its_tables_to_the_other_which_fin
     result = check(postgres_url)
     assert result.returncode == 0, result.stdout + result.stderr
     assert await balances_match_the_rounds(postgres_url) == []  # nobody charged twice, nothing lost
-    assert await metric(survivor, "paiju_worker_takeovers_total") >= 32
+    assert await metric(survivor, "paiju_worker_takeovers_total") >= PARTITIONS
 
 
 async def press_bank(stage: Workers, chat_id: int, people: list[int]) -> None:
@@ -183,7 +188,7 @@ async def test_a_worker_started_later_takes_its_share_and_no_table_is_held_by_tw
     world, groups = world_of(6)
     stage = await stage_of(world)
     first = await stage.start_worker()
-    await until(async_equal(lambda: owned(stage), [32]), "the first owns every partition")
+    await until(async_equal(lambda: owned(stage), [PARTITIONS]), "the first owns every partition")
     chats = list(groups)
     await asyncio.gather(*(open_table(stage, chat_id, groups[chat_id], "muxi") for chat_id in chats))
     assert (await health(first))["open_tables"] == len(chats)
@@ -194,7 +199,7 @@ async def test_a_worker_started_later_takes_its_share_and_no_table_is_held_by_tw
     async def shared() -> bool:  # watched all along: never a table in two workers' memory
         reports = [await health(worker) for worker in stage.workers]
         held_at_once.append(sum(report["open_tables"] for report in reports))
-        return [report["partitions_owned"] for report in reports] == [16, 16]
+        return [report["partitions_owned"] for report in reports] == [PARTITIONS // 2] * 2
 
     await until(shared, "the partitions shared out", timeout=30)
     assert max(held_at_once) == len(chats), held_at_once

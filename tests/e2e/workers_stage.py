@@ -21,6 +21,7 @@ from tests.e2e.process import WEBHOOK_PATH, BotProcess, free_port
 from tests.waiting import until
 
 SECRET = "the-workers-shared-webhook-secret"
+PARTITIONS = "8"  # (fewer than the default 32: shared out again in a step or two)
 
 
 class Front:
@@ -113,6 +114,7 @@ class Workers:
             PAIJU_WEBHOOK_URL=self.front.url + WEBHOOK_PATH,
             PAIJU_WEBHOOK_SECRET=SECRET,
             PAIJU_METRICS="local",
+            PAIJU_PARTITIONS=PARTITIONS,
             **env,
         )
         self.workers.append(worker)
