@@ -9,8 +9,9 @@ The recent ids are kept in memory (checked and claimed without waiting, so two d
 update handled at once cannot both pass) and saved in the database: queued at once, without
 waiting (``Store.remember_update``), so the id commits no later than anything its handling writes
 and a crash never leaves an update's effects saved without it. (On PostgreSQL, where writes commit
-on several lines at once, the handling waits for it instead: the same guarantee.) An id not in memory but no newer
-than the newest one saved before (after a restart, or long ago in this run) is looked up there:
+on several lines at once, the handling waits for it instead: the same guarantee; and an update
+another worker took already is not handled again.) An id not in memory but no newer than the
+newest one saved before (after a restart, or long ago in this run) is looked up there:
 only a redelivery pays for that read; a new update's id is newer.
 """
 
@@ -58,10 +59,13 @@ class Deliveries:
         saving.add_done_callback(self._saved)
         if self.store.backend.postgresql:
             # Its writes may commit on other lines than the mark's (``storage/commits.py``): the
-            # mark first, so that a worker lost meanwhile leaves the update to the next owner whole.
-            # Refused (another worker owns its chat now): it is theirs to handle.
+            # mark first. Refused (another worker owns its chat now), or taken by another worker
+            # already (it owned the chat then): theirs. Failed: forgotten here, handed over again.
             await asyncio.wait([saving])
-            return not saving.cancelled() and saving.exception() is None
+            if saving.cancelled() or saving.exception() is not None:
+                self.recent.pop(update_id, None)
+                return False
+            return bool(saving.result())
         return True
 
     async def flush(self) -> None:

@@ -60,7 +60,6 @@ log = logging.getLogger(__name__)
 REBALANCE = 1.0  # seconds between looks at the share of partitions (and at the inbox, as a safety net)
 RELEASE_AT_ONCE = 4  # partitions let go of in one look, at most (a new worker's share comes in steps)
 BATCH = 200  # updates read from the inbox at once, per partition
-FED_KEPT = 20_000  # ids of updates handed over, kept to skip one still in the inbox until its mark commits
 WORKER_LOCKS = 0x7061_6977  # "paiw": the advisory locks that say a worker is alive (one each)
 RECEIVER = 0  # (of WORKER_LOCKS; a worker's own is never 0) held by the worker that polls Telegram
 LONG_POLL = 25  # seconds getUpdates waits for news (Telegram's long poll)
@@ -95,7 +94,7 @@ class Worker:
         self.fence = Fence(self.name, 0)
         self.owned: set[int] = set()
         self.in_flight: dict[int, set[asyncio.Task[None]]] = defaultdict(set)
-        self.fed: dict[int, None] = {}  # update ids handed over (in the order handed)
+        self.fed: set[int] = set()  # update ids handed over and being handled
         self.notified: set[int] = set()  # partitions with news since the inbox was last read
         self.wake = asyncio.Event()
         self.takeovers = 0  # partitions taken since start-up
@@ -106,6 +105,8 @@ class Worker:
         self._tasks: list[asyncio.Task[None]] = []
         self._notice_at: dict[int, float] = {}
         self._stopping = False
+        self._poll_kinds: tuple[str, ...] | None = None  # polling (no webhook): the kinds asked for
+        self._poller: asyncio.Task[None] | None = None
 
     # -- start and stop -----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -146,6 +147,8 @@ class Worker:
         log.error("worker %s lost its connection to the database: its partitions go to the others", self.name)
         lost, self.owned = set(self.owned), set()
         self.fence.epochs.clear()
+        if self._poller is not None:
+            self._poller.cancel()
         runtime = self.application.bot_data.runtime
         if runtime is not None and lost:
             runtime.background(runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) in lost))
@@ -155,15 +158,18 @@ class Worker:
         self.application.bot_data.database_lock = lock
         self.conn = lock.conn
         await self._join()
+        if self._poll_kinds is not None:
+            self.poll(self._poll_kinds)
         log.info("worker %s is back", self.name)
 
     async def stop(self) -> None:
         """Stop taking updates; those being handled finish (the locks go with the connection)."""
         self._stopping = True
-        for task in self._tasks:
+        tasks = [*self._tasks, *([self._poller] if self._poller is not None else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks = []
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks, self._poller = [], None
         await self._wait_in_flight(list(self.owned))
         with contextlib.suppress(asyncpg.InterfaceError, asyncpg.PostgresError, OSError):
             await self.conn.remove_listener(CHANNEL, self._notified)
@@ -190,7 +196,12 @@ class Worker:
             if len(self.owned) >= share:
                 break
             if await self._value("SELECT pg_try_advisory_lock($1, $2)", PARTITION_LOCKS, partition):
-                await self.take(partition)
+                try:
+                    await self.take(partition)
+                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
+                    log.warning(
+                        "worker %s could not take partition %d (%s): let go", self.name, partition, error
+                    )
 
     async def _check_claims(self) -> None:
         """A partition another worker has claimed since (this one was cut off, or paused, and the
@@ -208,12 +219,22 @@ class Worker:
         return sorted(free, key=lambda partition: (partition - start) % self.count)
 
     async def take(self, partition: int) -> None:
-        """Own ``partition`` (its lock is held): claim it, load its tables, handle its updates."""
-        self.fence.epochs[partition] = await self.store.claim_partition(partition, self.name, self.address)
-        self.owned.add(partition)
+        """Own ``partition`` (its lock is held): claim it, load its tables, handle its updates. If
+        that fails, the partition is let go at once (its lock too): another worker, or the next
+        look, takes it."""
         runtime = self.application.bot_data.runtime
         assert runtime is not None
-        tables = await self.store.open_tables_in({partition}, self.count)
+        try:
+            self.fence.epochs[partition] = await self.store.claim_partition(
+                partition, self.name, self.address
+            )
+            tables = await self.store.open_tables_in({partition}, self.count)
+        except BaseException:
+            self.fence.epochs.pop(partition, None)
+            with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+                await self._value("SELECT pg_advisory_unlock($1, $2)", PARTITION_LOCKS, partition)
+            raise
+        self.owned.add(partition)
         runtime.adopt(tables)
         self.takeovers += 1
         self.application.bot_data.metrics.takeovers.inc()
@@ -274,13 +295,18 @@ class Worker:
             waiting = await self.store.waiting_updates({partition}, after, BATCH)
             for update_id, _, body in waiting:
                 after = update_id
+                if partition not in self.owned:  # let go meanwhile: its next owner hands it over
+                    return
                 if update_id in self.fed:
                     continue
-                self._fed(update_id)
+                self.fed.add(update_id)
                 update = Update.de_json(json.loads(body), self.application.bot)
                 task = asyncio.create_task(self.application.process_update(update))
                 self.in_flight[partition].add(task)
                 task.add_done_callback(self.in_flight[partition].discard)
+                # Handled (its mark committed: it left the inbox), or not (its mark failed: it is
+                # still there, to be handed over again at the next look).
+                task.add_done_callback(lambda _, update_id=update_id: self.fed.discard(update_id))
                 self.handled += 1
                 self.application.bot_data.metrics.inbox_updates.inc()
             if noticed is not None and waiting:
@@ -288,11 +314,6 @@ class Worker:
                 self.application.bot_data.metrics.inbox_lag.observe(self.lag)
             if len(waiting) < BATCH:
                 return
-
-    def _fed(self, update_id: int) -> None:
-        self.fed[update_id] = None
-        if len(self.fed) > FED_KEPT:
-            del self.fed[next(iter(self.fed))]
 
     async def _wait_in_flight(self, partitions: Iterable[int]) -> None:
         tasks = [task for partition in partitions for task in self.in_flight.get(partition, ())]
@@ -303,8 +324,10 @@ class Worker:
     def poll(self, kinds: Iterable[str]) -> None:
         """Take updates by polling (no webhook): the worker holding the receiver's lock calls
         getUpdates (Telegram answers one caller at a time) and puts them in the inbox; if it is
-        lost, another takes the lock at its next look."""
-        self._tasks.append(asyncio.create_task(self._polling(tuple(kinds)), name="polling"))
+        lost, another takes the lock at its next look. A worker cut off from the database stops
+        polling (its lock is gone) and waits for the lock again once back."""
+        self._poll_kinds = tuple(kinds)
+        self._poller = asyncio.create_task(self._polling(self._poll_kinds), name="polling")
 
     async def _polling(self, kinds: tuple[str, ...]) -> None:
         while not await self._value("SELECT pg_try_advisory_lock($1, $2)", WORKER_LOCKS, RECEIVER):

@@ -157,7 +157,8 @@ class _Lane:
         """Commit the queued writes, a batch at a time, until none is left."""
         try:
             while self.queue:
-                jobs, self.queue = self.queue[:MAX_BATCH], self.queue[MAX_BATCH:]
+                size = self.commits.batch
+                jobs, self.queue = self.queue[:size], self.queue[size:]
                 call = asyncio.ensure_future(self.commits.run_batch(transactions(jobs)))
                 # The batch's outcome reaches its callers whatever happens to this task: cancelled
                 # (the loop is closing), it stops waiting, but the batch ends all the same.
@@ -180,12 +181,19 @@ class GroupCommit:
     write given a key (``write_in``) always takes that key's lane, so the writes about one thing
     (a table) keep their order. SQLite has one writer: one lane. PostgreSQL takes several at once
     (each on a connection of its own): a statement costs a network round trip there, and one line
-    of batches would hold every write of the process behind the slowest."""
+    of batches would hold every write of the process behind the slowest. There a batch is one
+    write (``batch``): the server commits concurrent transactions together by itself, and a
+    transaction holding the row locks of several writes, taken in their order, would wait in a
+    cycle with another (a deadlock)."""
 
     def __init__(
-        self, run_batch: Callable[[Query[list[Outcome]]], Awaitable[list[Outcome]]], lanes: int = 1
+        self,
+        run_batch: Callable[[Query[list[Outcome]]], Awaitable[list[Outcome]]],
+        lanes: int = 1,
+        batch: int = MAX_BATCH,
     ) -> None:
         self.run_batch = run_batch
+        self.batch = batch  # writes committed together at most
         self.lanes = [_Lane(self) for _ in range(max(1, lanes))]
         # Told each batch's seconds (queue included) and whether it committed.
         self.on_batch: Callable[[float, bool], None] | None = None

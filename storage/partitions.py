@@ -32,6 +32,7 @@ def partition_of(chat_id: int, count: int) -> int:
     return chat_id % count
 
 
+ENSURE_LOCK = 0x7061_6965  # "paie": PostgreSQL's transaction lock while the partitions are made
 PARTITION_SQL = "(((chat_id % ?) + ?) % ?)"  # partition_of in SQL (SQL's % keeps the dividend's sign)
 
 
@@ -70,7 +71,9 @@ def fenced_partition(fence: Fence, partition: int) -> Query[None]:
 
 
 def ensure(count: int) -> Query[int]:
-    """The number of partitions: ``count`` made if there are none yet, else those there are."""
+    """The number of partitions: ``count`` made if there are none yet, else those there are (two
+    first workers starting at once make them once: the second waits for the first's commit)."""
+    yield from run("", postgres=f"SELECT pg_advisory_xact_lock({ENSURE_LOCK})")
     known = yield from value("SELECT COUNT(*) FROM partitions")
     if known:
         return int(known)

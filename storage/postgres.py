@@ -54,7 +54,7 @@ class PostgresBackend:
         self.path = without_password(url)
         self.url = url
         self.pool = pool
-        self.commits = GroupCommit(self._run_batch, lanes=WRITE_LANES)
+        self.commits = GroupCommit(self._run_batch, lanes=WRITE_LANES, batch=1)
 
     async def _run_batch(self, batch: Query[list[Outcome]]) -> list[Outcome]:
         return await self._run(batch)

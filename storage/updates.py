@@ -16,16 +16,17 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from storage.partitions import Fence, fenced_partition
-from storage.sql import Query, many, marks, rows, run, value
+from storage.sql import Query, marks, rows, run, value
 
 KEEP = timedelta(hours=48)
 NEWEST = 100_000
 
 
-def remember(update_ids: Iterable[int], now: str, fence: Fence | None = None) -> Query[None]:
-    """These updates are taken: kept here, and out of the inbox (``storage/inbox.py``). With a
-    ``fence``, refused (``NotOwner``) for an update of a partition the worker does not own: it stays
-    in the inbox for the owner."""
+def remember(update_ids: Iterable[int], now: str, fence: Fence | None = None) -> Query[int]:
+    """These updates are taken: kept here, and out of the inbox (``storage/inbox.py``); how many
+    were not taken before (one taken already, by another worker that owned its chat then, is
+    theirs: handled once). With a ``fence``, refused (``NotOwner``) for an update of a partition the
+    worker does not own: it stays in the inbox for the owner."""
     ids = list(update_ids)
     if fence is not None:
         waiting = yield from rows(
@@ -33,11 +34,15 @@ def remember(update_ids: Iterable[int], now: str, fence: Fence | None = None) ->
         )
         for row in waiting:
             yield from fenced_partition(fence, row[0])
-    yield from many(
-        "INSERT INTO updates_taken (update_id, taken_at) VALUES (?, ?) ON CONFLICT (update_id) DO NOTHING",
-        ((update_id, now) for update_id in ids),
-    )
+    taken = 0
+    for update_id in ids:
+        taken += yield from run(
+            "INSERT INTO updates_taken (update_id, taken_at) VALUES (?, ?)"
+            " ON CONFLICT (update_id) DO NOTHING",
+            (update_id, now),
+        )
     yield from run(f"DELETE FROM inbox WHERE update_id IN ({marks(len(ids))})", ids)
+    return taken
 
 
 def forget(before: str, newest: int = NEWEST) -> Query[int]:

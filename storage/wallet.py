@@ -157,13 +157,19 @@ def book(
             for leg in legs
         ],
     )
-    person_changes = [(d, a) for a, d in net.items() if d != 0 and isinstance(a, int)]
-    named_changes = [(d, a) for a, d in net.items() if d != 0 and isinstance(a, str)]
+    # In one order (people by id, then the named accounts by name): two transactions moving the
+    # same balances at once on PostgreSQL wait for each other, never in a cycle.
+    person_changes = sorted((a, d) for a, d in net.items() if d != 0 and isinstance(a, int))
+    named_changes = sorted((a, d) for a, d in net.items() if d != 0 and isinstance(a, str))
     try:
         if person_changes:
-            yield from many("UPDATE people SET balance = balance + ? WHERE id = ?", person_changes)
+            yield from many(
+                "UPDATE people SET balance = balance + ? WHERE id = ?", [(d, a) for a, d in person_changes]
+            )
         if named_changes:
-            yield from many("UPDATE accounts SET balance = balance + ? WHERE name = ?", named_changes)
+            yield from many(
+                "UPDATE accounts SET balance = balance + ? WHERE name = ?", [(d, a) for a, d in named_changes]
+            )
     except Violation as exc:
         # Only reachable if the balances read above were wrong: the CHECK constraints are the last word.
         bounded = [a for a in net if a not in (MINT, HOUSE)]

@@ -50,6 +50,7 @@ class Elsewhere:
         headers = {key: request.headers[key] for key in KEPT_HEADERS if key in request.headers}
         headers[PASSED_ON] = name
         body = await request.read()
+        stream: web.StreamResponse | None = None
         try:
             async with self._session.request(
                 request.method, address + request.path_qs, data=body or None, headers=headers
@@ -74,6 +75,8 @@ class Elsewhere:
                 return stream
         except (aiohttp.ClientError, TimeoutError) as error:
             log.warning("a Mini App request could not reach the worker at %s: %s", address, error)
+            if stream is not None:  # the stream was under way: it ends, and the page opens another
+                return stream
             raise web.HTTPServiceUnavailable(
                 text='{"error": "busy", "text": "try again"}',
                 content_type="application/json",

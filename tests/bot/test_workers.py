@@ -227,3 +227,43 @@ async def test_an_older_update_put_after_a_newer_one_was_handed_over_is_still_ha
         assert sum("10,000" in message.text for message in world.bot_messages(1)) == 2  # both answered
     finally:
         await stop_bot(bot)
+
+
+async def test_an_update_another_worker_took_already_is_not_handled_again(world, postgres_url):
+    """A partition moved while an update was on its way: the worker that took it first handles it;
+    the other, asking after that, is told it is taken (not in its memory, and newer than what it
+    looks up at start-up)."""
+    a = await start_bot(world, postgres_url, partitions=PARTITIONS)
+    b = await start_bot(world, postgres_url, partitions=PARTITIONS)
+    try:
+        update_id = int(world.post(1, 1, "/balance")["update_id"])
+        deliveries = [x.application.bot_data.deliveries for x in (a, b)]
+        assert all(update_id > d.floor for d in deliveries)
+        assert await deliveries[1].first_time(update_id)
+        assert not await deliveries[0].first_time(update_id)
+    finally:
+        for x in (a, b):
+            await stop_bot(x)
+
+
+async def test_a_partition_that_could_not_be_loaded_is_let_go_and_taken_at_the_next_look(
+    world, postgres_url, monkeypatch
+):
+    from storage import Store
+
+    real, failed = Store.open_tables_in, []
+
+    async def failing_once(self, chosen, count):
+        if not failed:
+            failed.append(chosen)
+            raise OSError("the database went away for a moment")
+        return await real(self, chosen, count)
+
+    monkeypatch.setattr(Store, "open_tables_in", failing_once)
+    bot = await start_bot(world, postgres_url, partitions=PARTITIONS)
+    try:
+        assert failed and len(worker(bot).owned) == PARTITIONS - 1  # the one that failed: not owned
+        await until(lambda: len(worker(bot).owned) == PARTITIONS, "the partition taken at the next look")
+        assert failed[0] <= worker(bot).owned
+    finally:
+        await stop_bot(bot)

@@ -361,6 +361,7 @@ async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
     assert any(outcomes) and not all(outcomes)
 
 
+@pytest.mark.sqlite_only  # PostgreSQL commits each write in a transaction of its own (storage/commits.py)
 async def test_writes_made_together_are_committed_together_and_each_stands_or_falls_alone(store, monkeypatch):
     import storage.commits as module
 
