@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import math
@@ -61,6 +62,7 @@ REBALANCE = 1.0  # seconds between looks at the share of partitions (and at the 
 RELEASE_AT_ONCE = 4  # partitions let go of in one look, at most (a new worker's share comes in steps)
 BATCH = 200  # updates read from the inbox at once, per partition
 WORKER_LOCKS = 0x7061_6977  # "paiw": the advisory locks that say a worker is alive (one each)
+MOVED = "paiju_table_moved"  # a table went to another chat's partition (a group upgraded): its id
 RECEIVER = 0  # (of WORKER_LOCKS; a worker's own is never 0) held by the worker that polls Telegram
 LONG_POLL = 25  # seconds getUpdates waits for news (Telegram's long poll)
 POLL_PAUSES = (1.0, 2.0, 5.0, 15.0, 30.0)  # seconds between tries while getUpdates fails; the last repeats
@@ -135,6 +137,7 @@ class Worker:
         ):
             pass  # (another worker drew the same number)
         await self.conn.add_listener(CHANNEL, self._notified)
+        await self.conn.add_listener(MOVED, self._moved)
         self.conn.add_termination_listener(self._cut_off)
 
     def _cut_off(self, conn: object) -> None:
@@ -173,6 +176,7 @@ class Worker:
         await self._wait_in_flight(list(self.owned))
         with contextlib.suppress(asyncpg.InterfaceError, asyncpg.PostgresError, OSError):
             await self.conn.remove_listener(CHANNEL, self._notified)
+            await self.conn.remove_listener(MOVED, self._moved)
 
     # -- the share of partitions --------------------------------------------------------------------
     async def rebalance(self) -> None:
@@ -351,6 +355,36 @@ class Worker:
                     "getUpdates failed (%s: %s): polling again in %g s", type(error).__name__, error, pause
                 )
                 await asyncio.sleep(pause)
+
+    # -- a table that moves to another partition (its group became a supergroup: a new chat id) ------
+    def owns(self, chat_id: int) -> bool:
+        return partition_of(chat_id, self.count) in self.owned
+
+    async def hand_off(self, table_id: int, chat_id: int) -> None:
+        """A table of this worker's is now in a chat of another worker's partition: let it go (its
+        writes would be refused) and tell that worker, which loads it as saved."""
+        runtime = self.application.bot_data.runtime
+        assert runtime is not None
+        await runtime.let_go(lambda chat: chat == chat_id)
+        await self._value("SELECT pg_notify($1, $2)", MOVED, str(table_id))
+
+    def _moved(self, conn: object, pid: int, channel: str, payload: str) -> None:
+        if payload.isdigit():
+            runtime = self.application.bot_data.runtime
+            if runtime is not None:
+                runtime.background(self._take_table(int(payload)))
+
+    async def _take_table(self, table_id: int) -> None:
+        runtime = self.application.bot_data.runtime
+        assert runtime is not None
+        saved = await self.store.load_table(table_id)
+        if saved is None or saved.closed or not self.owns(saved.chat_id):
+            return
+        async with runtime.tables.lock(saved.chat_id):
+            if runtime.tables.get(saved.chat_id) is None:
+                # Its message is in the old chat: the new one gets a message of its own.
+                runtime.adopt([dataclasses.replace(saved, message_id=None)])
+                log.info("worker %s took table %d, moved to chat %d", self.name, table_id, saved.chat_id)
 
     async def owner_of_table(self, table_id: int) -> str | None:
         """Where the worker holding a table is reached, if another one holds it."""

@@ -314,9 +314,14 @@ async def group_upgraded(update: Update, context: Context) -> None:
     runtime = runtime_of(context)
     async with runtime.tables.lock(old):
         live = await runtime.migrate(old, new)
-    if live is not None:
-        async with runtime.tables.lock(new):
-            await runtime.present(live, [])
+    if live is None:
+        return
+    worker = context.bot_data.worker
+    if worker is not None and not worker.owns(new):  # the new chat is another worker's to show
+        await worker.hand_off(live.table_id, new)
+        return
+    async with runtime.tables.lock(new):
+        await runtime.present(live, [])
 
 
 # -- the buttons -----------------------------------------------------------------------------------

@@ -267,3 +267,35 @@ async def test_a_partition_that_could_not_be_loaded_is_let_go_and_taken_at_the_n
         assert failed[0] <= worker(bot).owned
     finally:
         await stop_bot(bot)
+
+
+async def test_a_table_whose_group_upgrades_into_another_workers_partition_goes_to_that_worker(
+    world, postgres_url
+):
+    a, b = bots = [
+        await start_bot(world, postgres_url, partitions=PARTITIONS),
+        await start_bot(world, postgres_url, partitions=PARTITIONS),
+    ]
+    try:
+        await balanced(bots)
+        old = groups_of(world, [a], each=1)[0]
+        new = next(chat for chat in range(-100_100_000, -100_200_000, -1) if worker(b).owns(chat))
+        driver = through_the_inbox(world, bots, [])
+        await open_round(driver, lambda chat: owner_of(bots, chat), old)
+        table_id = a.runtime.tables.get(old).table_id
+
+        for update in world.upgrade_group(old, new):  # both service messages, as Telegram sends them
+            await driver.deliver(update)
+        await until(lambda: b.runtime.tables.get(new) is not None, "the new chat's worker holds the table")
+        assert a.runtime.tables.get(old) is None and a.runtime.tables.get(new) is None
+        assert b.runtime.tables.get(new).table_id == table_id
+        await settled(bots)
+        assert "第 1 局" in driver.table(new)  # shown in the supergroup, by its worker
+        _, second, third = people(old)
+        await driver.press(third, third, "不补")  # played on there
+        await driver.press(second, second, "补牌")
+        assert "第 1 局 · 结算" in driver.table(new)
+        assert (await b.runtime.store.check()).ok
+    finally:
+        for x in bots:
+            await stop_bot(x)
