@@ -8,9 +8,9 @@ asked before any handler runs (``bot/app.py``), in webhook and polling modes ali
 The recent ids are kept in memory (checked and claimed without waiting, so two deliveries of one
 update handled at once cannot both pass) and saved in the database: queued at once, without
 waiting (``Store.remember_update``), so the id commits no later than anything its handling writes
-and a crash never leaves an update's effects saved without it. (On PostgreSQL, where writes commit
-on several lines at once, the handling waits for it instead: the same guarantee; and an update
-another worker took already is not handled again.) An id not in memory but no newer than the
+and a crash never leaves an update's effects saved without it. (Where writes may commit out of
+order, PostgreSQL's several lanes, the handling waits for it instead: the same guarantee; and an
+update another worker took already is not handled again.) An id not in memory but no newer than the
 newest one saved before (after a restart, or long ago in this run) is looked up there:
 only a redelivery pays for that read; a new update's id is newer.
 """
@@ -57,10 +57,10 @@ class Deliveries:
         saving = self.store.remember_update(update_id)
         self._saving.add(saving)
         saving.add_done_callback(self._saved)
-        if self.store.backend.postgresql:
-            # Its writes may commit on other lines than the mark's (``storage/commits.py``): the
-            # mark first. Refused (another worker owns its chat now), or taken by another worker
-            # already (it owned the chat then): theirs. Failed: forgotten here, handed over again.
+        if not self.store.writes_in_order:
+            # Its writes may commit before the mark (``storage/commits.py``): the mark first.
+            # Refused (another worker owns its chat now), or taken by another worker already (it
+            # owned the chat then): theirs. Failed: forgotten here, handed over again.
             await asyncio.wait([saving])
             if saving.cancelled() or saving.exception() is not None:
                 self.recent.pop(update_id, None)

@@ -301,17 +301,19 @@ class Runtime:
 
     async def let_go(self, chats: Callable[[int], bool], timeout: float = 10.0) -> None:
         """Forget the tables of the chats ``chats`` says (another worker takes them over): each
-        once its chat's current change is done, its clock disarmed; then what they queued goes out
-        (at most ``timeout`` seconds: what is left, the next owner sends)."""
+        once its chat's current change is done, its clock disarmed; then what they queued for
+        their group and their people's DMs goes out (at most ``timeout`` seconds: what is left, the
+        next owner sends), whatever the other chats have queued."""
         gone = [live for live in list(self.tables.by_chat.values()) if chats(live.chat_id)]
         for live in gone:
             async with self.tables.lock(live.chat_id):
                 self.turns.disarm(live.table_id)
                 self.tables.let_go(live)
         if gone:
+            shown_in = {chat for live in gone for chat in (live.chat_id, *live.dm_ids)}
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
-                    await self.presenter.sender.drain()
+                    await self.presenter.sender.drain(shown_in)
 
     async def _redraw(self, live: LiveTable) -> None:
         async with self.tables.lock(live.chat_id):

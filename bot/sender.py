@@ -21,7 +21,7 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Hashable
 from contextvars import ContextVar
 from dataclasses import replace
 
@@ -138,10 +138,11 @@ class Sender:
         if self.every is not None:
             self.every.share(workers)
 
-    async def drain(self) -> None:
-        """Until nothing is queued anywhere (tests, and the last sends before shutting down)."""
-        while self.tasks:
-            await asyncio.gather(*list(self.tasks.values()), return_exceptions=True)
+    async def drain(self, chats: Collection[int] | None = None) -> None:
+        """Until nothing is queued anywhere (tests, and the last sends before shutting down), or in
+        these ``chats`` (their table goes to another worker) whatever the others do."""
+        while running := [task for chat, task in self.tasks.items() if chats is None or chat in chats]:
+            await asyncio.gather(*running, return_exceptions=True)
 
     async def stop(self) -> None:
         for task in [*self.tasks.values(), *([self._granter] if self._granter else [])]:

@@ -54,7 +54,7 @@ def add_route(app: web.Application, application: App, path: str, secret: str) ->
             await application.update_queue.put(update)
             return web.Response()
         try:  # one of several workers: the update waits in the inbox for its chat's owner
-            await workers.put(application, body, update)
+            await workers.put(application, [(update, body)])
         except Exception as error:  # the database is out of reach: Telegram posts it again
             log.warning("an update could not be put in the inbox (%s): Telegram will post it again", error)
             return web.Response(status=503)

@@ -99,9 +99,6 @@ class Worker:
         self.fed: set[int] = set()  # update ids handed over and being handled
         self.notified: set[int] = set()  # partitions with news since the inbox was last read
         self.wake = asyncio.Event()
-        self.takeovers = 0  # partitions taken since start-up
-        self.handled = 0  # updates handed over from the inbox
-        self.lag = 0.0  # seconds from the inbox's notice to the hand-over, of the last update
         self.workers = 1  # alive, at the last look
         self._control = asyncio.Lock()  # one query at a time on the worker's connection
         self._tasks: list[asyncio.Task[None]] = []
@@ -240,7 +237,6 @@ class Worker:
             raise
         self.owned.add(partition)
         runtime.adopt(tables)
-        self.takeovers += 1
         self.application.bot_data.metrics.takeovers.inc()
         self.notified.add(partition)
         self.wake.set()
@@ -311,11 +307,10 @@ class Worker:
                 # Handled (its mark committed: it left the inbox), or not (its mark failed: it is
                 # still there, to be handed over again at the next look).
                 task.add_done_callback(lambda _, update_id=update_id: self.fed.discard(update_id))
-                self.handled += 1
                 self.application.bot_data.metrics.inbox_updates.inc()
             if noticed is not None and waiting:
-                self.lag, noticed = time.monotonic() - noticed, None
-                self.application.bot_data.metrics.inbox_lag.observe(self.lag)
+                self.application.bot_data.metrics.inbox_lag.observe(time.monotonic() - noticed)
+                noticed = None
             if len(waiting) < BATCH:
                 return
 
@@ -345,7 +340,7 @@ class Worker:
                     await bot.delete_webhook(drop_pending_updates=False)
                 updates = await bot.get_updates(offset=offset, timeout=LONG_POLL, allowed_updates=kinds)
                 if updates:  # kept in one transaction; confirmed to Telegram by the next call
-                    await put_all(self.application, updates)
+                    await put(self.application, [(update, update.to_dict()) for update in updates])
                     offset = updates[-1].update_id + 1
                 failed = 0
             except (TelegramError, StorageError, asyncpg.PostgresError, OSError) as error:
@@ -401,14 +396,26 @@ class Worker:
             return list(await self.conn.fetch(query, *args))
 
 
-async def route(store: Store, update: Update, count: int) -> int:
-    """The partition an update is handled in: its chat's, or for a press in someone's DM on a
-    table's button, the table's group's (that chat's owner holds the table)."""
-    return partition_of(await chat_of(store, update), count)
+async def put(application: App, updates: Sequence[tuple[Update, dict[str, Any]]]) -> int:
+    """Keep updates Telegram delivered (each with its body as sent) in the inbox, each for its
+    chat's owner, in one transaction; how many were new (not there already, nor taken before)."""
+    store = application.bot_data.store
+    worker = application.bot_data.worker
+    assert worker is not None and store is not None
+    kept = [
+        (
+            update.update_id,
+            partition_of(await chat_of(store, update), worker.count),
+            json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+        )
+        for update, body in updates
+    ]
+    return await store.put_updates(kept)
 
 
 async def chat_of(store: Store, update: Update) -> int:
-    """The chat whose owner handles ``update``."""
+    """The chat whose owner handles ``update``: its own, or for a press in someone's DM on a
+    table's button, the table's group's (that chat's owner holds the table)."""
     query = update.callback_query
     if query is not None and query.message is not None:
         chat = query.message.chat
@@ -423,29 +430,3 @@ async def chat_of(store: Store, update: Update) -> int:
         return chat.id
     user = update.effective_user
     return user.id if user is not None else 0
-
-
-async def put_all(application: App, updates: Sequence[Update]) -> int:
-    """Keep updates taken from Telegram in the inbox, each for its chat's owner, in one transaction."""
-    store = application.bot_data.store
-    worker = application.bot_data.worker
-    assert worker is not None and store is not None
-    kept = [
-        (update.update_id, await route(store, update, worker.count), _text(update.to_dict()))
-        for update in updates
-    ]
-    return await store.put_updates(kept)
-
-
-def _text(body: dict[str, Any]) -> str:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-
-
-async def put(application: App, body: dict[str, Any], update: Update) -> bool:
-    """Keep an update Telegram delivered in the inbox for its chat's owner (False: it was there, or
-    was taken already)."""
-    worker = application.bot_data.worker
-    store = application.bot_data.store
-    assert worker is not None and store is not None
-    partition = await route(store, update, worker.count)
-    return await store.put_update(update.update_id, partition, _text(body))

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from storage.errors import StorageError
-from storage.sql import Query, in_transaction, rollback, run
+from storage.sql import Query, in_transaction, run, transaction
 
 T = TypeVar("T")
 MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
@@ -75,20 +75,15 @@ def transactions(jobs: Sequence[Job]) -> Query[list[Outcome]]:
     """The jobs in one transaction (one commit for all), each in its own savepoint.
 
     (ok, result or error) for each; if the commit fails, or an error ends the whole transaction,
-    it raises and none of them stands. SQLite's ``BEGIN IMMEDIATE`` takes the write lock at once
-    (a reader never has to be upgraded); PostgreSQL locks rows as they are written.
+    it raises and none of them stands.
     """
-    yield from run("BEGIN IMMEDIATE", postgres="BEGIN")
-    try:
-        outcomes = []
-        for job in jobs:
-            outcomes.append((yield from _savepoint(job)))
-        yield from run("COMMIT")
-    except GeneratorExit:
-        raise
-    except BaseException:
-        yield from rollback()
-        raise
+    return (yield from transaction(_each(jobs)))
+
+
+def _each(jobs: Sequence[Job]) -> Query[list[Outcome]]:
+    outcomes = []
+    for job in jobs:
+        outcomes.append((yield from _savepoint(job)))
     return outcomes
 
 
@@ -138,6 +133,12 @@ def _settle(job: Job, ok: bool, value: object) -> None:
 
 def _observe(on_batch: Callable[[float, bool], None], started: float, call: asyncio.Future[object]) -> None:
     on_batch(time.perf_counter() - started, not call.cancelled() and call.exception() is None)
+
+
+def _nothing() -> Query[None]:
+    """A write that writes nothing (``GroupCommit.drain``)."""
+    return
+    yield
 
 
 class _Lane:
@@ -198,6 +199,11 @@ class GroupCommit:
         # Told each batch's seconds (queue included) and whether it committed.
         self.on_batch: Callable[[float, bool], None] | None = None
 
+    @property
+    def in_order(self) -> bool:
+        """Are all writes committed in the order they were made (one lane)?"""
+        return len(self.lanes) == 1
+
     async def write(self, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` in a transaction, committed if it returns, undone if it raises
         (the error is raised here); committed together with the writes made while the batch
@@ -237,7 +243,7 @@ class GroupCommit:
         return job
 
     async def drain(self) -> None:
-        """Wait until every write queued so far has ended."""
-        for lane in self.lanes:
-            while lane.committer is not None:
-                await asyncio.wait([lane.committer])
+        """Wait until every write queued so far has ended (not those queued meanwhile: a busy
+        process's lanes may never be empty): a write that does nothing, at the end of each lane."""
+        ends = [self.enqueue(_nothing, (), {}, key).outcome for key in range(len(self.lanes))]
+        await asyncio.wait(ends)

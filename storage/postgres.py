@@ -10,9 +10,10 @@ schema's constraints stay the last word on every coin.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -77,12 +78,19 @@ class PostgresBackend:
         await self.pool.close()
 
 
-async def connect(url: str, **options: Any) -> asyncpg.Connection:
-    """One connection (``DatabaseUnreachable`` with the server's reason if there is none to have)."""
+@contextlib.contextmanager
+def reaching(url: str) -> Iterator[None]:
+    """A failure to connect to ``url`` as ``DatabaseUnreachable``, with the server's reason."""
     try:
-        return await asyncpg.connect(url, timeout=CONNECT_SECONDS, **options)
+        yield
     except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
         raise DatabaseUnreachable(without_password(url), str(error) or type(error).__name__) from error
+
+
+async def connect(url: str, **options: Any) -> asyncpg.Connection:
+    """One connection (``DatabaseUnreachable`` with the server's reason if there is none to have)."""
+    with reaching(url):
+        return await asyncpg.connect(url, timeout=CONNECT_SECONDS, **options)
 
 
 async def open_postgres(url: str, migrate: Callable[[], Query[int]]) -> PostgresBackend:
@@ -90,10 +98,8 @@ async def open_postgres(url: str, migrate: Callable[[], Query[int]]) -> Postgres
     pool = asyncpg.create_pool(
         url, min_size=1, max_size=POOL_SIZE, init=prepare_connection, timeout=CONNECT_SECONDS
     )
-    try:
+    with reaching(url):
         await pool
-    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
-        raise DatabaseUnreachable(without_password(url), str(error) or type(error).__name__) from error
     try:
         async with pool.acquire() as conn:
             await run_query(conn, migrate())

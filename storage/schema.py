@@ -18,7 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from storage.errors import SchemaTooNew
-from storage.sql import Query, rollback, run, value
+from storage.sql import Query, run, transaction, value
 
 V1_BASE: tuple[str, ...] = (
     """CREATE TABLE people (
@@ -391,25 +391,22 @@ def migrate(target: int = LATEST) -> Query[int]:
     """
     if not 0 <= target <= LATEST:
         raise ValueError(f"no schema version {target}; the latest is {LATEST}")
-    while True:
-        try:
-            yield from _begin()
-            version = yield from schema_version()
-            if version > LATEST:
-                raise SchemaTooNew(version, LATEST)
-            if version >= target:
-                yield from run("COMMIT")
-                return version
-            step = MIGRATIONS[version]
-            for sqlite_text, postgres_text in _paired(step):
-                yield from run(sqlite_text, postgres=postgres_text)
-            yield from set_version(version + 1)
-            yield from run("COMMIT")
-        except GeneratorExit:
-            raise
-        except BaseException:
-            yield from rollback()
-            raise
+    while (reached := (yield from transaction(_step(target), begin=_begin()))) is None:
+        pass  # one step taken: the next, in a transaction of its own
+    return reached
+
+
+def _step(target: int) -> Query[int | None]:
+    """The next step towards ``target``; the version if there is none to take."""
+    version = yield from schema_version()
+    if version > LATEST:
+        raise SchemaTooNew(version, LATEST)
+    if version >= target:
+        return version
+    for sqlite_text, postgres_text in _paired(MIGRATIONS[version]):
+        yield from run(sqlite_text, postgres=postgres_text)
+    yield from set_version(version + 1)
+    return None
 
 
 def _paired(step: Step) -> list[tuple[str, str]]:

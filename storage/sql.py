@@ -87,6 +87,12 @@ def first(text: str, args: Sequence[Any] = (), *, postgres: str | None = None) -
     return found[0] if found else None
 
 
+def first_to_change(text: str, args: Sequence[Any] = ()) -> Query[Any | None]:
+    """:func:`first`, the row to be changed in this transaction: locked against other writers until
+    it ends (PostgreSQL's ``FOR UPDATE``; SQLite's write transaction holds the whole file)."""
+    return (yield from first(text, args, postgres=f"{text} FOR UPDATE"))
+
+
 def value(text: str, args: Sequence[Any] = (), *, postgres: str | None = None) -> Query[Any]:
     """The first column of the first row of a query, or None when it returns no row."""
     row = yield from first(text, args, postgres=postgres)
@@ -105,11 +111,23 @@ def many(text: str, arguments: Iterable[Sequence[Any]], *, postgres: str | None 
         yield Sql(text, batch, Want.MANY, postgres)
 
 
-def rollback() -> Query[None]:
-    """Undo the transaction after an error; one the database ended already is no second error
-    (the first one says why)."""
-    with contextlib.suppress(Exception):
-        yield from run("ROLLBACK")
+def transaction(body: Query[T], begin: Query[None] | None = None) -> Query[T]:
+    """``body`` in a transaction of its own: committed if it returns, undone if it raises (a
+    transaction the database ended already is no second error: the first one says why).
+    ``begin`` starts it (default: SQLite's ``BEGIN IMMEDIATE``, which takes the write lock at once,
+    so a reader never has to be upgraded; PostgreSQL's ``BEGIN``, which locks rows as they are
+    written)."""
+    try:
+        yield from (begin if begin is not None else run("BEGIN IMMEDIATE", postgres="BEGIN"))
+        result = yield from body
+        yield from run("COMMIT")
+    except GeneratorExit:
+        raise
+    except BaseException:
+        with contextlib.suppress(Exception):
+            yield from run("ROLLBACK")
+        raise
+    return result
 
 
 def in_transaction() -> Query[bool]:

@@ -179,9 +179,16 @@ class Store:
 
     # -- updates taken from Telegram ----------------------------------------------------------
 
+    @property
+    def writes_in_order(self) -> bool:
+        """Are writes committed in the order they are made (SQLite), or may one made later commit
+        first (PostgreSQL: a table's writes keep their order, not all of them)?"""
+        return self.backend.commits.in_order
+
     def remember_update(self, update_id: int) -> asyncio.Future[object]:
         """This update was taken from Telegram (see ``storage/updates.py``): queued at once, without
-        waiting, so it commits no later than any write its handling makes (the future says when)."""
+        waiting (where writes commit in order, it commits no later than any write its handling
+        makes); the future says when, and whether it was taken now (not before)."""
         return self.backend.commits.enqueue(
             updates.remember, ((update_id,), self._now_text()), {"fence": self.fence}
         ).outcome
@@ -411,12 +418,9 @@ class Store:
         """The chat a table is (or was) in: where a press on its button in a DM is handled."""
         return await self._read(tables.chat_of, table_id)
 
-    async def put_update(self, update_id: int, partition: int, body: str) -> bool:
-        """Keep an update in the inbox for its partition's owner (False: it is there, or was taken)."""
-        return await self._write(inbox.put, update_id, partition, body, self._now_text())
-
     async def put_updates(self, updates: Sequence[tuple[int, int, str]]) -> int:
-        """Keep updates (update_id, partition, body) in the inbox, in one transaction; how many were new."""
+        """Keep updates (update_id, partition, body) in the inbox for their partitions' owners, in
+        one transaction; how many were new (not there already, nor taken before)."""
         return await self._write(inbox.put_all, updates, self._now_text())
 
     async def waiting_updates(

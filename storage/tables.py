@@ -27,7 +27,7 @@ from storage.errors import (
 from storage.models import GAMES, RoundRecord, SavedTable
 from storage.partitions import PARTITION_SQL, Fence, fenced
 from storage.people import ensure_chat
-from storage.sql import Query, Violation, first, many, marks, rows, run, value
+from storage.sql import Query, Violation, first, first_to_change, many, marks, rows, run, value
 from storage.timeutil import from_db, from_db_required, to_db
 
 TABLE_COLUMNS = (
@@ -156,10 +156,8 @@ def commit_action(
     legs = wallet.action_legs(table_id, round_no, action_seq, payments)
     state_text = state_json(state)  # bad input fails here, before anything is written
     deadline_text = None if deadline is None else to_db(deadline)
-    saved = yield from first(
-        "SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ?",
-        (table_id,),
-        postgres="SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ? FOR UPDATE",
+    saved = yield from first_to_change(
+        "SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ?", (table_id,)
     )
     if saved is None:
         raise UnknownTable(table_id)
@@ -275,10 +273,8 @@ def update_messages(
     """Set the table message id and merge DM ids and shown hashes (None forgets one); ``turn``
     replaces the turn kept in the table's state (its clock moved between two actions), ``view``
     what its messages show besides (changed by no action: someone back from autopilot)."""
-    saved = yield from first(
-        "SELECT chat_id, message_id, dm_ids, shown, state FROM tables WHERE id = ?",
-        (table_id,),
-        postgres="SELECT chat_id, message_id, dm_ids, shown, state FROM tables WHERE id = ? FOR UPDATE",
+    saved = yield from first_to_change(
+        "SELECT chat_id, message_id, dm_ids, shown, state FROM tables WHERE id = ?", (table_id,)
     )
     if saved is None:
         raise UnknownTable(table_id)

@@ -9,6 +9,7 @@ import asyncio
 import json
 import time
 
+import pytest
 from telegram import Update
 
 from bot import workers
@@ -61,7 +62,7 @@ def through_the_inbox(world, bots, delivered: list[int]) -> Driver:
     async def deliver(update: dict) -> None:
         entry = next(b for b in bots if b.application.bot_data.worker is not None)
         body = json.loads(json.dumps(update))
-        assert await workers.put(entry.application, body, Update.de_json(body, entry.application.bot))
+        assert await workers.put(entry.application, [(Update.de_json(body, entry.application.bot), body)])
         delivered.append(body["update_id"])
         await settled(bots)
 
@@ -116,6 +117,20 @@ async def finish_round(driver, chat_id) -> None:
     assert "第 1 局 · 结算" in driver.table(chat_id)
 
 
+@pytest.fixture
+async def pair(world, postgres_url):
+    """Two workers on one database, the partitions shared out between them (stopped after)."""
+    bots = []
+    try:
+        for _ in range(2):
+            bots.append(await start_bot(world, postgres_url, partitions=PARTITIONS))
+        await balanced(bots)
+        yield bots
+    finally:
+        for bot in bots:
+            await stop_bot(bot)
+
+
 async def test_two_workers_share_the_chats_and_each_handles_its_own_once(world, postgres_url):
     bots = [await start_bot(world, postgres_url, partitions=PARTITIONS)]
     try:
@@ -134,55 +149,49 @@ async def test_two_workers_share_the_chats_and_each_handles_its_own_once(world, 
         report = await bots[0].runtime.store.check()
         assert report.ok and report.figures["granted"] == 10_000 * 3 * len(groups), report
         assert report.figures["open_tables"] == len(groups)
-        assert sum(worker(b).handled for b in bots) == len(delivered)  # each update handed over once
+        handed = [
+            b.application.bot_data.metrics.registry.get_sample_value("paiju_inbox_updates_total")
+            for b in bots
+        ]
+        assert sum(handed) == len(delivered)  # each update handed over once
     finally:
         for b in bots:
             await stop_bot(b)
 
 
-async def test_a_worker_cut_off_loses_its_tables_to_the_other_which_finishes_their_rounds(
-    world, postgres_url
-):
-    a, b = bots = [
-        await start_bot(world, postgres_url, partitions=PARTITIONS),
-        await start_bot(world, postgres_url, partitions=PARTITIONS),
-    ]
-    try:
-        await balanced(bots)
-        groups = groups_of(world, bots)
-        driver = through_the_inbox(world, bots, [])
-        for chat_id in groups:
-            await open_round(driver, lambda chat: owner_of(bots, chat), chat_id)
+async def test_a_worker_cut_off_loses_its_tables_to_the_other_which_finishes_their_rounds(world, pair):
+    a, b = bots = pair
+    groups = groups_of(world, bots)
+    driver = through_the_inbox(world, bots, [])
+    for chat_id in groups:
+        await open_round(driver, lambda chat: owner_of(bots, chat), chat_id)
 
-        back = asyncio.Event()
-        reconnect = worker(a)._reconnect
+    back = asyncio.Event()
+    reconnect = worker(a)._reconnect
 
-        async def held_back() -> None:  # a stays cut off until the test lets it back
-            await back.wait()
-            await reconnect()
+    async def held_back() -> None:  # a stays cut off until the test lets it back
+        await back.wait()
+        await reconnect()
 
-        worker(a)._reconnect = held_back
-        await a.runtime.store.backend.pool.execute(
-            "SELECT pg_terminate_backend($1)", worker(a).conn.get_server_pid()
-        )
-        started = time.monotonic()
-        await until(lambda: len(worker(b).owned) == worker(b).count, "b took every partition")
-        assert time.monotonic() - started < 10  # the target: a lost worker's chats owned again in 10 s
-        await until(lambda: not a.runtime.tables.by_chat, "a let go of its tables")
-        assert all(b.runtime.tables.get(chat) is not None for chat in groups)  # loaded, clocks re-armed
-        for chat_id in groups:
-            await finish_round(driver, chat_id)
+    worker(a)._reconnect = held_back
+    await a.runtime.store.backend.pool.execute(
+        "SELECT pg_terminate_backend($1)", worker(a).conn.get_server_pid()
+    )
+    started = time.monotonic()
+    await until(lambda: len(worker(b).owned) == worker(b).count, "b took every partition")
+    assert time.monotonic() - started < 10  # the target: a lost worker's chats owned again in 10 s
+    await until(lambda: not a.runtime.tables.by_chat, "a let go of its tables")
+    assert all(b.runtime.tables.get(chat) is not None for chat in groups)  # loaded, clocks re-armed
+    for chat_id in groups:
+        await finish_round(driver, chat_id)
 
-        back.set()  # a is back: the partitions are shared again, never a table held by two
-        await balanced(bots)
-        for chat_id in groups:
-            holders = [x for x in bots if x.runtime.tables.get(chat_id) is not None]
-            assert holders == [owner_of(bots, chat_id)]
-        report = await b.runtime.store.check()
-        assert report.ok, report.problems
-    finally:
-        for x in bots:
-            await stop_bot(x)
+    back.set()  # a is back: the partitions are shared again, never a table held by two
+    await balanced(bots)
+    for chat_id in groups:
+        holders = [x for x in bots if x.runtime.tables.get(chat_id) is not None]
+        assert holders == [owner_of(bots, chat_id)]
+    report = await b.runtime.store.check()
+    assert report.ok, report.problems
 
 
 async def test_a_worker_that_lost_a_partition_unawares_is_refused_when_it_acts_there(world, postgres_url):
@@ -222,28 +231,23 @@ async def test_an_older_update_put_after_a_newer_one_was_handed_over_is_still_ha
         older["update_id"] = int(newer["update_id"]) - 1_000
         for update in (newer, older):
             body = json.loads(json.dumps(update))
-            assert await workers.put(bot.application, body, Update.de_json(body, bot.application.bot))
+            assert await workers.put(bot.application, [(Update.de_json(body, bot.application.bot), body)])
             await settled([bot])
         assert sum("10,000" in message.text for message in world.bot_messages(1)) == 2  # both answered
     finally:
         await stop_bot(bot)
 
 
-async def test_an_update_another_worker_took_already_is_not_handled_again(world, postgres_url):
+async def test_an_update_another_worker_took_already_is_not_handled_again(world, pair):
     """A partition moved while an update was on its way: the worker that took it first handles it;
     the other, asking after that, is told it is taken (not in its memory, and newer than what it
     looks up at start-up)."""
-    a = await start_bot(world, postgres_url, partitions=PARTITIONS)
-    b = await start_bot(world, postgres_url, partitions=PARTITIONS)
-    try:
-        update_id = int(world.post(1, 1, "/balance")["update_id"])
-        deliveries = [x.application.bot_data.deliveries for x in (a, b)]
-        assert all(update_id > d.floor for d in deliveries)
-        assert await deliveries[1].first_time(update_id)
-        assert not await deliveries[0].first_time(update_id)
-    finally:
-        for x in (a, b):
-            await stop_bot(x)
+    a, b = pair
+    update_id = int(world.post(1, 1, "/balance")["update_id"])
+    deliveries = [x.application.bot_data.deliveries for x in (a, b)]
+    assert all(update_id > d.floor for d in deliveries)
+    assert await deliveries[1].first_time(update_id)
+    assert not await deliveries[0].first_time(update_id)
 
 
 async def test_a_partition_that_could_not_be_loaded_is_let_go_and_taken_at_the_next_look(
@@ -269,33 +273,23 @@ async def test_a_partition_that_could_not_be_loaded_is_let_go_and_taken_at_the_n
         await stop_bot(bot)
 
 
-async def test_a_table_whose_group_upgrades_into_another_workers_partition_goes_to_that_worker(
-    world, postgres_url
-):
-    a, b = bots = [
-        await start_bot(world, postgres_url, partitions=PARTITIONS),
-        await start_bot(world, postgres_url, partitions=PARTITIONS),
-    ]
-    try:
-        await balanced(bots)
-        old = groups_of(world, [a], each=1)[0]
-        new = next(chat for chat in range(-100_100_000, -100_200_000, -1) if worker(b).owns(chat))
-        driver = through_the_inbox(world, bots, [])
-        await open_round(driver, lambda chat: owner_of(bots, chat), old)
-        table_id = a.runtime.tables.get(old).table_id
+async def test_a_table_whose_group_upgrades_into_another_workers_partition_goes_to_that_worker(world, pair):
+    a, b = bots = pair
+    old = groups_of(world, [a], each=1)[0]
+    new = next(chat for chat in range(-100_100_000, -100_200_000, -1) if worker(b).owns(chat))
+    driver = through_the_inbox(world, bots, [])
+    await open_round(driver, lambda chat: owner_of(bots, chat), old)
+    table_id = a.runtime.tables.get(old).table_id
 
-        for update in world.upgrade_group(old, new):  # both service messages, as Telegram sends them
-            await driver.deliver(update)
-        await until(lambda: b.runtime.tables.get(new) is not None, "the new chat's worker holds the table")
-        assert a.runtime.tables.get(old) is None and a.runtime.tables.get(new) is None
-        assert b.runtime.tables.get(new).table_id == table_id
-        await settled(bots)
-        assert "第 1 局" in driver.table(new)  # shown in the supergroup, by its worker
-        _, second, third = people(old)
-        await driver.press(third, third, "不补")  # played on there
-        await driver.press(second, second, "补牌")
-        assert "第 1 局 · 结算" in driver.table(new)
-        assert (await b.runtime.store.check()).ok
-    finally:
-        for x in bots:
-            await stop_bot(x)
+    for update in world.upgrade_group(old, new):  # both service messages, as Telegram sends them
+        await driver.deliver(update)
+    await until(lambda: b.runtime.tables.get(new) is not None, "the new chat's worker holds the table")
+    assert a.runtime.tables.get(old) is None and a.runtime.tables.get(new) is None
+    assert b.runtime.tables.get(new).table_id == table_id
+    await settled(bots)
+    assert "第 1 局" in driver.table(new)  # shown in the supergroup, by its worker
+    _, second, third = people(old)
+    await driver.press(third, third, "不补")  # played on there
+    await driver.press(second, second, "补牌")
+    assert "第 1 局 · 结算" in driver.table(new)
+    assert (await b.runtime.store.check()).ok

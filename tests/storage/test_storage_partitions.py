@@ -68,10 +68,10 @@ async def test_a_write_to_a_table_is_refused_unless_its_worker_owns_the_partitio
 
 async def test_an_update_waits_in_the_inbox_once_until_its_owner_takes_it(store):
     await store.ensure_partitions(COUNT)
-    assert await store.put_update(12, 1, '{"update_id": 12}')
-    assert await store.put_update(10, 3, '{"update_id": 10}')
-    assert await store.put_update(11, 1, '{"update_id": 11}')
-    assert not await store.put_update(11, 1, '{"update_id": 11}')  # delivered again: once
+    assert await store.put_updates([(12, 1, '{"update_id": 12}')]) == 1
+    assert await store.put_updates([(10, 3, '{"update_id": 10}')]) == 1
+    assert await store.put_updates([(11, 1, '{"update_id": 11}')]) == 1
+    assert await store.put_updates([(11, 1, '{"update_id": 11}')]) == 0  # delivered again: once
     assert await store.waiting_updates({1}, 0, 10) == [
         (11, 1, '{"update_id": 11}'),
         (12, 1, '{"update_id": 12}'),
@@ -88,4 +88,4 @@ async def test_an_update_waits_in_the_inbox_once_until_its_owner_takes_it(store)
     await store.remember_update(11)
     assert await store.update_taken(11)
     assert [u[0] for u in await store.waiting_updates({1}, 0, 10)] == [12]
-    assert not await store.put_update(11, 1, '{"update_id": 11}')  # taken: never again
+    assert await store.put_updates([(11, 1, '{"update_id": 11}')]) == 0  # taken: never again
