@@ -249,6 +249,8 @@ async def _once(update: Update, context: Context) -> None:
         context.bot_data.metrics.redelivered.inc()
         log.info("update %d was delivered again: handled once already", update.update_id)
         raise ApplicationHandlerStop
+    if context.bot_data.worker is not None:
+        context.bot_data.metrics.inbox_updates.inc()
 
 
 async def _observe(update: Update, context: Context) -> None:

@@ -68,6 +68,10 @@ class Deliveries:
             return bool(saving.result())
         return True
 
+    def taken_here(self, update_id: int) -> bool:
+        """Taken by this process (being handled, or handled) and remembered yet."""
+        return update_id in self.recent
+
     async def flush(self) -> None:
         """Wait until every id taken so far is saved (at shutdown, before the store closes)."""
         while self._saving or (self._cleaning is not None and not self._cleaning.done()):

@@ -291,13 +291,20 @@ class Worker:
         # From the oldest each time: Telegram posts several updates at once (up to 40 connections),
         # so an older one may be put in the inbox after a newer one was handed over.
         after = 0
+        deliveries = self.application.bot_data.deliveries
         while partition in self.owned:
             waiting = await self.store.waiting_updates({partition}, after, BATCH)
+            taken_here: list[int] = []
             for update_id, _, body in waiting:
                 after = update_id
                 if partition not in self.owned:  # let go meanwhile: its next owner hands it over
                     return
                 if update_id in self.fed:
+                    continue
+                if deliveries.taken_here(update_id):
+                    # Its mark committed (read before it did, or a redelivery put while it was
+                    # committing): not handed over again, and dropped from the inbox.
+                    taken_here.append(update_id)
                     continue
                 self.fed.add(update_id)
                 update = Update.de_json(json.loads(body), self.application.bot)
@@ -307,7 +314,8 @@ class Worker:
                 # Handled (its mark committed: it left the inbox), or not (its mark failed: it is
                 # still there, to be handed over again at the next look).
                 task.add_done_callback(lambda _, update_id=update_id: self.fed.discard(update_id))
-                self.application.bot_data.metrics.inbox_updates.inc()
+            if taken_here:
+                await self.store.drop_taken_updates(taken_here)
             if noticed is not None and waiting:
                 self.application.bot_data.metrics.inbox_lag.observe(time.monotonic() - noticed)
                 noticed = None

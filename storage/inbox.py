@@ -51,6 +51,21 @@ def waiting(partitions: Collection[int], after: int, limit: int) -> Query[list[t
     return [(row[0], row[1], row[2]) for row in found]
 
 
+def drop_taken(update_ids: Collection[int]) -> Query[int]:
+    """Drop these updates from the inbox if they were taken (a redelivery put there while the first
+    delivery's mark was committing stays after it; nobody hands it over again); how many."""
+    if not update_ids:
+        return 0
+    ids = sorted(update_ids)
+    return (
+        yield from run(
+            f"DELETE FROM inbox WHERE update_id IN ({marks(len(ids))})"
+            " AND update_id IN (SELECT update_id FROM updates_taken)",
+            ids,
+        )
+    )
+
+
 def depth() -> Query[int]:
     """How many updates wait in the inbox."""
     return int((yield from value("SELECT COUNT(*) FROM inbox")) or 0)

@@ -428,6 +428,9 @@ class Store:
     ) -> list[tuple[int, int, str]]:
         return await self._read(inbox.waiting, chosen, after, limit)
 
+    async def drop_taken_updates(self, update_ids: Collection[int]) -> int:
+        return await self._write(inbox.drop_taken, update_ids)
+
     async def inbox_depth(self) -> int:
         return await self._read(inbox.depth)
 

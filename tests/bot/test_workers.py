@@ -9,6 +9,7 @@ import asyncio
 import json
 import time
 
+import asyncpg
 import pytest
 from telegram import Update
 
@@ -234,6 +235,41 @@ async def test_an_older_update_put_after_a_newer_one_was_handed_over_is_still_ha
             assert await workers.put(bot.application, [(Update.de_json(body, bot.application.bot), body)])
             await settled([bot])
         assert sum("10,000" in message.text for message in world.bot_messages(1)) == 2  # both answered
+    finally:
+        await stop_bot(bot)
+
+
+async def test_an_update_taken_here_and_still_in_the_inbox_is_dropped_not_handed_over_again(
+    world, postgres_url
+):
+    """Telegram's redelivery put in the inbox while the first delivery's mark was committing (the
+    put saw it not taken yet) stays there once the mark commits; and a read of the inbox begun
+    before that commit still returns it. Either way the update is taken here: it leaves the inbox
+    without being handed over again (handled once, not counted as a redelivery)."""
+    bot = await start_bot(world, postgres_url, partitions=PARTITIONS)
+    try:
+        update = json.loads(json.dumps(world.post(1, 1, "/balance")))
+        assert await workers.put(bot.application, [(Update.de_json(update, bot.application.bot), update)])
+        await settled([bot])
+        count = worker(bot).count
+        conn = await asyncpg.connect(postgres_url)
+        try:
+            await conn.execute(
+                "INSERT INTO inbox (update_id, partition, body, received_at) VALUES ($1, $2, $3, $4)",
+                update["update_id"],
+                partition_of(1, count),
+                json.dumps(update),
+                "2026-12-02T00:00:00",
+            )
+        finally:
+            await conn.close()
+        worker(bot).notified.add(partition_of(1, count))
+        worker(bot).wake.set()
+        await settled([bot])
+        sample = bot.application.bot_data.metrics.registry.get_sample_value
+        assert sample("paiju_updates_redelivered_total") == 0
+        assert sample("paiju_inbox_updates_total") == 1
+        assert sum("10,000" in message.text for message in world.bot_messages(1)) == 1
     finally:
         await stop_bot(bot)
 
