@@ -89,8 +89,9 @@ async def join(runtime: Runtime, live: LiveTable, actor: Actor) -> str:
         events = await runtime.tables.seat(live, actor.id, balance)
     except SeatedElsewhere:
         raise Refused("join.elsewhere") from None
-    except SeatRefused:  # their coins moved meanwhile (a refund, the daily bonus): read again next time
-        log.warning("person %s was not seated at table %s: their coins moved", actor.id, live.table_id)
+    except SeatRefused as refused:  # their coins moved meanwhile (a refund, the daily bonus), or they
+        # sat down at another worker's table: read again next time
+        log.warning("person %s was not seated: %s", actor.id, refused)
         raise Refused("join.retry") from None
     await runtime.present(live, events)
     return "join.next_round" if live.in_round else "join.done"

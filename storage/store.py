@@ -38,7 +38,7 @@ from storage.models import (
 from storage.partitions import Fence
 from storage.postgres import PostgresLock, hold_postgres, is_postgres_url, open_postgres
 from storage.schema import migrate
-from storage.sql import Query
+from storage.sql import Query, Violation
 from storage.sqlite import open_sqlite
 from storage.timeutil import Clock, to_db, utc_now
 
@@ -276,9 +276,11 @@ class Store:
     async def claim_daily(self, user_id: int) -> DailyClaim:
         """Pay the daily bonus unless this calendar day's (in the store's time zone) was paid."""
         moment = self._now()
-        return await self._write(
-            wallet.claim_daily, user_id, self.daily_bonus, moment, self.zone, to_db(moment)
-        )
+        claim = (wallet.claim_daily, user_id, self.daily_bonus, moment, self.zone, to_db(moment))
+        try:
+            return await self._write(*claim)
+        except Violation:  # the same day's bonus paid by a write side by side (PostgreSQL): read it
+            return await self._write(*claim)
 
     async def ledger(self, user_id: int, limit: int = 20) -> list[LedgerEntry]:
         """A person's last ``limit`` ledger rows, newest first."""

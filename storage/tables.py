@@ -226,10 +226,14 @@ def save_seats(table_id: int, seats: Mapping[int, int], joined: Collection[int] 
     if elsewhere:
         person, other = elsewhere[0]
         raise SeatRefused(table_id, person, f"sits at table {other} already")
-    yield from many(
-        "INSERT INTO seats (person_id, table_id, balance) VALUES (?, ?, ?)",
-        [(person, table_id, stated) for person, stated in seats.items()],
-    )
+    try:
+        yield from many(
+            "INSERT INTO seats (person_id, table_id, balance) VALUES (?, ?, ?)",
+            [(person, table_id, stated) for person, stated in seats.items()],
+        )
+    except Violation as exc:  # seated at another table by a write side by side (PostgreSQL)
+        person = min(joined or seats)
+        raise SeatRefused(table_id, person, "sits at another table already") from exc
 
 
 def insert_round(table_id: int, chat_id: int, game: str, record: RoundRecord, now_text: str) -> Query[None]:
