@@ -8,7 +8,8 @@ the simulated people saw (``bench.crowd.Seen``). Every time is the emulator's cl
   someone's turn (the state change itself is not visible to the emulator; the bot learns of it
   then): for a muxi banker question the press that started the round (the last 开始 / 继续 pressed);
   for a muxi player's draw the banker's 当庄; for the muxi banker's own draw the last player's draw
-  or stand; in showhand the previous player's action (or the round's start). The prompt is visible
+  or stand; in showhand the previous action (anyone's, the person's own when it closed a betting
+  round and they speak first on the next; or the round's start). The prompt is visible
   at the first message the person can see that asks them to act: their DM with their buttons, or
   the table message naming them. Turns in rounds where a deadline fired are left out (their start
   was the deadline, which the emulator cannot see), and so is a banker question passed on.
@@ -218,7 +219,8 @@ class Figures:
                 return kind, banker.handed
             players = [m.handed for m in moves if m.person != person]
             return kind, max(players) if players else None
-        before = [m.handed for m in moves if m.person != person]
+        # Anyone's: their own, when it closed a betting round and they speak first on the next.
+        before = [m.handed for m in moves if m.handed is not None]
         return kind, max(before) if before else self._started(table, round_no, visible)
 
     def _started(self, table: int, round_no: int, visible: float) -> float | None:

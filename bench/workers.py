@@ -10,6 +10,9 @@
     again before the next kill (``--kills``, at least 10).
 (c) The inbox's lag (from its notice to the owner handing the update over), p50 / p99, from the
     workers' own histogram (``paiju_inbox_lag_seconds``), over run (a)'s two workers.
+(d) Capacity (``--capacity 50,100,…``): (a)'s load at each table count in turn, for each
+    configuration, until one misses a target (press → answer p99 < 300 ms, turn start → prompt
+    p99 < 1.5 s): the most tables each held, and 2 workers / 1 worker on PostgreSQL.
 
 Each configuration gets a new empty database on the server ``--server-url`` names (a URL to its
 ``postgres`` database with the right to create databases; a throwaway cluster will do:
@@ -17,6 +20,7 @@ Each configuration gets a new empty database on the server ``--server-url`` name
 then ``--server-url 'postgresql://postgres@/postgres?host=/tmp'``).
 
     python -m bench.workers --server-url URL [--tables N] [--kills N] [--quick]
+    python -m bench.workers --server-url URL --capacity 50,100,200 [--quick]
 """
 
 from __future__ import annotations
@@ -125,8 +129,9 @@ async def load(
         if url is not None:
             await shared_out(url, workers)
         assert run.crowd is not None
+        opened = run.world.clock()  # (the workers' sharing out took some of the time since t0)
         run.crowd.open_tables(timing.ramp)
-        await run.until(run.t0 + timing.ramp + timing.warmup)
+        await run.until(opened + timing.ramp + timing.warmup)
         window = await run.measure(timing.window)
         await run.finish(timing.drain)
         cpu = [seconds / (window.end - window.start) for seconds in run.cpu_by_bot[window]]
@@ -151,15 +156,34 @@ async def metrics_text(port: int) -> str:
         return await answer.text()
 
 
+ANSWER_P99_MS, PROMPT_P99_MS = 300, 1500
+CONFIGURATIONS = (
+    ("1 worker on SQLite", 1, False),
+    ("1 worker on PostgreSQL", 1, True),
+    ("2 workers on PostgreSQL", 2, True),
+)  # (label, workers, on PostgreSQL)
+
+
+def latencies(run: Session) -> tuple[Spread, Spread]:
+    """Press → answer, and turn start → prompt visible (every kind), in the measured window."""
+    figures = run.figures()
+    window = next(iter(run.cpu_by_bot))
+    by_kind, _ = figures.prompts_by_kind(window)
+    return figures.answers(window), Spread.merged(by_kind.values())
+
+
+def held(run: Session) -> bool:
+    answers, prompts = latencies(run)
+    return answers.below(0.99, ANSWER_P99_MS) and prompts.below(0.99, PROMPT_P99_MS)
+
+
 def rows_of(label: str, run: Session, cpu: list[float]) -> list[Result]:
     figures = run.figures()
     window = next(iter(run.cpu_by_bot))
     rounds = figures.rounds(window)
     per_minute = sum(rounds.values()) / window.minutes
-    by_kind, _ = figures.prompts_by_kind(window)
-    prompts = Spread.merged(by_kind.values())
+    answers, prompts = latencies(run)
     workers = ", ".join(f"{share:.0%}" for share in cpu)
-    answers = figures.answers(window)
     per_press = sum(run.cpu_by_bot[window]) / max(1, len(answers.values)) * 1000
     return [
         Result(BENCH, f"(a) {label}: rounds a minute", f"{per_minute:,.1f}"),
@@ -172,40 +196,87 @@ def rows_of(label: str, run: Session, cpu: list[float]) -> list[Result]:
     ]
 
 
+@asynccontextmanager
+async def configured(server: str, base: BotSpec, postgres: bool) -> AsyncIterator[tuple[BotSpec, str | None]]:
+    """The bot's spec for one configuration, and its database's URL (a new one on PostgreSQL)."""
+    if not postgres:
+        yield base, None
+        return
+    async with fresh_database(server) as url:
+        yield replace(base, env=(*base.env, ("PAIJU_DATABASE_URL", url))), url
+
+
 async def run_all(server: str, scenario: Scenario, kills: int, root: Path | None) -> list[Result]:
     base = BotSpec() if root is None else BotSpec(root=root)
     results: list[Result] = []
-    run, cpu, _ = await load(scenario, base, 1, None)
-    results += rows_of(f"{scenario.tables:,} tables, 1 worker on SQLite", run, cpu)
-    single: list[float] = []
-    for workers in (1, 2):
-        async with fresh_database(server) as url:
-            spec = replace(base, env=(*base.env, ("PAIJU_DATABASE_URL", url)))
+    cpu_of: dict[int, list[float]] = {}
+    for label, workers, postgres in CONFIGURATIONS:
+        async with configured(server, base, postgres) as (spec, url):
             run, cpu, texts = await load(scenario, spec, workers, url)
-            results += rows_of(
-                f"{scenario.tables:,} tables, {workers} worker{'s' * (workers > 1)} on PostgreSQL", run, cpu
+        results += rows_of(f"{scenario.tables:,} tables, {label}", run, cpu)
+        if not postgres:
+            continue
+        cpu_of[workers] = cpu
+        if workers == 2:
+            ratio = sum(cpu) / sum(cpu_of[1]) if sum(cpu_of.get(1, ())) else float("nan")
+            results.append(Result(BENCH, "(a) CPU of 2 workers / 1 worker at the same load", f"{ratio:.2f}×"))
+            buckets = [lag_histogram(text) for text in texts]
+            merged = (
+                [(bound, sum(b[i][1] for b in buckets)) for i, (bound, _) in enumerate(buckets[0])]
+                if buckets and buckets[0]
+                else []
             )
-            if workers == 1:
-                single = cpu
-            else:
-                ratio = sum(cpu) / sum(single) if sum(single) else float("nan")
-                results.append(
-                    Result(BENCH, "(a) CPU of 2 workers / 1 worker at the same load", f"{ratio:.2f}×")
+            results.append(
+                Result(
+                    BENCH,
+                    "(c) inbox notice → hand-over, p50 / p99 (histogram bucket bounds)",
+                    f"≤ {quantile(merged, 0.5) * 1000:g} / ≤ {quantile(merged, 0.99) * 1000:g} ms",
                 )
-                buckets = [lag_histogram(text) for text in texts]
-                merged = (
-                    [(bound, sum(b[i][1] for b in buckets)) for i, (bound, _) in enumerate(buckets[0])]
-                    if buckets and buckets[0]
-                    else []
-                )
-                results.append(
-                    Result(
-                        BENCH,
-                        "(c) inbox notice → hand-over, p50 / p99 (histogram bucket bounds)",
-                        f"≤ {quantile(merged, 0.5) * 1000:g} / ≤ {quantile(merged, 0.99) * 1000:g} ms",
-                    )
-                )
+            )
     results += await takeovers(server, base, kills)
+    return results
+
+
+async def capacity(server: str, scenario: Scenario, counts: list[int], root: Path | None) -> list[Result]:
+    """(d): for each configuration, (a)'s load at each of ``counts`` tables in turn until one misses
+    a target; the most tables each held (with the latencies of each try), and 2 workers / 1."""
+    base = BotSpec() if root is None else BotSpec(root=root)
+    results: list[Result] = []
+    most: dict[str, int] = {}
+    for label, workers, postgres in CONFIGURATIONS:
+        most[label] = 0
+        for tables in counts:
+            async with configured(server, base, postgres) as (spec, url):
+                run, cpu, _ = await load(replace(scenario, tables=tables), spec, workers, url)
+            answers, prompts = latencies(run)
+            kept = held(run)
+            results.append(
+                Result(
+                    BENCH,
+                    f"(d) {tables:,} tables, {label}: answer p99 / prompt p99 / CPU of each worker",
+                    f"{answers.show(0.99)} / {prompts.show(0.99)}"
+                    f" / {', '.join(f'{share:.0%}' for share in cpu)}",
+                    "< 300 ms / < 1.5 s",
+                    kept,
+                )
+            )
+            if not kept:
+                break
+            most[label] = tables
+    for label, _, _ in CONFIGURATIONS:
+        results.append(
+            Result(BENCH, f"(d) tables held, {label}", f"{most[label]:,}" if most[label] else "none tried")
+        )
+    one, two = most["1 worker on PostgreSQL"], most["2 workers on PostgreSQL"]
+    results.append(
+        Result(
+            BENCH,
+            "(d) tables held, 2 workers / 1 worker on PostgreSQL",
+            f"{two / one:.2f}×" if one else "n/a",
+            "≥ 1.6×",
+            bool(one) and two / one >= 1.6,
+        )
+    )
     return results
 
 
@@ -260,13 +331,22 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=300)
     parser.add_argument("--kills", type=int, default=KILLS)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--capacity", help="table counts to try in turn, e.g. 50,100,200: run (d) only")
     parser.add_argument("--bot-root", help="run the bot from this source tree (default: this one)")
     arguments = parser.parse_args()
     base = (QUICK if arguments.quick else FULL)["per-chat"]
     timing = Timing(ramp=10, warmup=20, window=60, drain=15) if not arguments.quick else base.timing
     scenario = replace(base, title="(a)", tables=arguments.tables, timing=timing)
     root = Path(arguments.bot_root).resolve() if arguments.bot_root else None
-    print(markdown_table(asyncio.run(run_all(arguments.server_url, scenario, max(1, arguments.kills), root))))
+    if arguments.capacity:
+        counts = sorted(int(count) for count in arguments.capacity.split(","))
+        print(markdown_table(asyncio.run(capacity(arguments.server_url, scenario, counts, root))))
+    else:
+        print(
+            markdown_table(
+                asyncio.run(run_all(arguments.server_url, scenario, max(1, arguments.kills), root))
+            )
+        )
 
 
 if __name__ == "__main__":
