@@ -9,7 +9,6 @@ re-armed, the table message and the private cards queued for the presenter).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
@@ -302,18 +301,21 @@ class Runtime:
     async def let_go(self, chats: Callable[[int], bool], timeout: float = 10.0) -> None:
         """Forget the tables of the chats ``chats`` says (another worker takes them over): each
         once its chat's current change is done, its clock disarmed; then what they queued for
-        their group and their people's DMs goes out (at most ``timeout`` seconds: what is left, the
-        next owner sends), whatever the other chats have queued."""
+        their group and their people's DMs goes out (at most ``timeout`` seconds: what is left is
+        not sent from here, the next owner sends it), whatever the other chats have queued."""
         gone = [live for live in list(self.tables.by_chat.values()) if chats(live.chat_id)]
         for live in gone:
             async with self.tables.lock(live.chat_id):
                 self.turns.disarm(live.table_id)
                 self.tables.let_go(live)
         if gone:
-            shown_in = {chat for live in gone for chat in (live.chat_id, *live.dm_ids)}
-            with contextlib.suppress(TimeoutError):
+            shown_in = {chat for live in gone for chat in (live.chat_id, *live.dm_ids, *live.seated())}
+            tables = {live.table_id for live in gone}
+            try:
                 async with asyncio.timeout(timeout):
                     await self.presenter.sender.drain(shown_in)
+            except TimeoutError:  # sent from here too, it would show twice (its shown state unsaved)
+                self.presenter.sender.take_all(shown_in, lambda key: getattr(key, "table_id", None) in tables)
 
     async def _redraw(self, live: LiveTable) -> None:
         async with self.tables.lock(live.chat_id):

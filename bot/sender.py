@@ -111,6 +111,15 @@ class Sender:
             self._wakes[chat_id].set()  # its task may have nothing left to wait for
         return parcel
 
+    def take_all(self, chats: Collection[int], which: Callable[[Hashable], bool]) -> None:
+        """:meth:`take` every parcel of these chats whose key is ``which``."""
+        for chat_id in chats:
+            lane = self.lanes.get(chat_id)
+            picked = [] if lane is None or lane.in_flight is None else [lane.in_flight.key]
+            for key in [*(lane.jobs if lane is not None else ()), *picked]:
+                if which(key):
+                    self.take(chat_id, key)
+
     def waiting(self, chat_id: int, key: Hashable, *, in_flight: bool = False) -> Parcel | None:
         """The latest parcel for ``key`` whose request has not started (queued, or picked and
         waiting for its token); with ``in_flight``, also the one being sent."""
@@ -142,7 +151,7 @@ class Sender:
         """Until nothing is queued anywhere (tests, and the last sends before shutting down), or in
         these ``chats`` (their table goes to another worker) whatever the others do."""
         while running := [task for chat, task in self.tasks.items() if chats is None or chat in chats]:
-            await asyncio.gather(*running, return_exceptions=True)
+            await asyncio.wait(running)  # (cancelled, as by a timeout, it leaves the chats' tasks be)
 
     async def stop(self) -> None:
         for task in [*self.tasks.values(), *([self._granter] if self._granter else [])]:

@@ -172,6 +172,23 @@ async def test_a_deadline_waits_for_its_prompt_and_the_turn_starts_when_sent(pac
     assert "小红  ✋ 不补" in bot.driver.table(GROUP)
 
 
+async def test_a_table_let_go_leaves_what_it_could_not_send_in_time_to_the_next_owner(
+    paced_bot, world, refusing
+):
+    """A worker lets a table go (another takes it over) while its prompt to 2 waits out Telegram's
+    429s: once the wait is over, it is not sent from here any more (the next owner, reading the
+    saved shown state, sends it; sent by both, it would show twice)."""
+    bot = paced_bot
+    live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
+    sender, before = bot.runtime.presenter.sender, len(world.bot_messages(2))
+    await bot.runtime.let_go(lambda chat: chat == GROUP, timeout=0.2)
+    assert bot.runtime.tables.get(GROUP) is None
+    assert not [job for job in sender.waiting_in(2) if getattr(job.key, "table_id", None) == live.table_id]
+    refusing.clear()
+    await sender.drain()
+    assert len(world.bot_messages(2)) == before, "nothing sent to 2 for the table let go"
+
+
 async def test_a_deadline_waits_for_its_prompt_one_turn_at_most(paced_bot, world, refusing):
     bot = paced_bot
     live = await a_draw_whose_prompt_to_2_waits(bot, world, refusing)
