@@ -45,7 +45,6 @@ from bot.miniapp.members import Busy, Members
 from bot.miniapp.streams import (
     LIFETIME,
     RETRY_AFTER,
-    TICKET_SHAPE,
     WRITE_TIMEOUT,
     Full,
     StreamLimits,
@@ -93,7 +92,7 @@ class MiniApp:
         self.hub = Hub(clock, limits or StreamLimits.for_this_process())
         self.checker = checker
         self.members = Members(lambda: self.checker or self.runtime().bot, clock)
-        self.tickets = Tickets(clock)
+        self.tickets = Tickets(clock, token)
         self.refusals = RefusalLog(log)
         self.stopping = asyncio.Event()
         self.elsewhere = Elsewhere()  # the worker holding a table, when several share the bot
@@ -234,10 +233,11 @@ class MiniApp:
             self.who(request)  # refused: initData in a URL
         table_text, code = request.query.get("table", ""), request.query.get("ticket", "")
         if (
-            TICKET_SHAPE.fullmatch(code)
+            _is_table(table_text)
+            and self.tickets.signed(code, int(table_text))
             and (passed_on := await self.held_elsewhere(request, table_text)) is not None
         ):
-            return passed_on  # (only what looks like a ticket: anyone may ask for a stream)
+            return passed_on  # (only a ticket a worker gave: anyone may ask for a stream)
         ticket = self.tickets.use(code, int(table_text)) if _is_table(table_text) else None
         if ticket is None:
             raise self.refuse(

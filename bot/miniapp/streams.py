@@ -14,6 +14,9 @@ api/ticket``), is good for ``TICKET_SECONDS``, for one person's one table, once.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import logging
 import re
 import secrets
@@ -73,17 +76,31 @@ class Ticket:
     until: float
 
 
-TICKET_BYTES = 24
-TICKET_SHAPE = re.compile(r"^[A-Za-z0-9_-]{32}$", re.ASCII)  # a ticket's code: token_urlsafe(TICKET_BYTES)
+# A ticket's code: a random nonce (token_urlsafe(12): 16 characters), then 16 characters of an HMAC of
+# the nonce and its table under a key every worker of the bot has (made from its token): any worker
+# tells a ticket one of them gave from a made-up one without asking anybody.
+NONCE_BYTES, NONCE_LENGTH, TAG_LENGTH = 12, 16, 16
+TICKET_SHAPE = re.compile(r"^[A-Za-z0-9_-]{32}$", re.ASCII)
 
 
 class Tickets:
     """The tickets given and not yet used (each used once, in time, for its person's table)."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], token: str) -> None:
         self.clock = clock
+        self.key = hashlib.sha256(b"paiju: Mini App tickets\n" + token.encode()).digest()
         self.given: dict[str, Ticket] = {}
         self.mine: dict[int, list[str]] = {}  # person -> the codes given them (some used or old)
+
+    def signed(self, code: str, table: int) -> bool:
+        """Was ``code`` given for ``table`` by a worker of this bot (this one or another)?"""
+        if not TICKET_SHAPE.fullmatch(code):
+            return False
+        return hmac.compare_digest(code[NONCE_LENGTH:], self._tag(code[:NONCE_LENGTH], table))
+
+    def _tag(self, nonce: str, table: int) -> str:
+        digest = hmac.new(self.key, f"{nonce}:{table}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode()[:TAG_LENGTH]
 
     def give(self, person: int, table: int, language: str) -> str:
         now = self.clock()
@@ -97,7 +114,8 @@ class Tickets:
             raise Full("tickets of one person", 429)
         if len(self.given) >= TICKETS_MAX:
             raise Full("tickets", 503)
-        code = secrets.token_urlsafe(TICKET_BYTES)
+        nonce = secrets.token_urlsafe(NONCE_BYTES)
+        code = nonce + self._tag(nonce, table)
         self.given[code] = Ticket(person, table, language, now + TICKET_SECONDS)
         self.mine[person] = [*mine, code]
         return code

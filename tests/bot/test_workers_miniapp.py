@@ -5,6 +5,7 @@ request passed on once is never passed on again."""
 
 from __future__ import annotations
 
+import asyncpg
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -91,3 +92,29 @@ async def test_a_request_passed_on_once_is_not_passed_on_again(two_workers):
         API + "state", params={"table": str(table)}, headers={HEADER: init(1, table), PASSED_ON: "another"}
     )
     assert again.status == 404  # not held here, and not passed on a second time: the page tries again
+
+
+async def test_a_made_up_ticket_is_refused_where_it_arrives_and_a_given_one_passed_on(
+    two_workers, postgres_url
+):
+    """Anyone may ask for a stream. One asked with a made-up ticket (of the right shape) for a table
+    the other worker holds is refused by the worker it reached, which asks nobody (not the database,
+    not the holder); one with a ticket the holder gave is passed on. (The holder is made unreachable
+    to tell the two apart: passed on, a request gets 503.)"""
+    holder, _other, client = two_workers
+    await open_and_start(holder, [1, 2, 3])
+    table = live_table(holder).table_id
+    got = await client.post(API + "ticket", params={"table": str(table)}, headers={HEADER: init(2, table)})
+    given = (await got.json())["ticket"]
+    conn = await asyncpg.connect(postgres_url)
+    try:
+        await conn.execute("UPDATE partitions SET address = 'http://127.0.0.1:9'")
+    finally:
+        await conn.close()
+    for made_up in ("A" * 32, given[:16] + "B" * 16, given[:-1] + ("A" if given[-1] != "A" else "B")):
+        refused = await client.get(API + "events", params={"table": str(table), "ticket": made_up})
+        assert refused.status == 401, made_up
+    passed_on = await client.get(API + "events", params={"table": str(table), "ticket": given})
+    assert passed_on.status == 503  # passed on, to a holder that cannot be reached
+    elsewhere = await client.get(API + "events", params={"table": str(table + 1), "ticket": given})
+    assert elsewhere.status == 401  # a ticket is for its own table
