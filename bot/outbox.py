@@ -369,14 +369,15 @@ class EveryRequest:
 
     def __init__(self, per_second: int) -> None:
         self.whole = per_second  # the operator's cap for the bot
-        self.count = per_second  # this process's part of it
+        self.count = per_second  # this process's part of it: ``count`` requests in a window of
+        self.seconds = 1.0  # ``seconds`` (longer than one when there are more workers than requests)
         self.times: deque[float] = deque()  # when the answers of the last second's requests came
         self.open = 0  # requests that have their place and no answer yet
 
     def wait(self, now: float, ahead: int = 0) -> float:
         """Seconds until there is room for the one after ``ahead`` others (0: now; while the room
         waits on a request still open, ``OPEN_POLL``: ask again then)."""
-        span = 1.0 + BOT_WINDOW_MARGIN
+        span = self.seconds + BOT_WINDOW_MARGIN
         while self.times and self.times[0] + span <= now:
             self.times.popleft()
         later = 0.0  # each ``count`` of those ahead not yet in the window push it a window on
@@ -390,8 +391,11 @@ class EveryRequest:
         return later + max(0.0, self.times[index] + span - now)
 
     def share(self, workers: int) -> None:
-        """One of ``workers`` processes sending for the bot: its part is a ``workers``-th."""
-        self.count = max(1, self.whole // max(1, workers))
+        """One of ``workers`` processes sending for the bot: its part is a ``workers``-th (with more
+        workers than requests a second, one request in a window of ``workers / whole`` seconds)."""
+        workers = max(1, workers)
+        self.count = max(1, self.whole // workers)
+        self.seconds = max(1.0, workers / self.whole)
 
     def take(self, now: float) -> None:
         """A request takes its place (``done`` when its answer came)."""

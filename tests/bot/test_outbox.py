@@ -409,6 +409,9 @@ def test_workers_sending_for_one_bot_each_keep_to_their_part_of_its_budgets():
     assert new.per_second == 30
     every.share(100)
     assert every.count == 1, "never nothing"
+    every.take(0.0)
+    every.done(0.0)
+    assert every.wait(1.0) > 100 / 30 - 1.0, "one in 100/30 s: a hundred workers keep to 30 a second"
 
 
 def test_new_messages_after_a_throttle_let_through_at_most_the_new_rate():
