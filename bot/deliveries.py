@@ -6,25 +6,50 @@ would confirm itself (an escape charged) and a press would act twice. ``Deliveri
 asked before any handler runs (``bot/app.py``), in webhook and polling modes alike.
 
 The recent ids are kept in memory (checked and claimed without waiting, so two deliveries of one
-update handled at once cannot both pass) and saved in the database: queued at once, without
-waiting (``Store.remember_update``), so the id commits no later than anything its handling writes
-and a crash never leaves an update's effects saved without it. (Where writes may commit out of
-order, PostgreSQL's several lanes, the handling waits for it instead: the same guarantee; and an
-update another worker took already is not handled again.) An id not in memory but no newer than the
-newest one saved before (after a restart, or long ago in this run) is looked up there:
-only a redelivery pays for that read; a new update's id is newer.
+update handled at once cannot both pass) and saved in the database (``updates_taken``). An id not
+in memory but no newer than the newest one saved before (after a restart, or long ago in this run)
+is looked up there: only a redelivery pays for that read; a new update's id is newer.
+
+When the id is saved:
+- **One process** (SQLite): queued at once, without waiting (``Store.remember_update``), so it
+  commits no later than anything its handling writes, which queues behind it on the one writer.
+- **Workers** (PostgreSQL, ``bot/workers.py``): an update waits in the inbox until it is saved.
+  Writes commit out of order there, so the id is saved in the transaction of the table action the
+  update makes (``HANDLING``: ``Store.commit_action(taken=…)``), or, for an update that makes none,
+  once it is handled. A worker lost before that commit leaves the update in the inbox and nothing
+  of it saved: the next owner of its chat handles it (a lost worker loses no press, and none acts
+  twice). An update making no table action is saved after its handling: a worker lost in between
+  has its reply sent again by the next owner.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from storage import Store
 
 log = logging.getLogger(__name__)
 MEMORY = 50_000  # ids kept in memory (at 100 updates a second, the last 8 minutes)
 FORGET_EVERY = 10_000  # saved ids between two clean-ups of those Telegram will not send again
+
+
+@dataclass
+class Handling:
+    """The update a worker's task is handling (``bot/workers.py``), and whether its id is saved."""
+
+    update_id: int
+    task: asyncio.Task[None] | None  # the handling's task (a task it starts sees this too: not it)
+    saved: bool = False
+
+    def unsaved(self) -> tuple[int, ...]:
+        """The id for a table action to save with it: this update's, unsaved, in its own task."""
+        return (self.update_id,) if not self.saved and asyncio.current_task() is self.task else ()
+
+
+HANDLING: ContextVar[Handling | None] = ContextVar("handling", default=None)
 
 
 class Deliveries:
@@ -54,19 +79,26 @@ class Deliveries:
             self.floor = max(self.floor, oldest)
         if update_id <= self.floor and await self.store.update_taken(update_id):
             return False
+        if self.store.writes_in_order:
+            self.save(update_id)
+        return True
+
+    def save(self, update_id: int) -> asyncio.Future[object]:
+        """Queue the id's saving (see above); the future says when, and whether it was new."""
         saving = self.store.remember_update(update_id)
         self._saving.add(saving)
         saving.add_done_callback(self._saved)
-        if not self.store.writes_in_order:
-            # Its writes may commit before the mark (``storage/commits.py``): the mark first.
-            # Refused (another worker owns its chat now), or taken by another worker already (it
-            # owned the chat then): theirs. Failed: forgotten here, handed over again.
-            await asyncio.wait([saving])
-            if saving.cancelled() or saving.exception() is not None:
-                self.recent.pop(update_id, None)
-                return False
-            return bool(saving.result())
-        return True
+        return saving
+
+    async def handled(self, handling: Handling) -> None:
+        """A worker's update is handled: its id is saved now unless its table action saved it."""
+        if handling.saved:
+            self._counted()
+            return
+        saving = self.save(handling.update_id)
+        await asyncio.wait([saving])
+        if not saving.cancelled() and saving.exception() is None:
+            handling.saved = True
 
     def taken_here(self, update_id: int) -> bool:
         """Taken by this process (being handled, or handled) and remembered yet."""
@@ -80,9 +112,13 @@ class Deliveries:
     def _saved(self, saving: asyncio.Future[object]) -> None:
         self._saving.discard(saving)
         error = None if saving.cancelled() else saving.exception()
-        if error is not None:  # memory still has it; only a restart would handle it again
+        if error is not None:  # memory still has it (a worker saves it at its next look at the inbox)
             log.warning("could not save a taken update id: %s", error)
             return
+        self._counted()
+
+    def _counted(self) -> None:
+        """One more id saved: now and then, forget those Telegram will not send again."""
         self._saved_since_clean_up += 1
         if self._saved_since_clean_up >= FORGET_EVERY and (self._cleaning is None or self._cleaning.done()):
             self._saved_since_clean_up = 0

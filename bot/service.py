@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 
+from bot.deliveries import HANDLING
 from bot.kinds import KINDS, GameKind
 from bot.live import (
     Action,
@@ -207,6 +208,8 @@ class Tables:
             state = live.state()
             seats = {seat.person: seat.balance for seat in live.engine.core.seats}
             joined = [event.person for event in events if isinstance(event, Joined)]
+            handling = HANDLING.get()  # a worker's update: its id is saved with its action
+            taken = handling.unsaved() if handling is not None else ()
             booked = await self.store.commit_action(
                 live.table_id,
                 round_no=live.round_no,
@@ -220,6 +223,7 @@ class Tables:
                 # Most actions move no coins and seat nobody: the saved seats stand as they are.
                 seats=None if seats == live.saved_seats and not joined else seats,
                 joined=joined,
+                taken=taken,
             )
             if not booked:
                 raise SavedBefore(f"table {live.table_id}: action {live.engine.version} was saved before")
@@ -229,6 +233,8 @@ class Tables:
         except BaseException:
             self._restore(live, turn)
             raise
+        if handling is not None and taken:
+            handling.saved = True
         live.saved = state
         live.saved_seats = seats
         if live.engine.closed:

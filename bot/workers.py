@@ -22,9 +22,9 @@ group of one). The chats are cut into partitions (``chat_id mod count``, ``stora
   partition of the chat whose table it concerns (a press in someone's DM goes with the table's
   group). ``NOTIFY`` wakes the partition's owner, which hands each update to the Application in a
   task of its own, in order (the chat's lock keeps a chat's updates in that order). An update leaves
-  the inbox when it is marked taken, which commits no later than anything its handling writes, so
-  an update is handled once: by the worker that committed its mark, or, if that worker was lost
-  before, by the next owner.
+  the inbox when it is marked taken: in the transaction of the table action it makes, or once it is
+  handled (``bot/deliveries.py``). A worker lost before that commit saved nothing of it, and the
+  next owner handles it.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from telegram import Update
 from telegram.error import TelegramError
 
 from bot import callbacks
+from bot.deliveries import HANDLING, Handling
 from bot.telegram import ChatKind, chat_kind
 from storage import PostgresLock, StorageError, Store
 from storage.inbox import CHANNEL
@@ -281,9 +282,12 @@ class Worker:
             for partition in sorted(partitions):
                 try:
                     await self._hand_over(partition)
-                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as error:
+                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
                     log.warning("worker %s could not read the inbox: %s", self.name, error)
                     self.notified.add(partition)  # the next look tries again
+                except Exception:  # (a fault of ours: the inbox is still read, at the next look)
+                    log.exception("worker %s could not hand its inbox over", self.name)
+                    self.notified.add(partition)
 
     async def _hand_over(self, partition: int) -> None:
         """Hand the partition's waiting updates to the Application, oldest first."""
@@ -302,25 +306,37 @@ class Worker:
                 if update_id in self.fed:
                     continue
                 if deliveries.taken_here(update_id):
-                    # Its mark committed (read before it did, or a redelivery put while it was
-                    # committing): not handed over again, and dropped from the inbox.
+                    # Handled here: read before its id was saved, a redelivery put while it was
+                    # saved, or its saving failed. Not handed over again: saved (again), which takes
+                    # it out of the inbox.
                     taken_here.append(update_id)
                     continue
                 self.fed.add(update_id)
                 update = Update.de_json(json.loads(body), self.application.bot)
-                task = asyncio.create_task(self.application.process_update(update))
+                task = asyncio.create_task(self._handle(update))
                 self.in_flight[partition].add(task)
                 task.add_done_callback(self.in_flight[partition].discard)
-                # Handled (its mark committed: it left the inbox), or not (its mark failed: it is
-                # still there, to be handed over again at the next look).
+                # Handled and saved (it left the inbox), or not saved (still there: the next look
+                # saves it, above) or not handled at all (handed over again at the next look).
                 task.add_done_callback(lambda _, update_id=update_id: self.fed.discard(update_id))
             if taken_here:
-                await self.store.drop_taken_updates(taken_here)
+                # (one that fails stays: saved at a later look, or by the next owner's handling)
+                await asyncio.gather(*(deliveries.save(i) for i in taken_here), return_exceptions=True)
             if noticed is not None and waiting:
                 self.application.bot_data.metrics.inbox_lag.observe(time.monotonic() - noticed)
                 noticed = None
             if len(waiting) < BATCH:
                 return
+
+    async def _handle(self, update: Update) -> None:
+        """Handle an update from the inbox; its id is saved in its table action's transaction, or
+        once it is handled (``bot/deliveries.py``)."""
+        handling = Handling(update.update_id, asyncio.current_task())
+        HANDLING.set(handling)  # (this task's own context: its handlers see it)
+        try:
+            await self.application.process_update(update)
+        finally:
+            await self.application.bot_data.deliveries.handled(handling)
 
     async def _wait_in_flight(self, partitions: Iterable[int]) -> None:
         tasks = [task for partition in partitions for task in self.in_flight.get(partition, ())]

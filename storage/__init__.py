@@ -21,6 +21,7 @@ from storage.errors import (
     TableNotOpen,
     UnknownPerson,
     UnknownTable,
+    UpdateTaken,
 )
 from storage.exclusive import DatabaseLock, hold_database
 from storage.models import (
@@ -77,6 +78,7 @@ __all__ = [
     "TableNotOpen",
     "UnknownPerson",
     "UnknownTable",
+    "UpdateTaken",
     "backup_database",
     "backup_if_due",
     "check_database",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 
 class StorageError(Exception):
@@ -75,6 +76,13 @@ class InsufficientFunds(StorageError):
         self.account = account
         self.balance = balance
         self.delta = delta
+
+
+class UpdateTaken(StorageError):
+    """An action's update was taken already (by another worker): the action is not saved."""
+
+    def __init__(self, update_ids: Sequence[int]) -> None:
+        super().__init__(f"updates {list(update_ids)} were taken already")
 
 
 class SeatRefused(StorageError):

@@ -4,8 +4,9 @@ The webhook (any worker) puts an update here and answers Telegram only once that
 duplicate ``update_id`` (a redelivery, or one taken already: ``updates_taken``) is dropped. The put
 notifies the channel ``paiju_inbox`` (PostgreSQL's ``NOTIFY``, sent at the commit) with the
 update's partition, so its owner wakes at once. An update leaves the inbox in the transaction
-that marks it taken (``storage/updates.py``), which commits no later than anything its handling
-writes: a worker lost before that commit leaves it here for the next owner, never half-handled.
+that marks it taken (``storage/updates.py``): the one of the table action it makes
+(``tables.commit_action``), or, making none, once it is handled (``bot/deliveries.py``). A worker
+lost before that commit leaves it here for the next owner, nothing of it saved.
 """
 
 from __future__ import annotations
@@ -49,21 +50,6 @@ def waiting(partitions: Collection[int], after: int, limit: int) -> Query[list[t
         (*sorted(partitions), after, limit),
     )
     return [(row[0], row[1], row[2]) for row in found]
-
-
-def drop_taken(update_ids: Collection[int]) -> Query[int]:
-    """Drop these updates from the inbox if they were taken (a redelivery put there while the first
-    delivery's mark was committing stays after it; nobody hands it over again); how many."""
-    if not update_ids:
-        return 0
-    ids = sorted(update_ids)
-    return (
-        yield from run(
-            f"DELETE FROM inbox WHERE update_id IN ({marks(len(ids))})"
-            " AND update_id IN (SELECT update_id FROM updates_taken)",
-            ids,
-        )
-    )
 
 
 def depth() -> Query[int]:

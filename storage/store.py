@@ -325,6 +325,7 @@ class Store:
         round_record: RoundRecord | None = None,
         seats: Mapping[int, int] | None = None,
         joined: Collection[int] = (),
+        taken: Sequence[int] = (),
     ) -> bool:
         """Book one engine action's ``Paid`` events and save the table, in one transaction.
 
@@ -335,7 +336,8 @@ class Store:
         ``InsufficientFunds`` (nothing booked) if a balance would go negative. ``seats`` (person ->
         the coins the table states they hold after the action; None: unchanged) must be backed by
         the wallets (exactly, for those who sat down with it: ``joined``), one open table a person:
-        else ``SeatRefused`` and nothing is booked.
+        else ``SeatRefused`` and nothing is booked. ``taken``: the updates the action answers,
+        marked taken in its transaction (``UpdateTaken`` if one was already).
         """
         return await self._write_in(
             table_id,
@@ -353,6 +355,7 @@ class Store:
             seats=seats,
             joined=joined,
             fence=self.fence,
+            taken=taken,
         )
 
     async def update_messages(
@@ -429,9 +432,6 @@ class Store:
         self, chosen: Collection[int], after: int, limit: int
     ) -> list[tuple[int, int, str]]:
         return await self._read(inbox.waiting, chosen, after, limit)
-
-    async def drop_taken_updates(self, update_ids: Collection[int]) -> int:
-        return await self._write(inbox.drop_taken, update_ids)
 
     async def inbox_depth(self) -> int:
         return await self._read(inbox.depth)

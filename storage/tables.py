@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from games.events import ESCROW, Paid
-from storage import wallet
+from storage import updates, wallet
 from storage.errors import (
     EscrowMismatch,
     InsufficientFunds,
@@ -23,6 +23,7 @@ from storage.errors import (
     TableNotOpen,
     UnknownPerson,
     UnknownTable,
+    UpdateTaken,
 )
 from storage.models import GAMES, RoundRecord, SavedTable
 from storage.partitions import PARTITION_SQL, Fence, fenced
@@ -144,6 +145,7 @@ def commit_action(
     seats: Mapping[int, int] | None = None,
     joined: Collection[int] = (),
     fence: Fence | None = None,
+    taken: Sequence[int] = (),
 ) -> Query[bool]:
     """Book one action's movements and save the table; False (and no change) on a replayed batch.
 
@@ -152,6 +154,8 @@ def commit_action(
     and out of the escrow make it (``escrow`` None: take that), and 0 when the table closes.
     ``seats`` (None: left as saved) are the people seated after the action with the coins the
     table states for them, ``joined`` those who sat down with it; see :func:`save_seats`.
+    ``taken``: the updates this action answers, marked taken in the same transaction
+    (``storage/updates.py``); ``UpdateTaken`` and no change if one was taken already.
     """
     legs = wallet.action_legs(table_id, round_no, action_seq, payments)
     state_text = state_json(state)  # bad input fails here, before anything is written
@@ -179,6 +183,8 @@ def commit_action(
         )
     if closed and new_escrow != 0:
         raise EscrowMismatch(f"table {table_id} cannot close holding {new_escrow} coins in escrow")
+    if taken and (yield from updates.remember(taken, now_text, fence)) < len(taken):
+        raise UpdateTaken(taken)
     yield from wallet.book(legs, now_text=now_text, table_id=table_id, round_no=round_no)
     if seats is not None or closed:
         yield from save_seats(table_id, {} if closed else seats or {}, joined)

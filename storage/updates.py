@@ -24,8 +24,7 @@ NEWEST = 100_000
 
 def remember(update_ids: Iterable[int], now: str, fence: Fence | None = None) -> Query[int]:
     """These updates are taken: kept here, and out of the inbox (``storage/inbox.py``); how many
-    were not taken before (one taken already, by another worker that owned its chat then, is
-    theirs: handled once). With a ``fence``, refused (``NotOwner``) for an update of a partition the
+    were not taken before. With a ``fence``, refused (``NotOwner``) for an update of a partition the
     worker does not own: it stays in the inbox for the owner."""
     ids = list(update_ids)
     if fence is not None:

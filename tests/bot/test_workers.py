@@ -14,6 +14,7 @@ import pytest
 from telegram import Update
 
 from bot import workers
+from bot.deliveries import Deliveries
 from bot.workers import Worker
 from faketg.driver import Driver
 from faketg.harness import start_bot, stop_bot
@@ -274,16 +275,31 @@ async def test_an_update_taken_here_and_still_in_the_inbox_is_dropped_not_handed
         await stop_bot(bot)
 
 
-async def test_an_update_another_worker_took_already_is_not_handled_again(world, pair):
-    """A partition moved while an update was on its way: the worker that took it first handles it;
-    the other, asking after that, is told it is taken (not in its memory, and newer than what it
-    looks up at start-up)."""
-    a, b = pair
-    update_id = int(world.post(1, 1, "/balance")["update_id"])
-    deliveries = [x.application.bot_data.deliveries for x in (a, b)]
-    assert all(update_id > d.floor for d in deliveries)
-    assert await deliveries[1].first_time(update_id)
-    assert not await deliveries[0].first_time(update_id)
+async def test_a_press_is_marked_taken_in_its_actions_transaction(world, postgres_url, monkeypatch):
+    """A worker's press leaves the inbox in the commit of the table action it makes: a worker lost
+    right after that commit (here: doing nothing once the update is handled) leaves nothing for the
+    next owner to act on again."""
+    bot = await start_bot(world, postgres_url, partitions=PARTITIONS)
+    try:
+        chat_id = groups_of(world, [bot], each=1)[0]
+        delivered: list[int] = []
+        driver = through_the_inbox(world, [bot], delivered)
+        await open_round(driver, lambda chat: bot, chat_id)
+
+        async def lost_once_handled(self, handling) -> None:
+            """(the worker would save the id here, had its action not)"""
+
+        def lost(self, update_id):  # (nor at its next look at the inbox)
+            raise AssertionError("the worker is lost")
+
+        monkeypatch.setattr(Deliveries, "handled", lost_once_handled)
+        monkeypatch.setattr(Deliveries, "save", lost)
+        third = people(chat_id)[2]
+        await driver.press(third, third, "不补")  # waits until the inbox is empty
+        assert await bot.runtime.store.update_taken(delivered[-1])
+        assert "✋ 不补" in driver.table(chat_id)
+    finally:
+        await stop_bot(bot)
 
 
 async def test_a_partition_that_could_not_be_loaded_is_let_go_and_taken_at_the_next_look(

@@ -17,6 +17,7 @@ import asyncpg
 import pytest
 
 from faketg.world import World
+from storage.partitions import partition_of
 from tests.e2e.process import ROOT
 from tests.e2e.workers_stage import PARTITIONS as WORKERS_PARTITIONS
 from tests.e2e.workers_stage import (
@@ -207,3 +208,58 @@ async def test_a_worker_started_later_takes_its_share_and_no_table_is_held_by_tw
     result = check(postgres_url)
     assert result.returncode == 0, result.stdout + result.stderr
     assert await balances_match_the_rounds(postgres_url) == []
+
+
+async def test_a_press_whose_save_a_killed_worker_never_finished_is_handled_by_the_other(
+    stage_of, postgres_url
+):
+    """A worker is SIGKILLed while the save of a press's action waits (the test holds the table's
+    row): nothing of the press was saved, its update's id included (it is saved in the action's
+    transaction), so the update is still in the inbox, and the other worker, taking the chat over,
+    handles it: the bank is taken by that press, not by its deadline."""
+    world, groups = world_of(4)
+    stage = await stage_of(world)
+    workers = [await stage.start_worker(), await stage.start_worker()]
+    await until(async_equal(lambda: owned(stage), [PARTITIONS // 2] * 2), "the partitions shared out")
+    chats = list(groups)
+    await asyncio.gather(*(open_table(stage, chat_id, groups[chat_id], "muxi") for chat_id in chats))
+    names = {(await health(worker))["worker"]: worker for worker in workers}
+    conn, watcher = await asyncpg.connect(postgres_url), await asyncpg.connect(postgres_url)
+    try:
+        chat_id = chats[0]
+        owner = await conn.fetchval(
+            "SELECT owner FROM partitions WHERE partition = $1", partition_of(chat_id, PARTITIONS)
+        )
+        doomed = names[owner]
+        table_id = await conn.fetchval("SELECT max(id) FROM tables WHERE chat_id = $1", chat_id)
+        people = groups[chat_id]
+        await until(
+            lambda: any("当庄" in buttons(world, where) for where in (chat_id, *people)), "the bank asked"
+        )
+        where = next(where for where in (chat_id, *people) if "当庄" in buttons(world, where))
+        person = people[0] if where == chat_id else where
+        message_id, data = stage.driver.button_data(where, "当庄")
+        async with conn.transaction():
+            await conn.execute("SELECT 1 FROM tables WHERE id = $1 FOR UPDATE", table_id)
+            world.press(person, where, message_id, data)
+            await stage.emulator.notify()
+            await until(lambda: waiting_on_a_lock(watcher), "the press's save waits for the row")
+            await doomed.kill()
+    finally:
+        await conn.close()
+        await watcher.close()
+    await until(async_equal(lambda: owned(stage), [PARTITIONS]), "the other owns every partition")
+    banker = f"庄家 {world.people[person].first_name}"
+    await until(lambda: banker in stage.driver.table(chat_id), "the bank taken by the press")
+    assert not timed_out(world, chat_id, people)
+    await play_to_the_end(stage, chat_id, people)
+    assert await balances_match_the_rounds(postgres_url) == []
+
+
+async def waiting_on_a_lock(conn: asyncpg.Connection) -> bool:
+    return bool(
+        await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+        )
+    )
