@@ -247,3 +247,14 @@ def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
         yield url
     finally:
         postgres_server.drop_database(url)
+
+
+async def waits_on_a_lock(conn) -> bool:
+    """Does another connection to ``conn``'s database wait for a lock (a row another transaction
+    holds)? For tests that hold a row to stop a write half-way."""
+    return bool(
+        await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+        )
+    )

@@ -29,6 +29,7 @@ from tests.e2e.workers_stage import (
     press_shown,
     settled,
 )
+from tests.postgres_server import waits_on_a_lock
 from tests.waiting import until
 
 PARTITIONS = int(WORKERS_PARTITIONS)
@@ -243,7 +244,7 @@ async def test_a_press_whose_save_a_killed_worker_never_finished_is_handled_by_t
             await conn.execute("SELECT 1 FROM tables WHERE id = $1 FOR UPDATE", table_id)
             world.press(person, where, message_id, data)
             await stage.emulator.notify()
-            await until(lambda: waiting_on_a_lock(watcher), "the press's save waits for the row")
+            await until(lambda: waits_on_a_lock(watcher), "the press's save waits for the row")
             await doomed.kill()
     finally:
         await conn.close()
@@ -254,12 +255,3 @@ async def test_a_press_whose_save_a_killed_worker_never_finished_is_handled_by_t
     assert not timed_out(world, chat_id, people)
     await play_to_the_end(stage, chat_id, people)
     assert await balances_match_the_rounds(postgres_url) == []
-
-
-async def waiting_on_a_lock(conn: asyncpg.Connection) -> bool:
-    return bool(
-        await conn.fetchval(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
-        )
-    )

@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 
 from storage import SeatRefused, open_store
+from tests.postgres_server import waits_on_a_lock
 from tests.storage.storage_helpers import STATE, FakeClock
 from tests.waiting import until
 
@@ -24,15 +25,6 @@ async def pg_store(postgres_url: str, clock: FakeClock):
         await store.close()
 
 
-async def waiting_on_a_lock(conn: asyncpg.Connection) -> bool:
-    return bool(
-        await conn.fetchval(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
-        )
-    )
-
-
 async def committed_while_waited_for(postgres_url: str, holding: str, args: tuple, waiting) -> object:
     """Run ``holding`` in a transaction left open, start ``waiting`` (a coroutine), commit once it
     waits for that transaction's row lock; what ``waiting`` returned or raised."""
@@ -43,7 +35,7 @@ async def committed_while_waited_for(postgres_url: str, holding: str, args: tupl
             task = asyncio.ensure_future(waiting)
             watcher = await asyncpg.connect(postgres_url)
             try:
-                await until(lambda: waiting_on_a_lock(watcher), "the store's write waits for the other")
+                await until(lambda: waits_on_a_lock(watcher), "the store's write waits for the other")
             finally:
                 await watcher.close()
         (outcome,) = await asyncio.gather(task, return_exceptions=True)
