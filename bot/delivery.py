@@ -13,9 +13,9 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
-from bot import telegram
+from bot import orphans, telegram
 from bot.live import LiveTable
 from bot.outbox import Parcel, Priority, Share
 from bot.outgoing import Cleanup, Kept, PersonalMessage, Reply, Shown, TableMessage, answered, edit
@@ -82,7 +82,9 @@ class Delivery:
         live, person, message_id = wanted.live, wanted.person, wanted.message_id
         shown = live.shown.get(wanted.shown_key)
         earlier, last = None, self.presenter.last_round_of(wanted.key, message_id)
-        if message_id is not None and job.new_message and self.presenter.anew(wanted, message_id, shown):
+        # Wanted as a new message (whether it goes as one, or as an edit for want of a token)?
+        anew = message_id is None or self.presenter.anew(wanted, message_id, shown)
+        if message_id is not None and job.new_message and anew:
             earlier, message_id = message_id, None
         elif message_id is None and not job.new_message and wanted.text is not None:
             self._send_anew_later(job, wanted)  # no token was taken for it
@@ -113,7 +115,13 @@ class Delivery:
                 return
             if failure is not telegram.Failure.NOT_MODIFIED:
                 raise
+        except NetworkError:  # a timeout: a new message may show all the same, its id never known
+            if message_id is None and isinstance(wanted, PersonalMessage):
+                orphans.lost(live, wanted.person)
+            raise
         await self._shown(wanted, message_id)
+        if isinstance(wanted, PersonalMessage):
+            await self._take_orphans_buttons(job, wanted, anew and wanted.text is not None, message_id)
         if last is not None and wanted.text is not None:
             if self.presenter.last_round.get(wanted.key) is last:  # the new round shows (anew or in it)
                 del self.presenter.last_round[wanted.key]
@@ -122,6 +130,20 @@ class Delivery:
         elif earlier is not None and isinstance(wanted, PersonalMessage) and not ended:
             self._leave_behind(wanted.person, earlier, shown, wanted.record)
         self._late(job, wanted, shown)
+
+    async def _take_orphans_buttons(
+        self, job: Parcel, wanted: PersonalMessage, anew: bool, sent: int | None
+    ) -> None:
+        """The first delivery to a DM since its table was taken as saved: a new message the crash
+        may have cut off loses its buttons (``bot.orphans``), each try a request of this parcel's."""
+        for message_id in orphans.suspects(wanted.live, wanted.person, anew, sent):
+            try:
+                async with self.presenter.sender.one_more(job):
+                    if await orphans.take_buttons(self.presenter.bot, wanted.person, message_id):
+                        return
+            except TelegramError as error:  # (a 429, Telegram down): not worth waiting for
+                log.info("DM %s: no look for a message a crash left unknown (%s)", wanted.person, error)
+                return
 
     def _leave_behind(self, person: int, message_id: int, shown: Shown | None, record: str | None) -> None:
         """A new prompt has taken the place of ``person``'s DM: the one before stays as the record

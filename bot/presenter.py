@@ -25,6 +25,7 @@ from typing import Protocol
 
 from telegram import Bot
 
+from bot import orphans
 from bot.delivery import Delivery
 from bot.kinds import KINDS
 from bot.live import LiveTable
@@ -163,20 +164,22 @@ class Presenter:
             self.last_round[key] = (message_id, None)
 
     def stale_buttons(self, chat_id: int, message_id: int) -> None:
-        """A DM message whose button was refused and that is not the person's DM for the table now
-        (a prompt Telegram showed but whose answer never reached a bot killed meanwhile, so its id
-        was never known): its buttons go, as for an old round's table message."""
-        self.clean_up(Cleanup(chat_id, message_id), since=self.clock())
+        """A DM message pressed that is not the person's DM for the table now (a prompt Telegram
+        showed but whose answer never reached a bot killed meanwhile, so its id was never known;
+        ``bot.orphans``): its buttons go, as for an old round's table message, unless it is to be
+        brought to its last state already (a record, or deleted: its buttons go then too)."""
+        self.clean_up(Cleanup(chat_id, message_id), since=self.clock(), newer=False)
 
-    def clean_up(self, cleanup: Cleanup, since: float | None = None) -> None:
+    def clean_up(self, cleanup: Cleanup, since: float | None = None, *, newer: bool = True) -> None:
         """Queue ``cleanup``: a cosmetic edit, unless ``since`` is given: an old round's table message
         losing its buttons, which mislead (pressed, they only say the round is over) and go before
-        anything wanted after the new round (``since``: when it was), wherever the group has room."""
+        anything wanted after the new round (``since``: when it was), wherever the group has room.
+        One already queued for the message is replaced, unless not ``newer``."""
         if since is None:
             job = Parcel(cleanup.chat_id, cleanup.key, Priority.COSMETIC, self.clock(), payload=cleanup)
         else:
             job = Parcel(cleanup.chat_id, cleanup.key, Priority.PHASE, since, Share.REPLY, payload=cleanup)
-        self.sender.want(job)
+        self.sender.want(job, newer=newer)
 
     def drop_cleanup(self, chat_id: int, message_id: int) -> None:
         self.sender.take(chat_id, CleanupKey(chat_id, message_id))
@@ -211,6 +214,8 @@ class Presenter:
         shown = live.shown.get(wanted.shown_key)
         if message_id is not None and shown == wanted.shown:
             self.sender.take(wanted.chat_id, wanted.key)
+            if wanted.person is not None:
+                orphans.sure(live, wanted.person)
             return
         anew = message_id is not None and self.anew(wanted, message_id, shown)
         new_buttons = (

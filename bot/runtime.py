@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 from telegram import Bot
 from telegram.ext import JobQueue
 
+from bot import orphans
 from bot.escapes import Escapes
 from bot.kinds import KINDS
 from bot.live import AUTOPILOT_ROUNDS, TURN, Action, Event, LiveTable, Notice
@@ -294,6 +295,7 @@ class Runtime:
         adopted = self.tables.adopt(tables)
         for live in adopted:
             self.turns.arm(live)
+            orphans.adopted(live)
             # An edit the crash cut off is shown now (in the background: start-up does not wait).
             self.background(self._redraw(live))
         return adopted

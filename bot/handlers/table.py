@@ -334,8 +334,8 @@ async def button_pressed(update: Update, context: Context) -> None:
     try:
         reply_with = await _carry_out(query, context, user, language)
     except (Refused, RuleError) as error:
+        _forget_unkept_dm(runtime, query, user.id)
         await answer(query, refusal_text(language, error), isinstance(error, Refused))
-        _forget_stale_prompt(runtime, query, user.id)
         return
     except NotOwner as lost:  # another worker owns this chat now: a press again reaches it
         log.warning("a button press was not saved: %s", lost)
@@ -345,12 +345,13 @@ async def button_pressed(update: Update, context: Context) -> None:
         log.exception("a button press failed")
         await answer(query, t(language, "press.failed"), True)
         return
+    _forget_unkept_dm(runtime, query, user.id)
     await answer(query, *reply_with)
 
 
-def _forget_stale_prompt(runtime: Runtime, query: CallbackQuery, person: int) -> None:
-    """A refused press on a DM message the bot does not keep as that person's DM for the table:
-    its buttons go (it cannot have known the message to take them away sooner)."""
+def _forget_unkept_dm(runtime: Runtime, query: CallbackQuery, person: int) -> None:
+    """A press, taken or refused, on a DM message the bot does not keep as that person's DM for
+    the table: its buttons go (the bot cannot have known the message to take them away sooner)."""
     message, press = query.message, callbacks.decode(query.data)
     if message is None or press is None or is_group(message.chat):
         return

@@ -23,6 +23,7 @@ from bot.telegram import (
     Failure,
     chat_kind,
     classify,
+    ids_between,
     is_private_id,
     kind_of_id,
     message_text,
@@ -166,3 +167,19 @@ def test_a_failure_is_classified_by_type_and_description(error, expected):
 def test_a_429s_wait_in_seconds():
     assert retry_seconds(RetryAfter(3)) == 3.0
     assert retry_seconds(RetryAfter(timedelta(seconds=1.5))) == 1.5
+
+
+@pytest.mark.parametrize(
+    ("after", "before", "expected"),
+    [
+        (10, 12, [11]),  # between two known messages
+        (10, 30, [11, 12, 13]),  # at most three, nearest to the last known first
+        (10, None, [11, 12, 13]),  # nothing sent since: the next ids
+        (None, 5, [4, 3, 2]),  # no message known before: down from the one sent
+        (None, 2, [1]),
+        (10, 11, []),  # nothing can be between
+        (None, None, []),
+    ],
+)
+def test_the_ids_a_message_a_crash_left_unknown_may_have(after, before, expected):
+    assert ids_between(after, before, 3) == expected

@@ -172,18 +172,12 @@ async def play_killing(stage, steps, point):
     return problems
 
 
-# A new prompt Telegram showed but whose answer never reached the bot (killed meanwhile): the bot
-# never learns the message's id, so it cannot take its buttons away; once the turn has moved on,
-# they offer refused moves until one is pressed (then they go: tests/bot/test_stale_prompts.py).
-# Issue 31 stays open for this case; strict, so that a fix shows here.
-UNKNOWN_MESSAGE = pytest.mark.xfail(strict=True, reason="issue 31: a sent but unconfirmed new prompt")
-KILL_POINTS = [
-    pytest.param(point, id=point.value, marks=[UNKNOWN_MESSAGE] if point is KillPoint.UNCONFIRMED else [])
-    for point in KillPoint
-]
+# At every point, a new prompt Telegram showed whose answer never reached the bot (killed meanwhile)
+# included: the restarted bot takes its buttons away (``bot.orphans``).
+KILL_POINTS = list(KillPoint)
 
 
-@pytest.mark.parametrize("point", KILL_POINTS)
+@pytest.mark.parametrize("point", KILL_POINTS, ids=lambda point: point.value)
 async def test_showhand_betting_offers_only_accepted_buttons_after_a_sigkill(staged, point):
     stage = await staged(SHOWHAND)
     await open_round(stage, "showhand")
@@ -192,7 +186,7 @@ async def test_showhand_betting_offers_only_accepted_buttons_after_a_sigkill(sta
     assert not problems, str(problems)
 
 
-@pytest.mark.parametrize("point", KILL_POINTS)
+@pytest.mark.parametrize("point", KILL_POINTS, ids=lambda point: point.value)
 async def test_muxi_round_offers_only_accepted_buttons_after_a_sigkill(staged, point):
     stage = await staged(MUXI)
     await open_round(stage, "muxi")
