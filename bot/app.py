@@ -14,7 +14,7 @@ from telegram.ext import ApplicationBuilder, ApplicationHandlerStop, TypeHandler
 from telegram.request import BaseRequest
 
 from bot.botdata import CONTEXT_TYPES, App, Context
-from bot.deliveries import Deliveries
+from bot.deliveries import Deliveries, HandledUpdates
 from bot.handlers import account, chat_settings, gate, records, table
 from bot.handlers.common import RightsUnknown, rights_unknown
 from bot.i18n import t
@@ -48,6 +48,9 @@ MENU_LANGUAGES = {"": None, "zh": "zh-hans", "en": "en"}  # Telegram language co
 HANDLED_UPDATES = (UpdateType.MESSAGE, UpdateType.CALLBACK_QUERY, UpdateType.MY_CHAT_MEMBER)
 ONCE = -3  # the handler group that drops an update delivered again (before anything counts it)
 OBSERVED = -2  # the handler group that counts each update and names it in the log (before the gate)
+CONCURRENT_UPDATES = (
+    256  # updates handled at once, each in its task (PTB's number for concurrent_updates(True))
+)
 
 
 def build_application(
@@ -62,7 +65,12 @@ def build_application(
     ``limits``: Telegram's budgets the bot keeps to (None: Telegram's, with the table's share the
     settings give); ``rng``: the shuffles' (None: ``secrets``)."""
     sessions: list[AiohttpRequest] = []
-    builder = ApplicationBuilder().token(settings.token).concurrent_updates(True).context_types(CONTEXT_TYPES)
+    builder = (
+        ApplicationBuilder()
+        .token(settings.token)
+        .concurrent_updates(HandledUpdates(CONCURRENT_UPDATES))
+        .context_types(CONTEXT_TYPES)
+    )
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
     else:
@@ -116,6 +124,8 @@ async def prepare(application: App) -> Runtime:
     await data.metrics.attach(runtime, read_rounds=settings.metrics != "off")
     data.deliveries = deliveries = Deliveries(store)
     await deliveries.load()
+    if isinstance(application.update_processor, HandledUpdates):
+        application.update_processor.deliveries = deliveries
     store.on_batch, runtime.presenter.sender.on_sent = data.metrics.written, data.metrics.sent
     if store.backend.postgresql:  # a worker: the open tables come with the partitions it takes
         assert isinstance(data.database_lock, PostgresLock)

@@ -10,24 +10,26 @@ update handled at once cannot both pass) and saved in the database (``updates_ta
 in memory but no newer than the newest one saved before (after a restart, or long ago in this run)
 is looked up there: only a redelivery pays for that read; a new update's id is newer.
 
-When the id is saved:
-- **One process** (SQLite): queued at once, without waiting (``Store.remember_update``), so it
-  commits no later than anything its handling writes, which queues behind it on the one writer.
-- **Workers** (PostgreSQL, ``bot/workers.py``): an update waits in the inbox until it is saved.
-  Writes commit out of order there, so the id is saved in the transaction of the table action the
-  update makes (``HANDLING``: ``Store.commit_action(taken=…)``), or, for an update that makes none,
-  once it is handled. A worker lost before that commit leaves the update in the inbox and nothing
-  of it saved: the next owner of its chat handles it (a lost worker loses no press, and none acts
-  twice). An update making no table action is saved after its handling: a worker lost in between
-  has its reply sent again by the next owner.
+The id is saved in the transaction of the table action the update makes (``HANDLING``:
+``Store.commit_action(taken=…)``), or, for an update that makes none, once it is handled
+(``Deliveries.handle``: PTB's update processor ``HandledUpdates`` in one process, the inbox's
+``Worker`` with several). A process lost before that commit leaves nothing of the update saved:
+Telegram sends it again (or it waits in the inbox for the next owner of its chat), and it is
+handled then: a lost process loses no press, and none acts twice. An update making no table
+action is saved after its handling: a process lost in between has its reply sent again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
+
+from telegram import Update
+from telegram.ext import SimpleUpdateProcessor
 
 from storage import Store
 
@@ -38,7 +40,7 @@ FORGET_EVERY = 10_000  # saved ids between two clean-ups of those Telegram will 
 
 @dataclass
 class Handling:
-    """The update a worker's task is handling (``bot/workers.py``), and whether its id is saved."""
+    """The update a task is handling (``Deliveries.handle``), and whether its id is saved."""
 
     update_id: int
     task: asyncio.Task[None] | None  # the handling's task (a task it starts sees this too: not it)
@@ -77,11 +79,7 @@ class Deliveries:
             oldest = next(iter(self.recent))
             del self.recent[oldest]
             self.floor = max(self.floor, oldest)
-        if update_id <= self.floor and await self.store.update_taken(update_id):
-            return False
-        if self.store.writes_in_order:
-            self.save(update_id)
-        return True
+        return update_id > self.floor or not await self.store.update_taken(update_id)
 
     def save(self, update_id: int) -> asyncio.Future[object]:
         """Queue the id's saving (see above); the future says when, and whether it was new."""
@@ -90,8 +88,18 @@ class Deliveries:
         saving.add_done_callback(self._saved)
         return saving
 
+    async def handle(self, update_id: int, work: Awaitable[object]) -> None:
+        """Handle an update (``work``, awaited in this task): its id saved with its table action,
+        or once it is handled."""
+        handling = Handling(update_id, asyncio.current_task())
+        HANDLING.set(handling)  # (this task's own context: its handlers see it)
+        try:
+            await work
+        finally:
+            await self.handled(handling)
+
     async def handled(self, handling: Handling) -> None:
-        """A worker's update is handled: its id is saved now unless its table action saved it."""
+        """An update is handled: its id is saved now unless its table action saved it."""
         if handling.saved:
             self._counted()
             return
@@ -129,3 +137,18 @@ class Deliveries:
 def _cleaned(cleaning: asyncio.Task[int]) -> None:
     if not cleaning.cancelled() and (error := cleaning.exception()) is not None:
         log.warning("could not forget old update ids: %s", error)
+
+
+class HandledUpdates(SimpleUpdateProcessor):
+    """PTB's update processor for one process (each update at once, in a task of its own) that
+    handles each through ``Deliveries.handle``, once the store is open (``deliveries`` set)."""
+
+    def __init__(self, max_concurrent_updates: int) -> None:
+        super().__init__(max_concurrent_updates)
+        self.deliveries: Deliveries | None = None
+
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        if self.deliveries is None or not isinstance(update, Update):
+            await coroutine
+            return
+        await self.deliveries.handle(update.update_id, coroutine)

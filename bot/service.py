@@ -208,7 +208,7 @@ class Tables:
             state = live.state()
             seats = {seat.person: seat.balance for seat in live.engine.core.seats}
             joined = [event.person for event in events if isinstance(event, Joined)]
-            handling = HANDLING.get()  # a worker's update: its id is saved with its action
+            handling = HANDLING.get()  # the update being handled: its id is saved with its action
             taken = handling.unsaved() if handling is not None else ()
             booked = await self.store.commit_action(
                 live.table_id,

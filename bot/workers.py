@@ -48,7 +48,6 @@ from telegram import Update
 from telegram.error import TelegramError
 
 from bot import callbacks
-from bot.deliveries import HANDLING, Handling
 from bot.telegram import ChatKind, chat_kind
 from storage import PostgresLock, StorageError, Store
 from storage.inbox import CHANNEL
@@ -331,12 +330,8 @@ class Worker:
     async def _handle(self, update: Update) -> None:
         """Handle an update from the inbox; its id is saved in its table action's transaction, or
         once it is handled (``bot/deliveries.py``)."""
-        handling = Handling(update.update_id, asyncio.current_task())
-        HANDLING.set(handling)  # (this task's own context: its handlers see it)
-        try:
-            await self.application.process_update(update)
-        finally:
-            await self.application.bot_data.deliveries.handled(handling)
+        deliveries = self.application.bot_data.deliveries
+        await deliveries.handle(update.update_id, self.application.process_update(update))
 
     async def _wait_in_flight(self, partitions: Iterable[int]) -> None:
         tasks = [task for partition in partitions for task in self.in_flight.get(partition, ())]

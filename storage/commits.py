@@ -25,6 +25,7 @@ from storage.sql import Query, in_transaction, run, transaction
 T = TypeVar("T")
 MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
 Outcome = tuple[bool, object]  # (ok, the write's result or its error)
+Slot = tuple[Callable[..., Any], int]  # a joinable write's storage function and key
 
 
 class _Abandoned(Exception):
@@ -44,9 +45,9 @@ class Ticket:
 
     __slots__ = ("abandoned", "cancels", "lock", "started", "task")
 
-    def __init__(self) -> None:
+    def __init__(self, detached: bool = False) -> None:
         self.lock = threading.Lock()
-        self.task = asyncio.current_task()
+        self.task = None if detached else asyncio.current_task()  # (detached: no caller's to cancel it)
         self.cancels = self.task.cancelling() if self.task is not None else 0
         self.abandoned = False
         self.started = False
@@ -61,11 +62,24 @@ class Job:
     __slots__ = ("args", "fn", "kwargs", "outcome", "ticket")
 
     def __init__(
-        self, fn: Callable[..., Query[object]], args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        fn: Callable[..., Query[object]],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        detached: bool = False,
     ) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs
-        self.ticket = Ticket()
+        self.ticket = Ticket(detached)
         self.outcome: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+    def join(self, fold: Callable[[dict[str, Any], dict[str, Any]], None], later: dict[str, Any]) -> bool:
+        """Fold a later write's arguments into this one's (``fold(these, later)``), unless its batch
+        has begun it (read under the ticket's lock, as the batch marks it begun): did it?"""
+        with self.ticket.lock:
+            if self.ticket.started or self.ticket.cancelled():
+                return False
+            fold(self.kwargs, later)
+            return True
 
 
 _SKIPPED = object()  # the outcome of a write whose caller was cancelled before it began
@@ -196,13 +210,9 @@ class GroupCommit:
         self.run_batch = run_batch
         self.batch = batch  # writes committed together at most
         self.lanes = [_Lane(self) for _ in range(max(1, lanes))]
+        self._joinable: dict[Slot, Job] = {}  # (``write_joined``)
         # Told each batch's seconds (queue included) and whether it committed.
         self.on_batch: Callable[[float, bool], None] | None = None
-
-    @property
-    def in_order(self) -> bool:
-        """Are all writes committed in the order they were made (one lane)?"""
-        return len(self.lanes) == 1
 
     async def write(self, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` in a transaction, committed if it returns, undone if it raises
@@ -229,16 +239,46 @@ class GroupCommit:
             raise
         return cast(T, result)
 
+    async def write_joined(
+        self,
+        key: int,
+        fold: Callable[[dict[str, Any], dict[str, Any]], None],
+        fn: Callable[..., Query[T]],
+        *args: Any,
+        **kwargs: Any,
+    ) -> T:
+        """:meth:`write_in` for a write whose effect commutes with every other write in ``key``'s lane
+        but those of ``fn`` (and whose ``args`` are the same for one ``key``): while one waits for its
+        batch, a later one of the same ``fn`` and ``key`` joins it (``fold(its kwargs, the later's)``
+        makes them one write with the effect of both in turn) instead of queuing one more write.
+        Made by several callers, it is each one's: a cancelled caller stops waiting, the write goes on."""
+        slot = (fn, key)
+        queued = self._joinable.get(slot)
+        if queued is None or not queued.join(fold, kwargs):
+            queued = self.enqueue(fn, args, kwargs, key, detached=True)
+            self._joinable[slot] = queued
+            queued.outcome.add_done_callback(functools.partial(self._unjoinable, slot, queued))
+        return cast(T, await asyncio.shield(queued.outcome))
+
+    def _unjoinable(
+        self, slot: tuple[Callable[..., Query[object]], int], job: Job, outcome: asyncio.Future[object]
+    ) -> None:
+        if self._joinable.get(slot) is job:
+            del self._joinable[slot]
+        if not outcome.cancelled():
+            outcome.exception()  # (read: its callers may all have stopped waiting)
+
     def enqueue(
         self,
         fn: Callable[..., Query[object]],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         key: int | None = None,
+        detached: bool = False,
     ) -> Job:
         """Queue a write now: it commits in the same batch as any write queued after it in its lane,
-        or earlier."""
-        job = Job(fn, args, kwargs)
+        or earlier (``detached``: whoever made it, no caller's cancel undoes it)."""
+        job = Job(fn, args, kwargs, detached)
         self.lanes[0 if key is None else key % len(self.lanes)].enqueue(job)
         return job
 

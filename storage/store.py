@@ -179,16 +179,9 @@ class Store:
 
     # -- updates taken from Telegram ----------------------------------------------------------
 
-    @property
-    def writes_in_order(self) -> bool:
-        """Are writes committed in the order they are made (SQLite), or may one made later commit
-        first (PostgreSQL: a table's writes keep their order, not all of them)?"""
-        return self.backend.commits.in_order
-
     def remember_update(self, update_id: int) -> asyncio.Future[object]:
         """This update was taken from Telegram (see ``storage/updates.py``): queued at once, without
-        waiting (where writes commit in order, it commits no later than any write its handling
-        makes); the future says when, and whether it was taken now (not before)."""
+        waiting; the future says when, and whether it was taken now (not before)."""
         return self.backend.commits.enqueue(
             updates.remember, ((update_id,), self._now_text()), {"fence": self.fence}
         ).outcome
@@ -372,6 +365,20 @@ class Store:
         (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``);
         ``view``: what the table shows besides changed with no action (``bot.live.ViewState``)."""
         set_message = message_id is not _UNSET
+        if turn is None and view is None:  # what Telegram confirmed: one write while one waits
+            await self.backend.commits.write_joined(
+                table_id,
+                tables.join_message_updates,
+                tables.update_messages,
+                table_id,
+                message_id=message_id if set_message else None,
+                set_message=set_message,
+                dm_updates=dm_message_ids,
+                now_text=self._now_text(),
+                shown=shown,
+                fence=self.fence,
+            )
+            return
         await self._write_in(
             table_id,
             tables.update_messages,

@@ -268,6 +268,19 @@ def insert_round(table_id: int, chat_id: int, game: str, record: RoundRecord, no
         )
 
 
+def join_message_updates(queued: dict[str, Any], later: dict[str, Any]) -> None:
+    """Make ``queued`` (the keyword arguments of an :func:`update_messages` without ``turn`` or
+    ``view``) have the effect of itself and then ``later`` (another such). No other write changes
+    these columns but a table's move to another chat, which changes none of them: such updates
+    commute with every other write of the table."""
+    if later["set_message"]:
+        queued["message_id"], queued["set_message"] = later["message_id"], True
+    for name in ("dm_updates", "shown"):
+        if later.get(name):
+            queued[name] = {**(queued.get(name) or {}), **later[name]}
+    queued["now_text"], queued["fence"] = later["now_text"], later["fence"]
+
+
 def update_messages(
     table_id: int,
     *,
@@ -283,6 +296,26 @@ def update_messages(
     """Set the table message id and merge DM ids and shown hashes (None forgets one); ``turn``
     replaces the turn kept in the table's state (its clock moved between two actions), ``view``
     what its messages show besides (changed by no action: someone back from autopilot)."""
+    if fence is None and turn is None and view is None:  # the row need not be read: one statement
+        patched = yield from run(
+            "UPDATE tables SET message_id = CASE WHEN ? = 1 THEN ? ELSE message_id END,"
+            " dm_ids = json_patch(dm_ids, ?), shown = json_patch(shown, ?), updated_at = ? WHERE id = ?",
+            (
+                int(set_message),
+                message_id,
+                json.dumps({str(person): mid for person, mid in (dm_updates or {}).items()}),
+                json.dumps(dict(shown or {}), ensure_ascii=False),
+                now_text,
+                table_id,
+            ),
+            # (jsonb's || replaces keys; a None removes one: none is ever saved as a value)
+            postgres="UPDATE tables SET message_id = CASE WHEN ? = 1 THEN ? ELSE message_id END,"
+            " dm_ids = jsonb_strip_nulls(dm_ids::jsonb || ?::jsonb)::json,"
+            " shown = jsonb_strip_nulls(shown::jsonb || ?::jsonb)::json, updated_at = ? WHERE id = ?",
+        )
+        if not patched:
+            raise UnknownTable(table_id)
+        return
     saved = yield from first_to_change(
         "SELECT chat_id, message_id, dm_ids, shown, state FROM tables WHERE id = ?", (table_id,)
     )

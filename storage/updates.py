@@ -40,7 +40,8 @@ def remember(update_ids: Iterable[int], now: str, fence: Fence | None = None) ->
             " ON CONFLICT (update_id) DO NOTHING",
             (update_id, now),
         )
-    yield from run(f"DELETE FROM inbox WHERE update_id IN ({marks(len(ids))})", ids)
+    if fence is not None:  # (only workers, each fenced, take updates from the inbox)
+        yield from run(f"DELETE FROM inbox WHERE update_id IN ({marks(len(ids))})", ids)
     return taken
 
 

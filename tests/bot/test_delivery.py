@@ -332,3 +332,27 @@ async def test_a_prompt_right_after_ones_own_turn_takes_its_place_in_one_edit(bo
     await act(bot, "过牌")
     assert "sendMessage" in sent(2), "2's turn after 1's: a new message notifies them"
     assert sent(1) == ["editMessageText"], "1's answered prompt ends"
+
+
+async def test_an_updates_id_is_saved_with_its_table_action_or_once_handled(bot, monkeypatch):
+    """In one process as with workers (``bot/deliveries.py``): a press's id rides in its action's
+    transaction (no write of its own), a command's is saved once it is handled."""
+    from telegram import Update
+
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    store, application = bot.runtime.store, bot.application
+    alone = []
+    real = store.remember_update
+    monkeypatch.setattr(store, "remember_update", lambda update_id: alone.append(update_id) or real(update_id))
+
+    async def through_the_processor(update):
+        parsed = Update.de_json(update, application.bot)
+        await application.update_processor.process_update(parsed, application.process_update(parsed))
+        return parsed.update_id
+
+    press = await through_the_processor(bot.world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
+    command = await through_the_processor(bot.world.post(2, GROUP, "/balance"))
+    assert await store.update_taken(press) and await store.update_taken(command)
+    assert alone == [command], "the press's id was saved with its action"
+    assert "庄家 阿明" in bot.world.messages[(GROUP, live_table(bot).message_id)].text

@@ -415,3 +415,43 @@ async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing
     assert (await store.get_person(1)).name == "held"
     assert await store.get_person(2) is None
     assert (await store.ensure_person(3, "Qiang"))[1], "a later write gets a new committer"
+
+
+@pytest.mark.sqlite_only  # the write is held on SQLite's writer thread
+async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits(store, monkeypatch):
+    """Telegram's confirmations come faster than the writer: those made while one waits join it,
+    as if each were written in turn; a caller that stops waiting does not undo it."""
+    import storage.tables as module
+
+    await store.ensure_person(1, "Ming")
+    table = await store.create_table(-1, "muxi", STATE)
+    await store.update_messages(table.id, dm_message_ids={5: 50, 6: 60}, shown={"5": "a", "6": "x"})
+    written, real = [], module.update_messages
+
+    def counted(*args, **kwargs):
+        written.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "update_messages", counted)
+    held = HeldWrite(store)
+    try:
+        await held.wait_entered()
+        first = asyncio.create_task(store.update_messages(table.id, message_id=7, shown={"table": "t1"}))
+        second = asyncio.create_task(
+            store.update_messages(table.id, dm_message_ids={5: 51, 6: None}, shown={"5": "b", "6": None})
+        )
+        third = asyncio.create_task(store.update_messages(table.id, shown={"table": "t2"}))
+        await asyncio.sleep(0.05)
+        second.cancel()  # its caller stops waiting
+        with pytest.raises(asyncio.CancelledError):
+            await second
+    finally:
+        held.release.set()
+    assert await held.task == "done"
+    await asyncio.gather(first, third)
+    saved = await store.load_table(table.id)
+    assert (saved.message_id, saved.dm_message_ids) == (7, {5: 51})
+    assert saved.shown == {"5": "b", "table": "t2"}, "each change as made, the later last"
+    assert len(written) == 1, "one write"
+    await store.update_messages(table.id, message_id=8)  # the write done, a new one is queued
+    assert len(written) == 2 and (await store.load_table(table.id)).message_id == 8

@@ -14,10 +14,10 @@ from tests.storage.storage_helpers import STATE
 
 
 async def take(deliveries: Deliveries, update_id: int) -> bool:
-    """What handling an update does with its id: ``first_time``; and for a worker (PostgreSQL), its
-    id saved once handled, its handling making no table action (``bot/workers.py``)."""
+    """What handling an update does with its id: ``first_time``; then its id saved once handled,
+    its handling making no table action (``Deliveries.handle``)."""
     first = await deliveries.first_time(update_id)
-    if first and not deliveries.store.writes_in_order:
+    if first:
         await deliveries.handled(Handling(update_id, None))
     return first
 
