@@ -342,9 +342,8 @@ async def test_an_updates_id_is_saved_with_its_table_action_or_once_handled(bot,
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
     store, application = bot.runtime.store, bot.application
-    alone = []
-    real = store.remember_update
-    monkeypatch.setattr(store, "remember_update", lambda update_id: alone.append(update_id) or real(update_id))
+    alone, real = [], store.remember_update
+    monkeypatch.setattr(store, "remember_update", lambda update: alone.append(update) or real(update))
 
     async def through_the_processor(update):
         parsed = Update.de_json(update, application.bot)
