@@ -14,9 +14,10 @@ The id is saved in the transaction of the table action the update makes (``HANDL
 ``Store.commit_action(taken=…)``), or, for an update that makes none, once it is handled
 (``Deliveries.handle``: PTB's update processor ``HandledUpdates`` in one process, the inbox's
 ``Worker`` with several). A process lost before that commit leaves nothing of the update saved:
-Telegram sends it again (or it waits in the inbox for the next owner of its chat), and it is
-handled then: a lost process loses no press, and none acts twice. An update making no table
-action is saved after its handling: a process lost in between has its reply sent again.
+it waits in the inbox for the next owner of its chat, or, in one process, is handled if Telegram
+sends it again (its delivery not acknowledged): a lost worker loses no press, and none acts twice.
+An update making no table action is saved after its handling: a process lost in between has its
+reply sent again.
 """
 
 from __future__ import annotations
