@@ -134,15 +134,16 @@ class Delivery:
     async def _take_orphans_buttons(
         self, job: Parcel, wanted: PersonalMessage, anew: bool, sent: int | None
     ) -> None:
-        """The first delivery to a DM since its table was taken as saved: a new message the crash
-        may have cut off loses its buttons (``bot.orphans``), each try a request of this parcel's."""
+        """The first delivery to an unsure DM (its table taken as saved, or a new message to it
+        timed out): a new message the bot never learnt of loses its buttons (``bot.orphans``), each
+        try a request of this parcel's."""
         for message_id in orphans.suspects(wanted.live, wanted.person, anew, sent):
             try:
                 async with self.presenter.sender.one_more(job):
                     if await orphans.take_buttons(self.presenter.bot, wanted.person, message_id):
                         return
             except TelegramError as error:  # (a 429, Telegram down): not worth waiting for
-                log.info("DM %s: no look for a message a crash left unknown (%s)", wanted.person, error)
+                log.info("DM %s: no look for a message the bot never learnt of (%s)", wanted.person, error)
                 return
 
     def _leave_behind(self, person: int, message_id: int, shown: Shown | None, record: str | None) -> None:

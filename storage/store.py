@@ -365,33 +365,21 @@ class Store:
         (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``);
         ``view``: what the table shows besides changed with no action (``bot.live.ViewState``)."""
         set_message = message_id is not _UNSET
+        changes: dict[str, Any] = {
+            "message_id": message_id if set_message else None,
+            "set_message": set_message,
+            "dm_updates": dm_message_ids,
+            "now_text": self._now_text(),
+            "shown": shown,
+            "fence": self.fence,
+        }
         if turn is None and view is None:  # what Telegram confirmed: one write while one waits
-            await self.backend.commits.write_joined(
-                table_id,
-                tables.join_message_updates,
-                tables.update_messages,
-                table_id,
-                message_id=message_id if set_message else None,
-                set_message=set_message,
-                dm_updates=dm_message_ids,
-                now_text=self._now_text(),
-                shown=shown,
-                fence=self.fence,
+            commits = self.backend.commits
+            await commits.write_joined(
+                table_id, tables.join_message_updates, tables.update_messages, table_id, **changes
             )
             return
-        await self._write_in(
-            table_id,
-            tables.update_messages,
-            table_id,
-            message_id=message_id if set_message else None,
-            set_message=set_message,
-            dm_updates=dm_message_ids,
-            now_text=self._now_text(),
-            shown=shown,
-            turn=turn,
-            view=view,
-            fence=self.fence,
-        )
+        await self._write_in(table_id, tables.update_messages, table_id, turn=turn, view=view, **changes)
 
     async def load_table(self, table_id: int) -> SavedTable | None:
         return await self._read(tables.load_table, table_id)
