@@ -2,8 +2,8 @@
 
 Ours: the real Application (``faketg.harness.start_bot``: FakeRequest behind PTB's BaseRequest,
 no rate limiter), many muxi and showhand tables at once, each played by its people pressing as fast
-as the bot answers (``bench.people``), every update through ``Application.process_update``; the
-tables are opened first, then the window is timed.
+as the bot answers (``bench.people``), every update through the Application's update processor
+(``faketg.driver.process``); the tables are opened first, then the window is timed.
 Bare: an Application built the same way with one CallbackQueryHandler that answers the press and
 edits its message, the same number of groups, each person pressing again as soon as it is handled,
 with the garbage collector tuned as our bot tunes it at start-up (``bot.app.tune_collector``: bare

@@ -256,6 +256,7 @@ async def _once(update: Update, context: Context) -> None:
     """Stop an update Telegram delivered again (see ``bot/deliveries.py``)."""
     deliveries = context.bot_data.deliveries
     if deliveries is not None and not await deliveries.first_time(update.update_id):
+        deliveries.leave_to_first()  # (its first delivery's handling saves the id, with its action)
         context.bot_data.metrics.redelivered.inc()
         log.info("update %d was delivered again: handled once already", update.update_id)
         raise ApplicationHandlerStop

@@ -99,6 +99,13 @@ class Deliveries:
         finally:
             await self.handled(handling)
 
+    def leave_to_first(self) -> None:
+        """The update being handled is a copy of one taken already: saving its id is left to that
+        one's handling (saved now, it could beat that one's action, which would then be refused)."""
+        handling = HANDLING.get()
+        if handling is not None and handling.task is asyncio.current_task():
+            handling.saved = True
+
     async def handled(self, handling: Handling) -> None:
         """An update is handled: its id is saved now unless its table action saved it."""
         if handling.saved:

@@ -134,9 +134,9 @@ class Delivery:
     async def _take_orphans_buttons(
         self, job: Parcel, wanted: PersonalMessage, anew: bool, sent: int | None
     ) -> None:
-        """The first delivery to an unsure DM (its table taken as saved, or a new message to it
-        timed out): a new message the bot never learnt of loses its buttons (``bot.orphans``), each
-        try a request of this parcel's."""
+        """A new message to an unsure DM (its table taken as saved, or a new message to it timed
+        out): one the bot never learnt of loses its buttons (``bot.orphans``), each try a request of
+        this parcel's."""
         for message_id in orphans.suspects(wanted.live, wanted.person, anew, sent):
             try:
                 async with self.presenter.sender.one_more(job):
@@ -187,6 +187,8 @@ class Delivery:
             else:
                 live.dm_ids[wanted.person] = new_id
                 changes["dm_message_ids"] = {wanted.person: new_id}
+                # Pressed before its id came back, it was not theirs yet (a strip queued): it is now.
+                self.presenter.drop_cleanup(wanted.chat_id, new_id)
         try:
             await self.presenter.store.update_messages(live.table_id, **changes)  # type: ignore[arg-type]
         except Exception:  # what is shown is kept in memory; the next change saves it again

@@ -6,9 +6,9 @@ buttons, and no request can name it: once the turn has moved on they offer moves
 refuses.
 
 So such a DM is unsure (``LiveTable.unsure``): every DM of a table taken as saved (:func:`adopted`),
-and one whose new message timed out (:func:`lost`), until its next delivery. When that is a new
-message (what was cut off, wanted again), the few ids after the DM's last known message and before
-the new one (:func:`bot.telegram.ids_between`) lose their buttons (:func:`take_buttons`): a person's
+and one whose new message timed out (:func:`lost`), until its next new message (what was cut off,
+wanted again). Then the few ids between the DM's last known message and the new one, down from the
+new one (:func:`bot.telegram.ids_between`), lose their buttons (:func:`take_buttons`): a person's
 message cannot be edited, the bot's without buttons is not modified, an id with no message is not
 found, and each is left as it is; the first that had buttons ends the look. It costs requests only
 then, at most ``PROBES`` a DM; a DM with nothing to send since is sure at once (:func:`sure`).
@@ -55,13 +55,16 @@ def sure(live: LiveTable, person: int) -> None:
 
 
 def suspects(live: LiveTable, person: int, anew: bool, sent: int | None) -> list[int]:
-    """Once the first delivery to ``person``'s DM since it became unsure is done (``anew``: it was
-    wanted as a new message; ``sent``: the new message's id, if it went as one): the ids where a
-    message the bot never learnt of may be, nearest first. None once the DM is sure."""
-    if person not in live.unsure:
+    """A delivery to ``person``'s DM is done (``anew``: it was wanted as a new message; ``sent``:
+    the new message's id, if it went as one): if the DM is unsure and this is the new message that
+    was cut off, wanted again, the ids where the one the bot never learnt of may be, nearest first
+    (the DM is sure then). None otherwise."""
+    if person not in live.unsure or not anew:  # (an edit: what was cut off is still to come)
         return []
     since = live.unsure.pop(person)
-    return telegram.ids_between(since, sent, PROBES) if anew else []
+    # With no message known before, only the id right below the new one: what was cut off was
+    # their first DM at this table, and the bot's other messages there are not to be touched.
+    return telegram.ids_between(since, sent, PROBES if since is not None else 1)
 
 
 async def take_buttons(bot: Bot, chat_id: int, message_id: int) -> bool:

@@ -160,19 +160,19 @@ def is_private_id(chat_id: int) -> bool:
 
 # -- message ids -----------------------------------------------------------------------------------
 def ids_between(after: int | None, before: int | None, most: int) -> list[int]:
-    """The ids a message sent to a chat after message ``after`` (and before message ``before``) may
-    have, nearest to ``after`` first, at most ``most`` of them (from ``before`` down when ``after``
-    is not known; none when neither is).
+    """The ids a message sent to a chat after message ``after`` and before message ``before`` may
+    have, at most ``most`` of them: down from ``before`` when it is known (the message sent again:
+    what was cut off went just before it), else up from ``after``; none when neither is.
 
     https://core.telegram.org/bots/api#message: ``message_id``, "Unique message identifier inside
     this chat". A later message of a chat has a greater id, a person's and the bot's alike: the
     order a chat's messages are sorted by (https://github.com/tdlib/td/issues/1378). That ids are
     dense is said nowhere, hence ``most``: the bot relies on this only to look, after a crash, for a
     message it sent whose id never reached it (``bot.orphans``)."""
-    if after is not None:
-        ids = range(after + 1, before if before is not None else after + 1 + most)
-    elif before is not None:
-        ids = range(before - 1, 0, -1)
+    if before is not None:
+        ids = range(before - 1, after if after is not None else 0, -1)
+    elif after is not None:
+        ids = range(after + 1, after + 1 + most)
     else:
         return []
     return list(ids[:most])

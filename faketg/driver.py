@@ -27,7 +27,7 @@ class Driver:
         and then ``settle`` (the bot's messages sent) is awaited."""
 
         async def deliver(update: JSON) -> None:
-            await application.process_update(Update.de_json(update, application.bot))
+            await process(application, update)
             if settle is not None:
                 await settle()
 
@@ -120,3 +120,10 @@ class Driver:
     def labels(self, chat_id: int) -> list[str]:
         messages = self.world.bot_messages(chat_id)
         return [str(button["text"]) for button in messages[-1].buttons] if messages else []
+
+
+async def process(application: Application, update: JSON) -> None:
+    """``update`` handled as the running bot handles one: through the Application's update
+    processor (the bot's saves each update's id) and ``Application.process_update``."""
+    parsed = Update.de_json(update, application.bot)
+    await application.update_processor.process_update(parsed, application.process_update(parsed))

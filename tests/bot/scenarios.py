@@ -12,9 +12,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Protocol
 
-from telegram import Update
-
-from faketg.driver import Driver
+from faketg.driver import Driver, process
 from faketg.harness import GROUP, Bot
 from faketg.world import JSON, Message
 
@@ -85,7 +83,7 @@ async def remind(bot: Bot) -> None:
 
 async def handle(bot: Bot, update: JSON) -> None:
     """The bot handles ``update``; what it queued is not sent yet (nothing waits for the sender)."""
-    await bot.application.process_update(Update.de_json(update, bot.application.bot))
+    await process(bot.application, update)
 
 
 def empty_the_table_budget(bot: Bot, chat_id: int = GROUP, seconds: float = 1.6) -> None:

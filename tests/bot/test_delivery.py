@@ -9,6 +9,7 @@ import pytest
 
 from bot.outbox import Limits, Priority
 from bot.outgoing import DmKey, PersonalMessage, TableKey
+from faketg.driver import process
 from faketg.harness import ADMIN, GROUP, start_bot, stop_bot, too_many
 from tests.bot.decks import stack, stack_showhand
 from tests.bot.scenarios import (
@@ -20,6 +21,7 @@ from tests.bot.scenarios import (
     newest,
     open_and_start,
 )
+from tests.waiting import until
 
 
 async def test_a_press_is_answered_before_anything_is_sent(world, database):
@@ -337,21 +339,32 @@ async def test_a_prompt_right_after_ones_own_turn_takes_its_place_in_one_edit(bo
 async def test_an_updates_id_is_saved_with_its_table_action_or_once_handled(bot, monkeypatch):
     """In one process as with workers (``bot/deliveries.py``): a press's id rides in its action's
     transaction (no write of its own), a command's is saved once it is handled."""
-    from telegram import Update
-
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
-    store, application = bot.runtime.store, bot.application
+    store = bot.runtime.store
     alone, real = [], store.remember_update
     monkeypatch.setattr(store, "remember_update", lambda update: alone.append(update) or real(update))
-
-    async def through_the_processor(update):
-        parsed = Update.de_json(update, application.bot)
-        await application.update_processor.process_update(parsed, application.process_update(parsed))
-        return parsed.update_id
-
-    press = await through_the_processor(bot.world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄")))
-    command = await through_the_processor(bot.world.post(2, GROUP, "/balance"))
-    assert await store.update_taken(press) and await store.update_taken(command)
-    assert alone == [command], "the press's id was saved with its action"
+    press = bot.world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄"))
+    command = bot.world.post(2, GROUP, "/balance")
+    await process(bot.application, press)
+    await process(bot.application, command)
+    assert await store.update_taken(press["update_id"]) and await store.update_taken(command["update_id"])
+    assert alone == [command["update_id"]], "the press's id was saved with its action"
     assert "庄家 阿明" in bot.world.messages[(GROUP, live_table(bot).message_id)].text
+
+
+async def test_a_press_delivered_again_while_it_is_handled_is_taken_once(bot):
+    """The copy is dropped, and saves nothing: saved first, its id would refuse the first
+    delivery's action (``UpdateTaken``), and the press would be lost."""
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    press = bot.world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄"))
+    deliveries = bot.application.bot_data.deliveries
+    async with bot.runtime.tables.lock(GROUP):  # another change of the table is under way
+        first = asyncio.create_task(process(bot.application, press))
+        await until(lambda: deliveries.taken_here(press["update_id"]), "the first delivery is taken")
+        await process(bot.application, press)  # Telegram posts it again meanwhile: dropped
+    await first
+    assert "庄家 阿明" in bot.world.messages[(GROUP, live_table(bot).message_id)].text, "the bank was taken"
+    answers = [r.params.get("text") for r in bot.world.requests if r.method == "answerCallbackQuery"]
+    assert not any("出了点问题" in str(text) for text in answers), answers

@@ -8,11 +8,9 @@ room (the last one keeps its results), else the round goes on in the last one.""
 import asyncio
 import time
 
-from telegram import Update
-
 from bot.outbox import PROMPT_WAIT, Limits, Parcel, Priority, Share
 from bot.outgoing import Cleanup, DmKey, TableKey
-from faketg.driver import Driver
+from faketg.driver import Driver, process
 from faketg.harness import GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.decks import stack
 from tests.bot.scenarios import empty_the_table_budget, labels, newest, open_and_start, remind
@@ -78,7 +76,7 @@ def test_less_urgent_new_messages_waiting_do_not_hold_a_prompt_back():
 # -- through the fake Telegram -----------------------------------------------------------------------
 async def handle(bot, update):
     """The bot handles ``update``; what it queued goes out in the background."""
-    await bot.application.process_update(Update.de_json(update, bot.application.bot))
+    await process(bot.application, update)
 
 
 async def until(condition, within=5.0):

@@ -3,9 +3,8 @@ Telegram: every command answered (none dropped), at once in a quiet group, sever
 as one message; a reply about one person in their DM; the price of an escape confirmable for 5 s
 from when it is seen; /cancel naming its table; an old round's buttons gone before the new moves."""
 
-from telegram import Update
-
 from bot.outbox import Limits
+from faketg.driver import process
 from faketg.harness import ADMIN, GROUP, PEOPLE, start_bot, stop_bot, too_many
 from faketg.world import ApiError
 from tests.bot.decks import stack
@@ -15,7 +14,7 @@ from tests.waiting import until
 
 async def handle(bot, update) -> None:
     """The bot handles ``update``; what it queued is not awaited."""
-    await bot.application.process_update(Update.de_json(update, bot.application.bot))
+    await process(bot.application, update)
 
 
 async def command(bot, person: int, text: str) -> int:

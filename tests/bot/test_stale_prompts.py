@@ -5,12 +5,15 @@ the bot sends it again, or once one of its buttons is pressed."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from telegram.error import TimedOut
 
+import bot.outgoing as outgoing
 from faketg.harness import GROUP
-from tests.bot.decks import stack
-from tests.bot.scenarios import labels, live_table, newest, open_and_start
+from tests.bot.decks import stack, stack_showhand
+from tests.bot.scenarios import handle, labels, live_table, newest, open_and_start, remind
 
 
 async def test_a_refused_press_on_a_prompt_the_bot_never_knew_takes_its_buttons_away(bot):
@@ -85,3 +88,56 @@ async def test_a_prompt_shown_whose_answer_timed_out_is_not_left_live_beside_its
     assert live_table(bot).unsure == {}, "looked for once"
     await bot.driver.press(2, 2, "不补")
     assert "小红  ✋ 不补" in bot.world.messages[(GROUP, live_table(bot).message_id)].text
+
+
+async def test_a_language_picker_in_the_dm_is_not_taken_for_a_prompt_the_bot_never_knew(bot, monkeypatch):
+    """The look goes down from the prompt sent again: what was cut off went just before it."""
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    await bot.driver.press(1, GROUP, "当庄")
+    await bot.driver.send(2, 2, "/language")  # their DM: a picker with buttons, after the prompt
+    picker = newest(bot, 2)
+    assert labels(picker), "the picker has buttons"
+    real, lost = bot.world.call, []
+
+    def call(method, params):
+        reminder = method == "sendMessage" and params.get("chat_id") == 2 and "补牌" in str(params)
+        if not reminder or lost:
+            return real(method, params)
+        lost.append(int(real(method, params)["message_id"]))
+        raise TimedOut("shown, and the answer lost")
+
+    monkeypatch.setattr(bot.world, "call", call)
+    await remind(bot)  # the reminder: a new DM, its answer lost
+    await bot.runtime.presenter.sender.drain()
+    assert labels(bot.world.messages[(2, picker.message_id)]), "the picker keeps its buttons"
+    assert bot.world.messages[(2, lost[0])].buttons == [], "the reminder the bot never knew lost its buttons"
+
+
+async def test_a_taken_press_on_a_prompt_whose_id_is_still_to_come_leaves_it_theirs(bot, monkeypatch):
+    """Pressed before Telegram's answer to its send came back, the prompt was not their DM yet;
+    once it is, nothing takes its buttons away: their next turn's prompt replaces it in one edit."""
+    world = bot.world
+    stack_showhand(bot, [1, 2], 1, {1: "8S 9H 9D QC KS", 2: "AD AH 8D 9C JH"})
+    await open_and_start(bot, [1, 2], "showhand")
+    real, answer, reached, held = outgoing.send_new, asyncio.Event(), asyncio.Event(), []
+
+    async def send_new(b, chat_id, text, markup, reply_to=None):
+        sent = await real(b, chat_id, text, markup, reply_to)
+        if chat_id == 1 and markup and not held:
+            held.append(sent)
+            reached.set()
+            await answer.wait()  # Telegram showed it; its answer is slow to come back
+        return sent
+
+    monkeypatch.setattr(outgoing, "send_new", send_new)
+    assert live_table(bot).engine.turn == 2
+    await handle(bot, world.press(2, GROUP, *bot.driver.button_data(GROUP, "过牌")))
+    await asyncio.wait_for(reached.wait(), 5)
+    _, data = bot.driver.button_data(1, "过牌")
+    await handle(bot, world.press(1, 1, held[0], data))  # 1 presses it at once: taken
+    answer.set()
+    await bot.runtime.wait_idle()
+    await bot.runtime.presenter.sender.drain()
+    assert live_table(bot).engine.turn == 1
+    assert any("过牌" in label for label in labels(newest(bot, 1))), "1's turn again: their DM offers it"

@@ -173,8 +173,8 @@ def test_a_429s_wait_in_seconds():
     ("after", "before", "expected"),
     [
         (10, 12, [11]),  # between two known messages
-        (10, 30, [11, 12, 13]),  # at most three, nearest to the last known first
-        (10, None, [11, 12, 13]),  # nothing sent since: the next ids
+        (10, 30, [29, 28, 27]),  # at most three, nearest to the one sent again first
+        (10, None, [11, 12, 13]),  # nothing new sent: up from the last known
         (None, 5, [4, 3, 2]),  # no message known before: down from the one sent
         (None, 2, [1]),
         (10, 11, []),  # nothing can be between

@@ -4,10 +4,9 @@ import dataclasses
 import io
 import logging
 
-from telegram import Update
-
 from bot.logs import configure_logging
 from bot.outbox import Limits
+from faketg.driver import process
 from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start
@@ -21,7 +20,7 @@ async def test_edits_of_the_table_are_coalesced(world, database):
     join = d.button_data(GROUP, "加入")
     for person in (2, 3, 4, 5):  # four quick joins, each handled before anything is sent
         update = world.press(person, GROUP, *join)
-        await bot.application.process_update(Update.de_json(update, bot.application.bot))
+        await process(bot.application, update)
     assert world.open_queries == {}, "every press answered at once"
     await bot.runtime.presenter.flush()
     edits = [r for r in world.requests if r.method == "editMessageText" and r.chat_id == GROUP]

@@ -3,8 +3,7 @@ exactly one takes effect, and every press is answered."""
 
 import asyncio
 
-from telegram import Update
-
+from faketg.driver import process
 from faketg.harness import GROUP
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
 from tests.bot.scenarios import open_and_start
@@ -15,7 +14,7 @@ async def press_all_at_once(bot, presses):
     d, application = bot.driver, bot.application
     message_id = bot.runtime.tables.get(GROUP).message_id
     updates = [bot.world.press(person, GROUP, message_id, data) for person, data in presses]
-    await asyncio.gather(*(application.process_update(Update.de_json(u, application.bot)) for u in updates))
+    await asyncio.gather(*(process(application, u) for u in updates))
     return d
 
 
