@@ -48,9 +48,7 @@ MENU_LANGUAGES = {"": None, "zh": "zh-hans", "en": "en"}  # Telegram language co
 HANDLED_UPDATES = (UpdateType.MESSAGE, UpdateType.CALLBACK_QUERY, UpdateType.MY_CHAT_MEMBER)
 ONCE = -3  # the handler group that drops an update delivered again (before anything counts it)
 OBSERVED = -2  # the handler group that counts each update and names it in the log (before the gate)
-CONCURRENT_UPDATES = (
-    256  # updates handled at once, each in its task (PTB's number for concurrent_updates(True))
-)
+CONCURRENT_UPDATES = 256  # updates handled at once, each in its task (as concurrent_updates(True))
 
 
 def build_application(

@@ -83,7 +83,9 @@ class Delivery:
         shown = live.shown.get(wanted.shown_key)
         earlier, last = None, self.presenter.last_round_of(wanted.key, message_id)
         # Wanted as a new message (whether it goes as one, or as an edit for want of a token)?
-        anew = message_id is None or self.presenter.anew(wanted, message_id, shown)
+        anew = wanted.text is not None and (
+            message_id is None or self.presenter.anew(wanted, message_id, shown)
+        )
         if message_id is not None and job.new_message and anew:
             earlier, message_id = message_id, None
         elif message_id is None and not job.new_message and wanted.text is not None:
@@ -121,7 +123,7 @@ class Delivery:
             raise
         await self._shown(wanted, message_id)
         if isinstance(wanted, PersonalMessage):
-            await self._take_orphans_buttons(job, wanted, anew and wanted.text is not None, message_id)
+            await self._take_orphans_buttons(job, wanted, anew, message_id)
         if last is not None and wanted.text is not None:
             if self.presenter.last_round.get(wanted.key) is last:  # the new round shows (anew or in it)
                 del self.presenter.last_round[wanted.key]

@@ -166,8 +166,8 @@ class Presenter:
     def stale_buttons(self, chat_id: int, message_id: int) -> None:
         """A DM message pressed that is not the person's DM for the table now (a prompt Telegram
         showed but whose answer never reached the bot, killed or timed out meanwhile, so its id was
-        never known; ``bot.orphans``): its buttons go, as for an old round's table message, unless it is to be
-        brought to its last state already (a record, or deleted: its buttons go then too)."""
+        never known; ``bot.orphans``): its buttons go, as for an old round's table message, unless
+        it is to be brought to its last state already (a record, or deleted: its buttons go then)."""
         self.clean_up(Cleanup(chat_id, message_id), since=self.clock(), newer=False)
 
     def clean_up(self, cleanup: Cleanup, since: float | None = None, *, newer: bool = True) -> None:

@@ -260,9 +260,7 @@ class GroupCommit:
             queued.outcome.add_done_callback(functools.partial(self._unjoinable, slot, queued))
         return cast(T, await asyncio.shield(queued.outcome))
 
-    def _unjoinable(
-        self, slot: tuple[Callable[..., Query[object]], int], job: Job, outcome: asyncio.Future[object]
-    ) -> None:
+    def _unjoinable(self, slot: Slot, job: Job, outcome: asyncio.Future[object]) -> None:
         if self._joinable.get(slot) is job:
             del self._joinable[slot]
         if not outcome.cancelled():

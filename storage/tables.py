@@ -296,61 +296,38 @@ def update_messages(
     """Set the table message id and merge DM ids and shown hashes (None forgets one); ``turn``
     replaces the turn kept in the table's state (its clock moved between two actions), ``view``
     what its messages show besides (changed by no action: someone back from autopilot)."""
-    if fence is None and turn is None and view is None:  # the row need not be read: one statement
-        patched = yield from run(
-            "UPDATE tables SET message_id = CASE WHEN ? = 1 THEN ? ELSE message_id END,"
-            " dm_ids = json_patch(dm_ids, ?), shown = json_patch(shown, ?), updated_at = ? WHERE id = ?",
-            (
-                int(set_message),
-                message_id,
-                json.dumps({str(person): mid for person, mid in (dm_updates or {}).items()}),
-                json.dumps(dict(shown or {}), ensure_ascii=False),
-                now_text,
-                table_id,
-            ),
-            # (jsonb's || replaces keys; a None removes one: none is ever saved as a value)
-            postgres="UPDATE tables SET message_id = CASE WHEN ? = 1 THEN ? ELSE message_id END,"
-            " dm_ids = jsonb_strip_nulls(dm_ids::jsonb || ?::jsonb)::json,"
-            " shown = jsonb_strip_nulls(shown::jsonb || ?::jsonb)::json, updated_at = ? WHERE id = ?",
-        )
-        if not patched:
+    state = None  # (None: as saved)
+    if fence is not None or turn is not None or view is not None:
+        saved = yield from first_to_change("SELECT chat_id, state FROM tables WHERE id = ?", (table_id,))
+        if saved is None:
             raise UnknownTable(table_id)
-        return
-    saved = yield from first_to_change(
-        "SELECT chat_id, message_id, dm_ids, shown, state FROM tables WHERE id = ?", (table_id,)
-    )
-    if saved is None:
-        raise UnknownTable(table_id)
-    yield from fenced(fence, saved["chat_id"])
-    state = saved["state"]
-    if turn is not None or view is not None:
-        parsed = json.loads(state)
-        if turn is not None:
-            parsed["turn"] = dict(turn)
-        if view is not None:
-            parsed["view"] = dict(view)
-        state = state_json(parsed)
-    yield from run(
-        "UPDATE tables SET message_id = ?, dm_ids = ?, shown = ?, state = ?, updated_at = ? WHERE id = ?",
+        yield from fenced(fence, saved["chat_id"])
+        if turn is not None or view is not None:
+            parsed = json.loads(saved["state"])
+            if turn is not None:
+                parsed["turn"] = dict(turn)
+            if view is not None:
+                parsed["view"] = dict(view)
+            state = state_json(parsed)
+    # The DM ids and hashes are merged by the database (a JSON merge patch: a None removes a key;
+    # jsonb's || replaces keys, and none is ever saved as a value).
+    patched = yield from run(
+        "UPDATE tables SET message_id = CASE WHEN ? = 1 THEN ? ELSE message_id END,"
+        " dm_ids = json_patch(dm_ids, ?), shown = json_patch(shown, ?), state = COALESCE(?, state),"
+        " updated_at = ? WHERE id = ?",
         (
-            message_id if set_message else saved["message_id"],
-            _merged(saved["dm_ids"], {str(person): mid for person, mid in (dm_updates or {}).items()}),
-            _merged(saved["shown"], shown or {}),
+            int(set_message),
+            message_id,
+            json.dumps({str(person): mid for person, mid in (dm_updates or {}).items()}),
+            json.dumps(dict(shown or {}), ensure_ascii=False),
             state,
             now_text,
             table_id,
         ),
+        postgres="UPDATE tables SET message_id = CASE WHEN ? = 1 THEN ? ELSE message_id END,"
+        " dm_ids = jsonb_strip_nulls(dm_ids::jsonb || ?::jsonb)::json,"
+        " shown = jsonb_strip_nulls(shown::jsonb || ?::jsonb)::json, state = COALESCE(?, state),"
+        " updated_at = ? WHERE id = ?",
     )
-
-
-def _merged(text: str, changes: Mapping[str, object]) -> str:
-    """A saved JSON object with ``changes`` merged in (a None value removes its key)."""
-    if not changes:
-        return text
-    merged = json.loads(text)
-    for key, change in changes.items():
-        if change is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = change
-    return json.dumps(merged, ensure_ascii=False, separators=(",", ":"))
+    if not patched:
+        raise UnknownTable(table_id)
