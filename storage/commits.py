@@ -1,7 +1,7 @@
 """Group commit: the writes made while one transaction runs are committed together in the next.
 
 Every write is a storage function (a :data:`~storage.sql.Query`) run whole inside one
-transaction, each in its own savepoint, so one that raises leaves nothing and the others stand.
+transaction; one that raises leaves nothing and the others stand (:func:`transactions`).
 One batch runs at a time (on SQLite's writer thread; on PostgreSQL's writer connection), so writes
 need no lock between them in this process and are committed in the order they were made; a batch
 costs one commit (one fsync) however many writes it holds.
@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from storage.errors import StorageError
-from storage.sql import Query, in_transaction, run, transaction
+from storage.sql import Query, in_transaction, transaction
 
 T = TypeVar("T")
 MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
@@ -86,40 +86,65 @@ _SKIPPED = object()  # the outcome of a write whose caller was cancelled before 
 
 
 def transactions(jobs: Sequence[Job]) -> Query[list[Outcome]]:
-    """The jobs in one transaction (one commit for all), each in its own savepoint.
+    """The jobs in one transaction (one commit for all); a job that raises leaves nothing and the
+    others stand.
 
     (ok, result or error) for each; if the commit fails, or an error ends the whole transaction,
-    it raises and none of them stands.
+    it raises and none of them stands. A job that raises undoes the transaction, which is run again
+    without it: the jobs before it find what they found the first time, and those after it what
+    they would have found had it been undone alone. (A savepoint around each job would do the same
+    for two statements a job, failing or not; a failure is rare, and the statements run on the
+    writer are what a busy bot's presses wait for: bench/RESULTS.md.)
     """
-    return (yield from transaction(_each(jobs)))
+    decided: dict[int, Outcome] = {}  # failed or skipped: final, whatever the run
+    returned: set[int] = set()  # returned in a run: no longer undone by a cancel (see ``_one``)
+    while len(decided) < len(jobs):
+        try:
+            ran = yield from transaction(_each(jobs, decided, returned))
+        except _Failed as failed:
+            decided[failed.index] = (False, failed.error)
+            continue
+        decided.update(ran)
+    return [decided[index] for index in range(len(jobs))]
 
 
-def _each(jobs: Sequence[Job]) -> Query[list[Outcome]]:
-    outcomes = []
-    for job in jobs:
-        outcomes.append((yield from _savepoint(job)))
-    return outcomes
+class _Failed(Exception):
+    """A job raised: the transaction is undone, and run again without it."""
+
+    def __init__(self, index: int, error: Exception) -> None:
+        super().__init__(index, error)
+        self.index, self.error = index, error
 
 
-def _savepoint(job: Job) -> Query[Outcome]:
+def _each(jobs: Sequence[Job], decided: dict[int, Outcome], returned: set[int]) -> Query[dict[int, Outcome]]:
+    ran: dict[int, Outcome] = {}
+    for index, job in enumerate(jobs):
+        if index in decided:
+            continue
+        if index not in returned and not _begin(job):
+            decided[index] = (True, _SKIPPED)  # cancelled while queued: never begun, in no run
+            continue
+        try:
+            result = yield from job.fn(*job.args, **job.kwargs)
+            if index not in returned and job.ticket.cancelled():
+                # Cancelled while running: as for any failure before the commit, nothing is kept.
+                raise _Abandoned
+        except Exception as error:
+            if not (yield from in_transaction()):  # the database ended the transaction (disk full)
+                raise  # so none of the batch stands: each caller gets this error
+            raise _Failed(index, error) from error
+        returned.add(index)  # (had returned: its caller's cancel now waits for the commit)
+        ran[index] = (True, result)
+    return ran
+
+
+def _begin(job: Job) -> bool:
+    """Mark a job begun, unless its caller was cancelled before: may it run?"""
     with job.ticket.lock:
         if job.ticket.cancelled():
-            return True, _SKIPPED  # cancelled while queued: never begun
+            return False
         job.ticket.started = True
-    yield from run("SAVEPOINT write")
-    try:
-        result = yield from job.fn(*job.args, **job.kwargs)
-        if job.ticket.cancelled():
-            # Cancelled while running: as for any failure before the commit, nothing is kept.
-            raise _Abandoned
-    except Exception as error:
-        if not (yield from in_transaction()):  # the database ended the transaction (disk full)
-            raise  # so none of the batch stands: each caller gets this error
-        yield from run("ROLLBACK TO write")
-        yield from run("RELEASE write")
-        return False, error
-    yield from run("RELEASE write")
-    return True, result
+        return True
 
 
 def _settle_batch(jobs: Sequence[Job], call: asyncio.Future[list[Outcome]]) -> None:

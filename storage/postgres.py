@@ -1,7 +1,7 @@
 """PostgreSQL, for a bot that outgrows one SQLite file: chosen by ``PAIJU_DATABASE_URL``.
 
 A pool of ``asyncpg`` connections. Writes are committed in batches (``storage/commits.py``: the
-same group commit, the same savepoints, as on SQLite), on ``WRITE_LANES`` connections at once: the
+same group commit as on SQLite), on ``WRITE_LANES`` connections at once: the
 writes about one table keep their order (its lane), the others may commit in any order; reads take
 any other connection and see the last committed state. Between processes, the rows a write changes are
 locked until its commit (a saved table is read ``FOR UPDATE`` before it is changed), and the

@@ -17,7 +17,8 @@ import pytest
 
 from games.events import ESCROW
 from storage import InsufficientFunds, StorageError, check_database, open_store
-from storage.sql import run
+from storage.sql import rows, run
+from storage.thread import on_thread
 from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, settle, subprocess_env
 
 TABLES = 12
@@ -388,6 +389,98 @@ async def test_writes_made_together_are_committed_together_and_each_stands_or_fa
     assert sum(batches) == 21 and len(batches) < 21, batches  # fewer commits than writes
     assert [await store.balance(100 + i) for i in range(20)] == [store.start_grant] * 20
     assert (await store.load_table(table.id)).version == 0
+
+
+class Refusal:
+    """Where a write that refuses is (on the writer's thread): ``entered``; it raises on ``release``."""
+
+    def __init__(self, at_once: bool = False) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+        if at_once:
+            self.release.set()
+
+
+def renamed(person: int, name: str, refusal: Refusal | None = None):
+    """A write renaming a person; given a refusal, it then raises (when released)."""
+    yield from run("UPDATE people SET name = ? WHERE id = ?", (name, person))
+    if refusal is None:
+        return name
+    refusal.entered.set()
+    refusal.release.wait(5)
+    raise ValueError(f"{name} refused")
+
+
+def name_of(person: int):
+    """A write that reads a person's name (as the writes before it in its batch left it)."""
+    found = yield from rows("SELECT name FROM people WHERE id = ?", (person,))
+    return found[0][0]
+
+
+async def queued_behind_a_held_write(store, *writes):
+    """Start each write, in this order, while a write holds the writer: they make one batch."""
+    held = HeldWrite(store, "UPDATE people SET name = name WHERE id = 1")
+    await held.wait_entered()
+    try:
+        tasks = [asyncio.create_task(store._write(*write)) for write in writes]
+        await asyncio.sleep(0.01)  # (each task queues its write at its first step)
+    finally:
+        held.release.set()
+    await held.task
+    return tasks
+
+
+@pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
+async def test_a_write_that_raises_midway_in_its_batch_leaves_nothing_the_others_see(store):
+    for person, name in ((1, "Ming"), (2, "Hong"), (3, "Qiang")):
+        await store.ensure_person(person, name)
+    tasks = await queued_behind_a_held_write(
+        store,
+        (renamed, 1, "one"),
+        (renamed, 2, "two", Refusal(at_once=True)),
+        (name_of, 2),
+        (renamed, 3, "three"),
+    )
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    assert outcomes[0] == "one" and outcomes[3] == "three"
+    assert isinstance(outcomes[1], ValueError)
+    assert outcomes[2] == "Hong"  # the failed write's UPDATE was never seen
+    assert [(await store.get_person(p)).name for p in (1, 2, 3)] == ["one", "Hong", "three"]
+
+
+@pytest.mark.sqlite_only  # a batch of several writes, held on SQLite's writer thread
+async def test_a_write_that_returned_stands_when_its_caller_is_cancelled_and_a_later_one_fails(store):
+    for person, name in ((1, "Ming"), (2, "Hong")):
+        await store.ensure_person(person, name)
+    refusal = Refusal()
+    returned, failing = await queued_behind_a_held_write(
+        store, (renamed, 1, "one"), (renamed, 2, "two", refusal)
+    )
+    try:
+        assert await asyncio.to_thread(refusal.entered.wait, 5)  # the first write has returned
+        returned.cancel()  # too late to undo it: its caller waits for the batch's end
+        await asyncio.sleep(0.01)
+        assert not returned.done()
+    finally:
+        refusal.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await returned
+    with pytest.raises(ValueError):
+        await failing
+    assert [(await store.get_person(p)).name for p in (1, 2)] == ["one", "Hong"]
+
+
+@pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
+async def test_a_batch_of_writes_that_all_stand_runs_no_statement_but_theirs(store):
+    await store.ensure_person(1, "Ming")
+    statements: list[str] = []
+    await on_thread(store.backend.writer, lambda conn: conn.set_trace_callback(statements.append))
+    try:
+        tasks = await queued_behind_a_held_write(store, (renamed, 1, "one"), (name_of, 1))
+        assert await asyncio.gather(*tasks) == ["one", "one"]
+    finally:
+        await on_thread(store.backend.writer, lambda conn: conn.set_trace_callback(None))
+    batch = statements[statements.index("COMMIT") + 1 :]  # (after the held write's batch)
+    assert [line.split()[0] for line in batch] == ["BEGIN", "UPDATE", "SELECT", "COMMIT"]
 
 
 @pytest.mark.sqlite_only  # the batch is held on SQLite's writer thread
