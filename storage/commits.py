@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from storage.errors import StorageError
-from storage.sql import Query, in_transaction, transaction
+from storage.sql import Query, in_transaction, run, transaction
 
 T = TypeVar("T")
 MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
@@ -90,33 +90,40 @@ def transactions(jobs: Sequence[Job]) -> Query[list[Outcome]]:
     others stand.
 
     (ok, result or error) for each; if the commit fails, or an error ends the whole transaction,
-    it raises and none of them stands. A job that raises undoes the transaction, which is run again
-    without it: the jobs before it find what they found the first time, and those after it what
-    they would have found had it been undone alone. (A savepoint around each job would do the same
-    for two statements a job, failing or not; a failure is rare, and the statements run on the
-    writer are what a busy bot's presses wait for: bench/RESULTS.md.)
+    it raises and none of them stands. The jobs run one after the other as they are; one that
+    raises undoes the transaction, which runs once more without it, each job then in a savepoint
+    of its own, so that any other that raises is undone alone: the jobs before the first failure
+    find what they found the first time, and every job what it would have found had each failure
+    been undone alone. (A savepoint around each job in every batch would cost two statements a job;
+    a failure is rare, and the statements run on the writer are what a busy bot's presses wait
+    for: bench/RESULTS.md.)
     """
     decided: dict[int, Outcome] = {}  # failed or skipped: final, whatever the run
-    returned: set[int] = set()  # returned in a run: no longer undone by a cancel (see ``_one``)
-    while len(decided) < len(jobs):
-        try:
-            ran = yield from transaction(_each(jobs, decided, returned))
-        except _Failed as failed:
-            decided[failed.index] = (False, failed.error)
-            continue
-        decided.update(ran)
+    returned: set[int] = set()  # returned in a run: no longer undone by a cancel (see ``_each``)
+    try:
+        ran = yield from transaction(_each(jobs, decided, returned, alone=False))
+    except _Failed as failed:
+        decided[failed.index] = (False, failed.error)
+        ran = {}
+        if len(decided) < len(jobs):
+            ran = yield from transaction(_each(jobs, decided, returned, alone=True))
+    decided.update(ran)
     return [decided[index] for index in range(len(jobs))]
 
 
 class _Failed(Exception):
-    """A job raised: the transaction is undone, and run again without it."""
+    """A job raised in a run without savepoints: the transaction is undone."""
 
     def __init__(self, index: int, error: Exception) -> None:
         super().__init__(index, error)
         self.index, self.error = index, error
 
 
-def _each(jobs: Sequence[Job], decided: dict[int, Outcome], returned: set[int]) -> Query[dict[int, Outcome]]:
+def _each(
+    jobs: Sequence[Job], decided: dict[int, Outcome], returned: set[int], alone: bool
+) -> Query[dict[int, Outcome]]:
+    """Run the jobs not ``decided`` yet; ``alone``: each in a savepoint (one that raises is undone
+    and the others go on), else the first that raises ends the run (``_Failed``)."""
     ran: dict[int, Outcome] = {}
     for index, job in enumerate(jobs):
         if index in decided:
@@ -124,6 +131,8 @@ def _each(jobs: Sequence[Job], decided: dict[int, Outcome], returned: set[int]) 
         if index not in returned and not _begin(job):
             decided[index] = (True, _SKIPPED)  # cancelled while queued: never begun, in no run
             continue
+        if alone:
+            yield from run("SAVEPOINT write")
         try:
             result = yield from job.fn(*job.args, **job.kwargs)
             if index not in returned and job.ticket.cancelled():
@@ -132,7 +141,14 @@ def _each(jobs: Sequence[Job], decided: dict[int, Outcome], returned: set[int]) 
         except Exception as error:
             if not (yield from in_transaction()):  # the database ended the transaction (disk full)
                 raise  # so none of the batch stands: each caller gets this error
-            raise _Failed(index, error) from error
+            if not alone:
+                raise _Failed(index, error) from error
+            yield from run("ROLLBACK TO write")
+            yield from run("RELEASE write")
+            ran[index] = (False, error)
+            continue
+        if alone:
+            yield from run("RELEASE write")
         returned.add(index)  # (had returned: its caller's cancel now waits for the commit)
         ran[index] = (True, result)
     return ran

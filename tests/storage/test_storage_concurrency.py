@@ -416,6 +416,17 @@ def name_of(person: int):
     return found[0][0]
 
 
+@contextlib.asynccontextmanager
+async def traced(store):
+    """The statements the writer runs meanwhile (SQLite's trace of its connection)."""
+    statements: list[str] = []
+    await on_thread(store.backend.writer, lambda conn: conn.set_trace_callback(statements.append))
+    try:
+        yield statements
+    finally:
+        await on_thread(store.backend.writer, lambda conn: conn.set_trace_callback(None))
+
+
 async def queued_behind_a_held_write(store, *writes):
     """Start each write, in this order, while a write holds the writer: they make one batch."""
     held = HeldWrite(store, "UPDATE people SET name = name WHERE id = 1")
@@ -430,21 +441,26 @@ async def queued_behind_a_held_write(store, *writes):
 
 
 @pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
-async def test_a_write_that_raises_midway_in_its_batch_leaves_nothing_the_others_see(store):
-    for person, name in ((1, "Ming"), (2, "Hong"), (3, "Qiang")):
+async def test_writes_that_raise_midway_in_their_batch_leave_nothing_the_others_see(store):
+    for person, name in ((1, "Ming"), (2, "Hong"), (3, "Qiang"), (4, "Li")):
         await store.ensure_person(person, name)
-    tasks = await queued_behind_a_held_write(
-        store,
-        (renamed, 1, "one"),
-        (renamed, 2, "two", Refusal(at_once=True)),
-        (name_of, 2),
-        (renamed, 3, "three"),
-    )
-    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
-    assert outcomes[0] == "one" and outcomes[3] == "three"
-    assert isinstance(outcomes[1], ValueError)
-    assert outcomes[2] == "Hong"  # the failed write's UPDATE was never seen
-    assert [(await store.get_person(p)).name for p in (1, 2, 3)] == ["one", "Hong", "three"]
+    async with traced(store) as statements:
+        tasks = await queued_behind_a_held_write(
+            store,
+            (renamed, 1, "one"),
+            (renamed, 2, "two", Refusal(at_once=True)),
+            (name_of, 2),
+            (renamed, 4, "four", Refusal(at_once=True)),
+            (name_of, 4),
+            (renamed, 3, "three"),
+        )
+        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    assert outcomes[0] == "one" and outcomes[5] == "three"
+    assert isinstance(outcomes[1], ValueError) and isinstance(outcomes[3], ValueError)
+    assert outcomes[2] == "Hong" and outcomes[4] == "Li"  # the failed writes' UPDATEs were never seen
+    assert [(await store.get_person(p)).name for p in (1, 2, 3, 4)] == ["one", "Hong", "three", "Li"]
+    # Run at most twice however many fail: once as they are, then each in a savepoint.
+    assert statements.count("BEGIN IMMEDIATE") == 1 + 2  # (the held write's batch, then this one's)
 
 
 @pytest.mark.sqlite_only  # a batch of several writes, held on SQLite's writer thread
@@ -472,13 +488,9 @@ async def test_a_write_that_returned_stands_when_its_caller_is_cancelled_and_a_l
 @pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
 async def test_a_batch_of_writes_that_all_stand_runs_no_statement_but_theirs(store):
     await store.ensure_person(1, "Ming")
-    statements: list[str] = []
-    await on_thread(store.backend.writer, lambda conn: conn.set_trace_callback(statements.append))
-    try:
+    async with traced(store) as statements:
         tasks = await queued_behind_a_held_write(store, (renamed, 1, "one"), (name_of, 1))
         assert await asyncio.gather(*tasks) == ["one", "one"]
-    finally:
-        await on_thread(store.backend.writer, lambda conn: conn.set_trace_callback(None))
     batch = statements[statements.index("COMMIT") + 1 :]  # (after the held write's batch)
     assert [line.split()[0] for line in batch] == ["BEGIN", "UPDATE", "SELECT", "COMMIT"]
 
