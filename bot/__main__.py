@@ -7,9 +7,7 @@ import argparse
 import asyncio
 import logging
 import sys
-from collections.abc import Coroutine
 from dataclasses import replace
-from typing import Any, TypeVar
 
 from bot.app import build_application
 from bot.logs import configure_logging
@@ -17,8 +15,6 @@ from bot.serve import serve
 from bot.settings import LANGUAGES, Settings, SettingsError
 from bot.webhook import new_secret
 from storage import DatabaseInUse, DatabaseUnreachable, hold
-
-T = TypeVar("T")
 
 NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
 
@@ -35,17 +31,6 @@ BOT_ADVICE = (
     " to run a separate bot."
 )
 SANDBOX_ADVICE = "Stop the other sandbox first, or start this one with --fresh (a new temporary database)."
-
-
-def run_loop(main: Coroutine[Any, Any, T]) -> T:
-    """Run the bot's event loop: uvloop's where it is installed (asyncio's API, with its loop and
-    sockets in C: less CPU for each request, bench/RESULTS.md), else asyncio's (Windows, where
-    uvloop is not made)."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run(main)
-    return uvloop.run(main)
 
 
 def main(argv: list[str]) -> int:
@@ -74,7 +59,7 @@ def main(argv: list[str]) -> int:
     application = build_application(settings)
     try:
         asyncio.run(free(settings.database))  # refused before any call to Telegram
-        run_loop(serve(application, settings))  # prepare() holds the database
+        asyncio.run(serve(application, settings))  # prepare() holds the database
     except DatabaseInUse as error:  # from prepare() too, if another bot took the file meanwhile
         print(in_use(error, BOT_ADVICE), file=sys.stderr)
         return 2

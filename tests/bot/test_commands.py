@@ -1,12 +1,10 @@
 """Every command, as people see the answers (and a forged pick of /newgame's picker)."""
 
-import asyncio
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from bot.__main__ import run_loop
 from faketg.harness import ADMIN, GROUP, start_bot, stop_bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,13 +144,6 @@ def test_without_a_token_it_exits_2_and_says_how_to_get_one(tmp_path):
     )
     assert result.returncode == 2
     assert "BotFather" in result.stderr and "TELEGRAM_BOT_TOKEN" in result.stderr and ".env" in result.stderr
-
-
-def test_the_bot_runs_on_uvloop_where_it_is_installed():
-    async def loop_kind() -> str:
-        return type(asyncio.get_running_loop()).__module__
-
-    assert run_loop(loop_kind()).startswith("uvloop")
 
 
 async def test_where_someone_sits_is_known_after_they_move_and_after_a_restart(world, database):
