@@ -147,6 +147,8 @@ def _each(
             yield from run("RELEASE write")
             ran[index] = (False, error)
             continue
+        if not (yield from in_transaction()):  # it went on after an error that ended the transaction
+            raise StorageError("a write went on after its transaction had ended: none of the batch stands")
         if alone:
             yield from run("RELEASE write")
         returned.add(index)  # (had returned: its caller's cancel now waits for the commit)
@@ -259,7 +261,10 @@ class GroupCommit:
         """``fn(*args, **kwargs)`` in a transaction, committed if it returns, undone if it raises
         (the error is raised here); committed together with the writes made while the batch
         before it ran, unless the error ends the whole transaction or the commit itself fails:
-        then none of them stands and each caller gets that error. A cancelled caller's write is
+        then none of them stands and each caller gets that error. ``fn`` may run twice in its
+        batch (:func:`transactions`): what it does must follow from the database's state and its
+        arguments alone (no effect outside the database, its arguments neither changed nor read
+        only once). A cancelled caller's write is
         all or nothing, and decided when the caller's ``CancelledError`` is raised: if it had not
         begun it never will; if it was running it is undone unless it had returned, and the caller
         waits for its batch to end, so what it reads next is final.

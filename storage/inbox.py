@@ -11,7 +11,7 @@ lost before that commit leaves it here for the next owner, nothing of it saved.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Sequence
 
 from storage.sql import Query, marks, rows, run, value
 
@@ -31,7 +31,7 @@ def put(update_id: int, partition: int, body: str, now_text: str) -> Query[bool]
     return added > 0
 
 
-def put_all(updates: Iterable[tuple[int, int, str]], now_text: str) -> Query[int]:
+def put_all(updates: Sequence[tuple[int, int, str]], now_text: str) -> Query[int]:
     """:func:`put` for each (update_id, partition, body); how many were new."""
     added = 0
     for update_id, partition, body in updates:

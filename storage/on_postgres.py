@@ -14,6 +14,7 @@ from typing import TypeVar
 
 import asyncpg
 
+from storage.errors import StorageError
 from storage.sql import Query, Result, Sql, Violation, Want
 
 T = TypeVar("T")
@@ -53,7 +54,15 @@ async def _execute(conn: asyncpg.Connection, statement: Sql) -> Result:
     if statement.want is Want.ROWS:
         return Result(await conn.fetch(text, *statement.args))
     status = await conn.execute(text, *statement.args)
+    if text == "COMMIT" and status == "ROLLBACK":
+        # An error aborted the transaction (a storage function caught it and went on): PostgreSQL
+        # then answers COMMIT by rolling back, with no error of its own. Nothing stands: say so.
+        raise AbortedTransaction("the transaction was aborted by an earlier error: nothing was committed")
     return Result([], changed(status))
+
+
+class AbortedTransaction(StorageError):
+    """COMMIT found the transaction aborted (a storage function went on after a statement failed)."""
 
 
 def changed(status: str) -> int:

@@ -13,7 +13,9 @@ carries its PostgreSQL text too (``postgres=``; an empty text: nothing to run th
 
 A constraint that refuses a statement (a ``CHECK``, a unique key, a foreign key, the ledger's
 append-only trigger) is raised into the function at its ``yield`` as :class:`Violation`, whatever
-the database, so a function may catch it where it has something better to say.
+the database, so a function may catch it where it has something better to say (and raise
+that). On PostgreSQL the refusal also aborts the transaction: a function that went on would have
+nothing committed, and its commit raises (``storage/on_postgres.py``) rather than say otherwise.
 """
 
 from __future__ import annotations

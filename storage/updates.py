@@ -12,7 +12,7 @@ Telegram may start its ids anywhere; by then every id here is forgotten.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from datetime import timedelta
 
 from storage.partitions import Fence, fenced_partition
@@ -22,7 +22,7 @@ KEEP = timedelta(hours=48)
 NEWEST = 100_000
 
 
-def remember(update_ids: Iterable[int], now: str, fence: Fence | None = None) -> Query[int]:
+def remember(update_ids: Sequence[int], now: str, fence: Fence | None = None) -> Query[int]:
     """These updates are taken: kept here, and out of the inbox (``storage/inbox.py``); how many
     were not taken before. With a ``fence``, refused (``NotOwner``) for an update of a partition the
     worker does not own: it stays in the inbox for the owner."""

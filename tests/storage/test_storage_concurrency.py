@@ -17,7 +17,7 @@ import pytest
 
 from games.events import ESCROW
 from storage import InsufficientFunds, StorageError, check_database, open_store
-from storage.sql import rows, run
+from storage.sql import Violation, rows, run
 from storage.thread import on_thread
 from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, settle, subprocess_env
 
@@ -493,6 +493,44 @@ async def test_a_batch_of_writes_that_all_stand_runs_no_statement_but_theirs(sto
         assert await asyncio.gather(*tasks) == ["one", "one"]
     batch = statements[statements.index("COMMIT") + 1 :]  # (after the held write's batch)
     assert [line.split()[0] for line in batch] == ["BEGIN", "UPDATE", "SELECT", "COMMIT"]
+
+
+def rename_then_collide():
+    """A write that renames person 1, then goes on after a statement a unique key refused."""
+    yield from run("UPDATE people SET name = 'renamed' WHERE id = 1")
+    with contextlib.suppress(Violation):
+        yield from run("UPDATE people SET id = 2 WHERE id = 1")
+    return "handled"
+
+
+async def test_a_write_going_on_after_a_refused_statement_stands_only_where_the_database_kept_it(
+    store, backend
+):
+    await store.ensure_person(1, "Ming")
+    await store.ensure_person(2, "Hong")
+    if backend == "postgresql":  # the error aborted the transaction: COMMIT rolls it back
+        with pytest.raises(StorageError, match="nothing was committed"):
+            await store._write(rename_then_collide)
+        assert (await store.get_person(1)).name == "Ming"
+    else:  # SQLite undid the refused statement alone
+        assert await store._write(rename_then_collide) == "handled"
+        assert (await store.get_person(1)).name == "renamed"
+
+
+def ends_its_transaction():
+    """A write that ends the batch's transaction and returns (as one that swallowed a disk-full would)."""
+    yield from run("ROLLBACK")
+    return "went on"
+
+
+@pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
+async def test_no_write_of_a_batch_is_saved_after_one_ended_its_transaction(store):
+    for person, name in ((1, "Ming"), (2, "Hong")):
+        await store.ensure_person(person, name)
+    tasks = await queued_behind_a_held_write(store, (ends_its_transaction,), (renamed, 2, "two"))
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    assert all(isinstance(outcome, StorageError) for outcome in outcomes), outcomes
+    assert (await store.get_person(2)).name == "Hong"  # never run outside a transaction
 
 
 @pytest.mark.sqlite_only  # the batch is held on SQLite's writer thread
