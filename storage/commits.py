@@ -133,22 +133,25 @@ def _each(
             continue
         if alone:
             yield from run("SAVEPOINT write")
+        failure: Exception | None = None
         try:
             result = yield from job.fn(*job.args, **job.kwargs)
             if index not in returned and job.ticket.cancelled():
                 # Cancelled while running: as for any failure before the commit, nothing is kept.
                 raise _Abandoned
         except Exception as error:
-            if not (yield from in_transaction()):  # the database ended the transaction (disk full)
-                raise  # so none of the batch stands: each caller gets this error
+            failure = error
+        if not (yield from in_transaction()):  # the database ended the transaction (disk full)
+            # None of the batch stands (and no later job runs outside a transaction): each caller
+            # gets this error, or this, for a job that went on after such an error.
+            raise failure or StorageError("a write went on after its transaction had ended")
+        if failure is not None:
             if not alone:
-                raise _Failed(index, error) from error
+                raise _Failed(index, failure) from failure
             yield from run("ROLLBACK TO write")
             yield from run("RELEASE write")
-            ran[index] = (False, error)
+            ran[index] = (False, failure)
             continue
-        if not (yield from in_transaction()):  # it went on after an error that ended the transaction
-            raise StorageError("a write went on after its transaction had ended: none of the batch stands")
         if alone:
             yield from run("RELEASE write")
         returned.add(index)  # (had returned: its caller's cancel now waits for the commit)

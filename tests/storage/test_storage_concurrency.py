@@ -20,6 +20,7 @@ from storage import InsufficientFunds, StorageError, check_database, open_store
 from storage.sql import Violation, rows, run
 from storage.thread import on_thread
 from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, settle, subprocess_env
+from tests.waiting import until
 
 TABLES = 12
 ACTIONS = 25  # per table: 300 bookings, each sent twice
@@ -433,7 +434,8 @@ async def queued_behind_a_held_write(store, *writes):
     await held.wait_entered()
     try:
         tasks = [asyncio.create_task(store._write(*write)) for write in writes]
-        await asyncio.sleep(0.01)  # (each task queues its write at its first step)
+        lane = store.backend.commits.lanes[0]  # (held: its queue is not taken meanwhile)
+        await until(lambda: len(lane.queue) == len(writes), "the writes queued")
     finally:
         held.release.set()
     await held.task
