@@ -13,6 +13,7 @@ bot as committed can be measured while the working tree changes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -80,16 +81,44 @@ class BotSpec:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds so far of a process and of the processes it started (the bot's
+    SQLite writer among them), those ended and waited for included."""
+    total = 0.0
+    for process in _family(pid):
+        try:
+            fields = Path(f"/proc/{process}/stat").read_text().rpartition(")")[2].split()
+        except OSError:  # (ended meanwhile)
+            continue
+        total += sum(int(fields[i]) for i in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """The peak resident memory of a process (VmHWM), plus what the processes it started use now
+    (their proportional share, Pss: a forked child shares most of its pages with its parent)."""
+    total = _status_mb(pid, "VmHWM:", "status")
+    for process in _family(pid)[1:]:
+        total += _status_mb(process, "Pss:", "smaps_rollup")
+    return total
+
+
+def _status_mb(pid: int, key: str, name: str) -> float:
+    try:
+        lines = Path(f"/proc/{pid}/{name}").read_text().splitlines()
+    except OSError:  # (ended meanwhile)
+        return 0.0
+    return next((int(line.split()[1]) / 1024 for line in lines if line.startswith(key)), 0.0)
+
+
+def _family(pid: int) -> list[int]:
+    """A process and those it started, theirs included (as they are now)."""
+    family, index = [pid], 0
+    while index < len(family):
+        for children in Path(f"/proc/{family[index]}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                family.extend(int(child) for child in children.read_text().split())
+        index += 1
+    return family
 
 
 def own_cpu() -> float:

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import random
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -22,7 +23,6 @@ from pathlib import Path
 from bench.report import Result, percentile
 from games.events import Paid, PayReason
 from storage import Store, open_store
-from storage.thread import on_thread
 
 PEOPLE = (1, 2, 3, 4, 5)  # 1 is the banker
 
@@ -97,14 +97,17 @@ class StorageRun:
         return percentile(self.latencies, 0.99) * 1000
 
 
+def _set_synchronous(conn: sqlite3.Connection, mode: str) -> None:
+    """(In the writer process, on its connection.)"""
+    conn.execute(f"PRAGMA synchronous = {mode}")
+
+
 async def run(bookings: int, tables: int, synchronous: str) -> list[StorageRun]:
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         store = await open_store(Path(tmp) / "bench.sqlite3", start_grant=10**12)
         # A benchmark-only switch, to show what the durability setting costs.
-        await on_thread(
-            store.backend.writer, lambda conn: conn.execute(f"PRAGMA synchronous = {synchronous}")
-        )
+        await store.backend.writer.on_connection(_set_synchronous, synchronous)
         for person in PEOPLE:
             await store.ensure_person(person, f"玩家{person}")
         rng = random.Random(1)

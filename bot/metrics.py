@@ -112,7 +112,7 @@ class Metrics:
         self.rounds = Counter("paiju_rounds_finished", "Rounds settled, by game", ["game"], registry=registry)
         self.writes = Histogram(
             "paiju_database_write_seconds",
-            "Each batch of database writes, from handed to the writer's thread to committed",
+            "Each batch of database writes, from handed to the writer to committed",
             buckets=WRITES,
             registry=registry,
         )

@@ -7,7 +7,20 @@ from collections.abc import Sequence
 
 
 class StorageError(Exception):
-    """Base of every error raised on purpose by ``storage``."""
+    """Base of every error raised on purpose by ``storage``.
+
+    Pickled as it stands, whatever its class's constructor takes: a write's error comes back from
+    SQLite's writer process (``storage/writer_process.py``)."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(cls: type[StorageError], args: tuple[object, ...], state: dict[str, object]) -> StorageError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class SchemaTooNew(StorageError):

@@ -13,14 +13,14 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
 from storage.check import CheckReport, books
-from storage.commits import GroupCommit, Outcome
+from storage.commits import GroupCommit, Job, Outcome, transactions
 from storage.errors import DatabaseInUse, DatabaseUnreachable
 from storage.on_postgres import prepare_connection, run_query
 from storage.sql import Query
@@ -57,8 +57,8 @@ class PostgresBackend:
         self.pool = pool
         self.commits = GroupCommit(self._run_batch, lanes=WRITE_LANES, batch=1)
 
-    async def _run_batch(self, batch: Query[list[Outcome]]) -> list[Outcome]:
-        return await self._run(batch)
+    async def _run_batch(self, jobs: Sequence[Job]) -> list[Outcome]:
+        return await self._run(transactions(jobs))
 
     async def read(self, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` on a connection of the pool, each statement on its own (autocommit)."""

@@ -18,7 +18,7 @@ async def test_a_failing_settle_still_closes_the_store_before_the_lock_goes(tmp_
     store = await open_store(database)
     closed_when_released = []
     release = lock.release
-    lock.release = lambda: (closed_when_released.append(store.backend.writer._connection is None), release())
+    lock.release = lambda: (closed_when_released.append(store.backend.writer.closed), release())
 
     async def settle():
         raise OSError(28, "No space left on device")

@@ -117,6 +117,16 @@ def limited_python(folder: Path, open_files: int) -> Path:
     return launcher
 
 
+def processes_of(pid: int) -> list[int]:
+    """A process and the processes it started (theirs too): the bot, its SQLite writer."""
+    found, index = [pid], 0
+    while index < len(found):
+        for children in Path(f"/proc/{found[index]}/task").glob("*/children"):
+            found.extend(int(child) for child in children.read_text().split())
+        index += 1
+    return found
+
+
 def storage_check(database: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "storage", "check", str(database)],

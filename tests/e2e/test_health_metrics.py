@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.metrics import GAME_KINDS
 from faketg.harness import GROUP, make_world
 from tests.bot.scenarios import open_and_start
-from tests.e2e.process import make_stage, storage_check
+from tests.e2e.process import make_stage, processes_of, storage_check
 from tests.e2e.rounds import finish_muxi_round
 from tests.waiting import until
 
@@ -74,16 +74,20 @@ async def test_healthz_fails_while_the_database_cannot_be_written(served):
     assert '"database_writable": true' in text and '"open_tables": 0' in text
 
     # Root writes to any file whatever its mode, so the bot's own writes are refused another way:
-    # no file of the process may grow past one byte (as on a full disk, every write fails).
+    # no file of its processes (the bot, its SQLite writer) may grow past one byte (as on a full
+    # disk, every write fails).
     assert served.bot.process is not None
-    pid = served.bot.process.pid
-    limit = resource.prlimit(pid, resource.RLIMIT_FSIZE)
-    resource.prlimit(pid, resource.RLIMIT_FSIZE, (1, limit[1]))
+    processes = processes_of(served.bot.process.pid)
+    assert len(processes) > 1, "the bot and its writer"
+    limits = {pid: resource.prlimit(pid, resource.RLIMIT_FSIZE) for pid in processes}
+    for pid, limit in limits.items():
+        resource.prlimit(pid, resource.RLIMIT_FSIZE, (1, limit[1]))
     try:
         _, text = await health_is(served, 503)
         assert '"database_writable": false' in text and "the database cannot be written" in text
     finally:
-        resource.prlimit(pid, resource.RLIMIT_FSIZE, limit)
+        for pid, limit in limits.items():
+            resource.prlimit(pid, resource.RLIMIT_FSIZE, limit)
     _, text = await health_is(served, 200)
     assert '"status": "ok"' in text
 

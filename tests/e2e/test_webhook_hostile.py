@@ -12,6 +12,7 @@ import aiohttp
 from faketg.harness import GROUP
 from faketg.webhook import SECRET_HEADER
 from tests.e2e.process import WEBHOOK_PATH
+from tests.waiting import until
 
 FLOOD = 1000
 
@@ -91,7 +92,7 @@ async def test_a_flood_of_refused_posts_logs_a_few_lines(by_webhook):
                 statuses[answer.status] = statuses.get(answer.status, 0) + 1
     assert statuses == {403: FLOOD // 2, 400: FLOOD // 2}
     await stage.driver.send(1, GROUP, "/newgame muxi")  # the bot still plays
-    assert any("木虱" in m.text for m in stage.world.bot_messages(GROUP))
+    await until(lambda: any("木虱" in m.text for m in stage.world.bot_messages(GROUP)), "a table opened")
     lines = stage.bot.log.read_text().splitlines()[before:]
     refused = [line for line in lines if "refused" in line]
     assert 1 <= len(refused) <= 4, refused

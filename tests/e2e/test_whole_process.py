@@ -6,6 +6,7 @@ from faketg.harness import GROUP, PEOPLE
 from tests.bot.scenarios import open_and_start
 from tests.e2e.process import TOKEN, storage_check
 from tests.e2e.rounds import dm_buttons, finish_muxi_round, table_of
+from tests.waiting import until
 
 
 async def test_a_muxi_round_and_a_restart_after_sigkill(stage):
@@ -68,6 +69,7 @@ async def test_every_bot_api_method_it_calls_is_answered(stage):
     await d.send(9, GROUP, "/cancel")  # getChatMember
     await d.send(1, GROUP, "/newgame muxi")
     await d.send(1, GROUP, "/table")  # deleteMessage
+    await until(lambda: "deleteMessage" in {request.method for request in stage.world.requests})
     called = {request.method for request in stage.world.requests}
     assert {
         "getMe",

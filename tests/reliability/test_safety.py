@@ -10,9 +10,9 @@ import pytest
 from faketg.harness import ADMIN, GROUP, escape, start_bot, stop_bot
 from games.table import Join
 from storage import SeatRefused
-from storage.thread import on_thread
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start
+from tests.storage.writes import set_pragma
 
 OTHER = -100_456  # a second group, where some of the same people play
 
@@ -20,7 +20,7 @@ OTHER = -100_456  # a second group, where some of the same people play
 @contextlib.asynccontextmanager
 async def write_lock_held(bot, database):
     """Another process holds the database's write lock: the bot's saves fail (after 50 ms)."""
-    await on_thread(bot.runtime.store.backend.writer, lambda db: db.execute("PRAGMA busy_timeout = 50"))
+    await bot.runtime.store.backend.writer.on_connection(set_pragma, "busy_timeout", 50)
     blocker = sqlite3.connect(database, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
     try:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import subprocess
-import threading
 
 import pytest
 
 from storage import SCHEMA_VERSION, check_database, open_store
-from storage.sql import run
 from tests.storage.storage_helpers import ROOT, STATE, ante, python, settle, subprocess_env
+from tests.storage.writes import Gate, Refused, abandoned_write
+from tests.waiting import until
 
 
 def run_check(*args: str) -> subprocess.CompletedProcess[str]:
@@ -140,29 +140,18 @@ async def test_a_file_that_is_not_our_database_fails(tmp_path):
     assert run_check(str(empty)).returncode == 1
 
 
-class Abandon(Exception):
-    pass
-
-
-@pytest.mark.sqlite_only  # the write is held on SQLite's writer thread
-async def test_the_check_reads_a_snapshot_while_a_write_is_in_progress(store):
+@pytest.mark.sqlite_only  # the write is held in SQLite's writer
+async def test_the_check_reads_a_snapshot_while_a_write_is_in_progress(store, tmp_path):
     await store.ensure_person(1, "Ming")
-    entered, release = threading.Event(), threading.Event()
-
-    def abandoned_write():
-        yield from run("UPDATE people SET balance = 1 WHERE id = 1")
-        entered.set()
-        release.wait(timeout=10)
-        raise Abandon
-
-    write = asyncio.create_task(store._write(abandoned_write))
+    gate = Gate.made_in(tmp_path)
+    write = asyncio.create_task(store._write(abandoned_write, gate))
     try:
-        assert await asyncio.to_thread(entered.wait, 5)
+        await until(gate.reached, "the write changed a balance")
         report = await store.check()  # an uncommitted write is not seen and does not block
         assert not write.done()
     finally:
-        release.set()
-    with pytest.raises(Abandon):
+        gate.open()
+    with pytest.raises(Refused):
         await write
     assert report.ok
     assert await store.balance(1) == 10_000

@@ -17,9 +17,19 @@ import pytest
 
 from games.events import ESCROW
 from storage import InsufficientFunds, StorageError, check_database, open_store
-from storage.sql import Violation, rows, run
-from storage.thread import on_thread
 from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, settle, subprocess_env
+from tests.storage.writes import (
+    Gate,
+    Refused,
+    ends_its_transaction,
+    held,
+    name_of,
+    rename_then_collide,
+    renamed,
+    start_tracing,
+    stop_tracing,
+    waits_then_renames,
+)
 from tests.waiting import until
 
 TABLES = 12
@@ -105,21 +115,17 @@ async def test_concurrent_spending_beyond_a_balance_never_goes_negative(store):
 
 
 class HeldWrite:
-    """A write transaction held open on the writer's thread until the test releases it."""
+    """A write transaction held open in the writer until the test releases it."""
 
-    def __init__(self, store, sql: str = "UPDATE people SET name = 'changed' WHERE id = 1") -> None:
-        self.entered, self.release = threading.Event(), threading.Event()
-        self.task = asyncio.create_task(store._write(self._hold, sql))
+    def __init__(self, store, folder, sql: str = "UPDATE people SET name = 'changed' WHERE id = 1") -> None:
+        self.gate = Gate.made_in(folder)
+        self.task = asyncio.create_task(store._write(held, sql, self.gate))
 
-    def _hold(self, sql: str):
-        yield from run(sql)
-        self.entered.set()
-        if not self.release.wait(timeout=10):
-            raise TimeoutError("the test never released the write")
-        return "done"
+    def release(self) -> None:
+        self.gate.open()
 
     async def wait_entered(self) -> None:
-        assert await asyncio.to_thread(self.entered.wait, 5), "the write never began"
+        await until(self.gate.reached, "the held write began")
 
 
 def writable_by_another_connection(db_path) -> bool:
@@ -134,10 +140,10 @@ def writable_by_another_connection(db_path) -> bool:
         other.close()
 
 
-async def test_reads_do_not_wait_for_a_held_write_transaction(store, db_path):
+async def test_reads_do_not_wait_for_a_held_write_transaction(store, db_path, tmp_path):
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
-    held = HeldWrite(store)
+    held = HeldWrite(store, tmp_path)
     try:
         await held.wait_entered()
         assert not writable_by_another_connection(db_path)  # the transaction is open, holding the lock
@@ -151,7 +157,7 @@ async def test_reads_do_not_wait_for_a_held_write_transaction(store, db_path):
         await asyncio.sleep(0.05)
         assert not queued.done() and not held.task.done()
     finally:
-        held.release.set()
+        held.release()
     assert await held.task == "done"
     await queued
     assert (await store.get_person(1)).name == "changed"
@@ -159,38 +165,41 @@ async def test_reads_do_not_wait_for_a_held_write_transaction(store, db_path):
     assert writable_by_another_connection(db_path)
 
 
-async def test_a_cancelled_write_is_skipped_if_queued_and_rolled_back_if_running(store, db_path):
+async def test_a_cancelled_write_is_skipped_if_queued_and_kept_if_begun(store, db_path, tmp_path):
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
-    held = HeldWrite(store)
+    held = HeldWrite(store, tmp_path)
     try:
         await held.wait_entered()
         queued = asyncio.create_task(
             store.commit_action(table.id, round_no=1, action_seq=1, state={"x": 1}, deadline=None)
         )
-        await asyncio.sleep(0.01)
+        lane = store.backend.commits.lanes[0]
+        await until(lambda: len(lane.queue) == 1, "the action queued")
         queued.cancel()  # still queued behind the held write: its caller need not wait for it
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(queued, timeout=1)
-        held.task.cancel()  # running: its caller waits until the thread has rolled it back
+        # Begun (sent to the writer process, where it runs to its end): its caller waits for its
+        # batch, and the write stands.
+        held.task.cancel()
         await asyncio.sleep(0.05)
         assert not held.task.done()
     finally:
-        held.release.set()
+        held.release()
     with pytest.raises(asyncio.CancelledError):
         await held.task
     assert writable_by_another_connection(db_path)  # nothing left open
-    assert (await store.get_person(1)).name == "Ming"  # rolled back
+    assert (await store.get_person(1)).name == "changed"  # kept, as its caller was told by waiting
     assert (await store.load_table(table.id)).version == 0  # the queued write never ran
     assert await store.commit_action(table.id, round_no=1, action_seq=1, state={"x": 2}, deadline=None)
     assert (await store.load_table(table.id)).state == {"x": 2}
 
 
-async def test_close_lets_the_write_in_progress_and_those_queued_finish(db_path):
+async def test_close_lets_the_write_in_progress_and_those_queued_finish(db_path, tmp_path):
     store = await open_store(db_path)
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
-    held = HeldWrite(store)
+    held = HeldWrite(store, tmp_path)
     try:
         await held.wait_entered()
         queued = asyncio.create_task(store.update_messages(table.id, message_id=3))
@@ -198,7 +207,7 @@ async def test_close_lets_the_write_in_progress_and_those_queued_finish(db_path)
         await asyncio.sleep(0.05)
         assert not closing.done()
     finally:
-        held.release.set()
+        held.release()
     await closing
     assert await held.task == "done"
     await queued
@@ -259,7 +268,8 @@ BOOKER = textwrap.dedent(
             booked += sum(results)
             print(booked, flush=True)
 
-    asyncio.run(main(sys.argv[1]))
+    if __name__ == "__main__":  # (the store's writer process imports this module again)
+        asyncio.run(main(sys.argv[1]))
     """
 )
 
@@ -365,16 +375,14 @@ async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
 
 @pytest.mark.sqlite_only  # PostgreSQL commits each write in a transaction of its own (storage/commits.py)
 async def test_writes_made_together_are_committed_together_and_each_stands_or_falls_alone(store, monkeypatch):
-    import storage.commits as module
-
     batches: list[int] = []
-    real = module.transactions
+    real = store.backend.commits.run_batch
 
-    def counted(jobs):
+    async def counted(jobs):
         batches.append(len(jobs))
-        return real(jobs)
+        return await real(jobs)
 
-    monkeypatch.setattr(module, "transactions", counted)
+    monkeypatch.setattr(store.backend.commits, "run_batch", counted)
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
     batches.clear()
@@ -392,117 +400,87 @@ async def test_writes_made_together_are_committed_together_and_each_stands_or_fa
     assert (await store.load_table(table.id)).version == 0
 
 
-class Refusal:
-    """Where a write that refuses is (on the writer's thread): ``entered``; it raises on ``release``."""
-
-    def __init__(self, at_once: bool = False) -> None:
-        self.entered, self.release = threading.Event(), threading.Event()
-        if at_once:
-            self.release.set()
-
-
-def renamed(person: int, name: str, refusal: Refusal | None = None):
-    """A write renaming a person; given a refusal, it then raises (when released)."""
-    yield from run("UPDATE people SET name = ? WHERE id = ?", (name, person))
-    if refusal is None:
-        return name
-    refusal.entered.set()
-    refusal.release.wait(5)
-    raise ValueError(f"{name} refused")
-
-
-def name_of(person: int):
-    """A write that reads a person's name (as the writes before it in its batch left it)."""
-    found = yield from rows("SELECT name FROM people WHERE id = ?", (person,))
-    return found[0][0]
-
-
 @contextlib.asynccontextmanager
 async def traced(store):
     """The statements the writer runs meanwhile (SQLite's trace of its connection)."""
     statements: list[str] = []
-    await on_thread(store.backend.writer, lambda conn: conn.set_trace_callback(statements.append))
+    await store.backend.writer.on_connection(start_tracing)
     try:
         yield statements
     finally:
-        await on_thread(store.backend.writer, lambda conn: conn.set_trace_callback(None))
+        statements.extend(await store.backend.writer.on_connection(stop_tracing))
 
 
-async def queued_behind_a_held_write(store, *writes):
+async def queued_behind_a_held_write(store, folder, *writes):
     """Start each write, in this order, while a write holds the writer: they make one batch."""
-    held = HeldWrite(store, "UPDATE people SET name = name WHERE id = 1")
+    held = HeldWrite(store, folder, "UPDATE people SET name = name WHERE id = 1")
     await held.wait_entered()
     try:
         tasks = [asyncio.create_task(store._write(*write)) for write in writes]
         lane = store.backend.commits.lanes[0]  # (held: its queue is not taken meanwhile)
         await until(lambda: len(lane.queue) == len(writes), "the writes queued")
     finally:
-        held.release.set()
+        held.release()
     await held.task
     return tasks
 
 
 @pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
-async def test_writes_that_raise_midway_in_their_batch_leave_nothing_the_others_see(store):
+async def test_writes_that_raise_midway_in_their_batch_leave_nothing_the_others_see(store, tmp_path):
     for person, name in ((1, "Ming"), (2, "Hong"), (3, "Qiang"), (4, "Li")):
         await store.ensure_person(person, name)
     async with traced(store) as statements:
         tasks = await queued_behind_a_held_write(
             store,
+            tmp_path,
             (renamed, 1, "one"),
-            (renamed, 2, "two", Refusal(at_once=True)),
+            (renamed, 2, "two", True),
             (name_of, 2),
-            (renamed, 4, "four", Refusal(at_once=True)),
+            (renamed, 4, "four", True),
             (name_of, 4),
             (renamed, 3, "three"),
         )
         outcomes = await asyncio.gather(*tasks, return_exceptions=True)
     assert outcomes[0] == "one" and outcomes[5] == "three"
-    assert isinstance(outcomes[1], ValueError) and isinstance(outcomes[3], ValueError)
+    assert isinstance(outcomes[1], Refused) and isinstance(outcomes[3], Refused)
     assert outcomes[2] == "Hong" and outcomes[4] == "Li"  # the failed writes' UPDATEs were never seen
     assert [(await store.get_person(p)).name for p in (1, 2, 3, 4)] == ["one", "Hong", "three", "Li"]
     # Run at most twice however many fail: once as they are, then each in a savepoint.
     assert statements.count("BEGIN IMMEDIATE") == 1 + 2  # (the held write's batch, then this one's)
 
 
-@pytest.mark.sqlite_only  # a batch of several writes, held on SQLite's writer thread
-async def test_a_write_that_returned_stands_when_its_caller_is_cancelled_and_a_later_one_fails(store):
+@pytest.mark.sqlite_only  # a batch of several writes, held in SQLite's writer
+async def test_a_write_that_returned_stands_when_its_caller_is_cancelled_and_a_later_one_fails(
+    store, tmp_path
+):
     for person, name in ((1, "Ming"), (2, "Hong")):
         await store.ensure_person(person, name)
-    refusal = Refusal()
+    gate = Gate.made_in(tmp_path)
     returned, failing = await queued_behind_a_held_write(
-        store, (renamed, 1, "one"), (renamed, 2, "two", refusal)
+        store, tmp_path, (renamed, 1, "one"), (renamed, 2, "two", True, gate)
     )
     try:
-        assert await asyncio.to_thread(refusal.entered.wait, 5)  # the first write has returned
+        await until(gate.reached, "the first write returned")
         returned.cancel()  # too late to undo it: its caller waits for the batch's end
         await asyncio.sleep(0.01)
         assert not returned.done()
     finally:
-        refusal.release.set()
+        gate.open()
     with pytest.raises(asyncio.CancelledError):
         await returned
-    with pytest.raises(ValueError):
+    with pytest.raises(Refused):
         await failing
     assert [(await store.get_person(p)).name for p in (1, 2)] == ["one", "Hong"]
 
 
 @pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
-async def test_a_batch_of_writes_that_all_stand_runs_no_statement_but_theirs(store):
+async def test_a_batch_of_writes_that_all_stand_runs_no_statement_but_theirs(store, tmp_path):
     await store.ensure_person(1, "Ming")
     async with traced(store) as statements:
-        tasks = await queued_behind_a_held_write(store, (renamed, 1, "one"), (name_of, 1))
+        tasks = await queued_behind_a_held_write(store, tmp_path, (renamed, 1, "one"), (name_of, 1))
         assert await asyncio.gather(*tasks) == ["one", "one"]
     batch = statements[statements.index("COMMIT") + 1 :]  # (after the held write's batch)
     assert [line.split()[0] for line in batch] == ["BEGIN", "UPDATE", "SELECT", "COMMIT"]
-
-
-def rename_then_collide():
-    """A write that renames person 1, then goes on after a statement a unique key refused."""
-    yield from run("UPDATE people SET name = 'renamed' WHERE id = 1")
-    with contextlib.suppress(Violation):
-        yield from run("UPDATE people SET id = 2 WHERE id = 1")
-    return "handled"
 
 
 async def test_a_write_going_on_after_a_refused_statement_stands_only_where_the_database_kept_it(
@@ -519,41 +497,28 @@ async def test_a_write_going_on_after_a_refused_statement_stands_only_where_the_
         assert (await store.get_person(1)).name == "renamed"
 
 
-def ends_its_transaction():
-    """A write that ends the batch's transaction and returns (as one that swallowed a disk-full would)."""
-    yield from run("ROLLBACK")
-    return "went on"
-
-
 @pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
-async def test_no_write_of_a_batch_is_saved_after_one_ended_its_transaction(store):
+async def test_no_write_of_a_batch_is_saved_after_one_ended_its_transaction(store, tmp_path):
     for person, name in ((1, "Ming"), (2, "Hong")):
         await store.ensure_person(person, name)
-    tasks = await queued_behind_a_held_write(store, (ends_its_transaction,), (renamed, 2, "two"))
+    tasks = await queued_behind_a_held_write(store, tmp_path, (ends_its_transaction,), (renamed, 2, "two"))
     outcomes = await asyncio.gather(*tasks, return_exceptions=True)
     assert all(isinstance(outcome, StorageError) for outcome in outcomes), outcomes
     assert (await store.get_person(2)).name == "Hong"  # never run outside a transaction
 
 
-@pytest.mark.sqlite_only  # the batch is held on SQLite's writer thread
-async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing(store):
+@pytest.mark.sqlite_only  # the batch is held in SQLite's writer
+async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing(store, tmp_path):
     await store.ensure_person(1, "Ming")
-    started, release = threading.Event(), threading.Event()
-
-    def slow():  # holds its batch on the writer's thread
-        started.set()
-        release.wait(5)
-        yield from run("UPDATE people SET name = 'held' WHERE id = 1")
-        return "done"
-
-    first = asyncio.create_task(store._write(slow))
-    while not started.is_set():
-        await asyncio.sleep(0.01)
+    gate = Gate.made_in(tmp_path)
+    first = asyncio.create_task(store._write(waits_then_renames, gate))  # holds its batch
+    await until(gate.reached, "the first batch began")
     second = asyncio.create_task(store.ensure_person(2, "Hong"))  # queued behind that batch
+    lane = store.backend.commits.lanes[0]
+    await until(lambda: len(lane.queue) == 1, "the second write queued")
+    lane.committer.cancel()  # as when the event loop closes
     await asyncio.sleep(0.01)
-    store.backend.commits.lanes[0].committer.cancel()  # as when the event loop closes
-    await asyncio.sleep(0.01)
-    release.set()
+    gate.open()
     assert await first == "done"  # its batch ended, committed, and its caller was told so
     with pytest.raises(StorageError, match="before this write began"):
         await second
@@ -562,8 +527,10 @@ async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing
     assert (await store.ensure_person(3, "Qiang"))[1], "a later write gets a new committer"
 
 
-@pytest.mark.sqlite_only  # the write is held on SQLite's writer thread
-async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits(store, monkeypatch):
+@pytest.mark.sqlite_only  # the write is held in SQLite's writer
+async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits(
+    store, monkeypatch, tmp_path
+):
     """Telegram's confirmations come faster than the writer: those made while one waits join it,
     as if each were written in turn; a caller that stops waiting does not undo it."""
     import storage.tables as module
@@ -571,14 +538,15 @@ async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
     await store.update_messages(table.id, dm_message_ids={5: 50, 6: 60}, shown={"5": "a", "6": "x"})
-    written, real = [], module.update_messages
+    written, real = [], store.backend.commits.enqueue
 
-    def counted(*args, **kwargs):
-        written.append(kwargs)
-        return real(*args, **kwargs)
+    def counted(fn, args, kwargs, key=None, detached=False):
+        if fn is module.update_messages:
+            written.append(kwargs)
+        return real(fn, args, kwargs, key, detached)
 
-    monkeypatch.setattr(module, "update_messages", counted)
-    held = HeldWrite(store)
+    monkeypatch.setattr(store.backend.commits, "enqueue", counted)  # each write queued
+    held = HeldWrite(store, tmp_path)
     try:
         await held.wait_entered()
         first = asyncio.create_task(store.update_messages(table.id, message_id=7, shown={"table": "t1"}))
@@ -591,7 +559,7 @@ async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits
         with pytest.raises(asyncio.CancelledError):
             await second
     finally:
-        held.release.set()
+        held.release()
     assert await held.task == "done"
     await asyncio.gather(first, third)
     saved = await store.load_table(table.id)

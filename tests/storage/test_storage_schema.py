@@ -13,12 +13,9 @@ from storage.on_sqlite import run_query
 from storage.thread import on_thread
 from tests.storage.old_database import T0, make_old_database
 from tests.storage.storage_helpers import ROOT, STATE, ante, pot, python, subprocess_env
+from tests.storage.writes import execute, pragma
 
 V1_TABLES = ("people", "chats", "accounts", "tables", "ledger")
-
-
-def pragma(conn: sqlite3.Connection, name: str) -> object:
-    return conn.execute(f"PRAGMA {name}").fetchall()[0][0]
 
 
 async def schema_version_of(store) -> int:
@@ -33,13 +30,14 @@ def dump(path: Path, table: str) -> list[tuple]:
 async def test_a_new_database_is_at_the_latest_version_with_wal_and_foreign_keys(db_path):
     async with await open_store(db_path) as store:
         assert await schema_version_of(store) == SCHEMA_VERSION == 8
-        assert await on_thread(store.backend.writer, pragma, "journal_mode") == "wal"
-        assert await on_thread(store.backend.writer, pragma, "synchronous") == 2  # FULL
-        for db in (store.backend.writer, store.backend.reader):
-            assert await on_thread(db, pragma, "foreign_keys") == 1
-            assert await on_thread(db, pragma, "busy_timeout") == 5000
+        writer = store.backend.writer  # (a process of its own)
+        assert await writer.on_connection(pragma, "journal_mode") == "wal"
+        assert await writer.on_connection(pragma, "synchronous") == 2  # FULL
+        for name, value in (("foreign_keys", 1), ("busy_timeout", 5000)):
+            assert await writer.on_connection(pragma, name) == value
+            assert await on_thread(store.backend.reader, pragma, name) == value
         assert await on_thread(store.backend.reader, pragma, "query_only") == 1
-        assert await on_thread(store.backend.writer, pragma, "query_only") == 0
+        assert await writer.on_connection(pragma, "query_only") == 0
 
 
 async def test_the_path_defaults_to_the_environment(tmp_path, monkeypatch):
@@ -121,13 +119,8 @@ async def test_v6_leaves_the_seconds_no_chat_chose_to_the_operator(db_path):
 
     async with await open_store(db_path) as store:
         assert await schema_version_of(store) == SCHEMA_VERSION == 8
-        assert await on_thread(store.backend.writer, pragma, "foreign_keys") == 1
-        assert (
-            await on_thread(
-                store.backend.writer, lambda db: db.execute("PRAGMA foreign_key_check").fetchall()
-            )
-            == []
-        )
+        assert await store.backend.writer.on_connection(pragma, "foreign_keys") == 1
+        assert await store.backend.writer.on_connection(execute, "PRAGMA foreign_key_check") == []
         chosen = {
             chat: (s.language, s.turn_seconds, s.lobby_seconds, s.allowed_games)
             for chat in (-10, -20, -30)
@@ -142,7 +135,7 @@ async def test_v6_leaves_the_seconds_no_chat_chose_to_the_operator(db_path):
         assert [r.commitment for r in await store.last_rounds(chat_id=-20)] == ["beef"]
         assert (await store.update_chat_settings(-20, turn_seconds=20)).turn_seconds == 20
         with pytest.raises(sqlite3.IntegrityError):  # the checks are kept
-            await on_thread(store.backend.writer, lambda db: db.execute("UPDATE chats SET lobby_seconds = 0"))
+            await store.backend.writer.on_connection(execute, "UPDATE chats SET lobby_seconds = 0")
     # id, language, created_at and allowed_games as they were, in the same order
     assert [(r[0], r[1], r[4], r[6]) for r in dump(db_path, "chats")] == [
         (r[0], r[1], r[4], r[6]) for r in before

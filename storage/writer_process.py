@@ -1,0 +1,194 @@
+"""SQLite's writer in a process of its own, so that a busy bot's writes never wait for its GIL.
+
+Under load the bot's event loop holds the interpreter's lock nearly all the time. A writer on a
+thread of the same process then waited for that lock at every statement (SQLite releases it while
+it works): a write cost 0.9 ms of wall time for 0.2 ms of CPU, and a press's answer waited for
+its write (bench/RESULTS.md, issue 26). Here the group commit's batches run in a child process
+with its own interpreter and its own connection to the file: the event loop sends each batch's
+writes there (their storage functions and arguments, pickled) and awaits their outcomes.
+
+- The child is one worker of a ``ProcessPoolExecutor`` started from a *forkserver*: a clean process
+  (never a fork of the bot, whose threads and locks it must not inherit: the database's own
+  ``flock`` among them, ``storage/exclusive.py``), forked from one that has this module loaded
+  already, so a store opens in milliseconds.
+- It ignores SIGINT and SIGTERM (a Ctrl-C or a service manager's stop reaches the whole process
+  group): the bot stops it once its last writes are committed. It ends by itself if the bot dies.
+- A write is begun when it is sent: its caller's cancel no longer undoes it (``storage/commits.py``).
+- If the child dies (killed, out of memory), the writes of the batch it held get
+  :class:`WriterStopped` (committed or not: SQLite kept the transaction whole either way), and the
+  next batch starts a new child.
+- Migrations and backups stay on the bot's own connection (``storage/sqlite.py``), before the child
+  starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import pickle
+import signal
+import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.util import Finalize
+from typing import Any, TypeVar
+
+from storage.commits import SKIPPED, Call, Job, Outcome, begin, transactions
+from storage.errors import StorageError
+from storage.on_sqlite import run_query
+
+T = TypeVar("T")
+BUSY_TIMEOUT_MS = 5000
+
+
+class WriterStopped(StorageError):
+    """The writer process ended while it held this write: whether it was committed is not known."""
+
+
+def configure(conn: sqlite3.Connection, writer: bool) -> None:
+    """A connection of the bot's to its database file, as each of them is set up."""
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if writer:
+        conn.execute("PRAGMA journal_mode = WAL")
+        # FULL: a commit survives a power cut too, not just a crash of the process.
+        conn.execute("PRAGMA synchronous = FULL")
+    else:
+        conn.execute("PRAGMA query_only = ON")
+
+
+# -- in the child ------------------------------------------------------------------------------
+
+_connection: sqlite3.Connection | None = None
+
+
+def _start(path: str) -> None:
+    """The child's start: its connection to the file, closed when the child ends."""
+    global _connection
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _connection = sqlite3.connect(path, isolation_level=None)
+    configure(_connection, writer=True)
+    Finalize(None, _connection.close, exitpriority=10)
+
+
+def _commit(batch: bytes) -> bytes:
+    """One batch, in the child: each write's outcome (``storage/commits.py``), pickled here."""
+    assert _connection is not None, "the writer process was not started"
+    calls: list[Call] = pickle.loads(batch)
+    outcomes = run_query(_connection, transactions([Job.sent(*call) for call in calls]))
+    try:
+        return pickle.dumps(outcomes)
+    except Exception:  # (committed: each write that cannot say so is told apart)
+        return pickle.dumps([_sendable(outcome) for outcome in outcomes])
+
+
+def _sendable(outcome: Outcome) -> Outcome:
+    ok, value = outcome
+    if _picklable(value):
+        return outcome
+    done = "was committed" if ok else f"failed ({type(value).__name__}: {value})"
+    return False, StorageError(f"the write {done}, but what it gave cannot be sent back")
+
+
+def _picklable(value: object) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:
+        return False
+    return True
+
+
+def _on_connection(fn: Callable[..., T], *args: Any) -> T:
+    assert _connection is not None, "the writer process was not started"
+    return fn(_connection, *args)
+
+
+# -- in the bot --------------------------------------------------------------------------------
+
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload([__name__])
+
+
+class WriterProcess:
+    """The writer process of one database file, as the bot sees it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.closing = False  # no call is taken any more
+        self.closed = False  # and the child has ended, its connection closed
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(1, mp_context=_CONTEXT, initializer=_start, initargs=(self.path,))
+
+    @classmethod
+    async def start(cls, path: str) -> WriterProcess:
+        """The writer of ``path``, started (raises if it cannot open the file)."""
+        writer = cls(path)
+        try:
+            await writer.pid()
+        except BaseException:
+            await writer.close()
+            raise
+        return writer
+
+    async def run_batch(self, jobs: Sequence[Job]) -> list[Outcome]:
+        """``GroupCommit``'s batch: the jobs not cancelled yet are begun and sent."""
+        outcomes: list[Outcome] = [(True, SKIPPED)] * len(jobs)
+        sent = [index for index, job in enumerate(jobs) if begin(job)]
+        try:
+            batch = pickle.dumps([jobs[index].call() for index in sent])
+        except Exception:  # a write that cannot be sent fails alone, unsent
+            for index in sent:
+                if not _picklable(jobs[index].call()):
+                    outcomes[index] = (False, StorageError(f"a write that cannot be sent: {jobs[index].fn}"))
+            sent = [index for index in sent if outcomes[index][1] is SKIPPED]
+            batch = pickle.dumps([jobs[index].call() for index in sent])
+        if sent:
+            ran: list[Outcome] = pickle.loads(await self._call(_commit, batch))
+            for index, outcome in zip(sent, ran, strict=True):
+                outcomes[index] = outcome
+        return outcomes
+
+    async def on_connection(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(connection, *args)`` in the writer process, on its connection (``fn`` a module's
+        own function, its arguments and result plain data)."""
+        result: T = await self._call(_on_connection, fn, *args)
+        return result
+
+    async def pid(self) -> int:
+        """The writer process's id (it may be a new one after the last died)."""
+        return await self._call(os.getpid)
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        if self.closing:
+            raise ValueError("the store is closed")  # (as a read on a closed connection)
+        loop = asyncio.get_running_loop()
+        pool = self._pool
+        try:
+            sent = loop.run_in_executor(pool, fn, *args)
+        except BrokenProcessPool:  # it ended while it had nothing: a new one takes this call
+            pool = self._replace(pool)
+            sent = loop.run_in_executor(pool, fn, *args)
+        try:
+            return await sent
+        except BrokenProcessPool as error:
+            self._replace(pool)
+            raise WriterStopped(f"the writer process of {self.path} stopped: {error}") from None
+
+    def _replace(self, broken: ProcessPoolExecutor) -> ProcessPoolExecutor:
+        """A new child for the next call (its process starts with that call)."""
+        if broken is self._pool and not self.closing:
+            self._pool = self._new_pool()
+            broken.shutdown(wait=False)
+        return self._pool
+
+    async def close(self) -> None:
+        """Stop the child once what it was sent is done (its connection closed); again: no-op."""
+        self.closing = True
+        await asyncio.to_thread(self._pool.shutdown)
+        self.closed = True

@@ -1,0 +1,118 @@
+"""SQLite's writer in a process of its own: killed, signalled, sent what it cannot take, closed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from faketg.harness import GROUP, start_bot, stop_bot
+from storage import StorageError, open_store
+from storage.writer_process import WriterStopped
+from tests.bot.decks import stack
+from tests.bot.scenarios import open_and_start
+from tests.storage.writes import Gate, gives_a_row, held, renamed
+from tests.waiting import until
+
+pytestmark = pytest.mark.sqlite_only
+
+
+def alive(pid: int) -> bool:
+    """Running (not ended, nor ended and waiting to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def test_a_writer_killed_in_its_batch_fails_that_batch_alone_and_the_next_one_starts_anew(
+    store, tmp_path
+):
+    await store.ensure_person(1, "Ming")
+    await store.ensure_person(2, "Hong")
+    killed = await store.backend.writer.pid()
+    gate = Gate.made_in(tmp_path)
+    held_write = asyncio.create_task(store._write(held, "UPDATE people SET name = 'held' WHERE id = 1", gate))
+    await until(gate.reached, "the write is held, its change made")
+    queued = asyncio.create_task(store._write(renamed, 2, "two"))  # waiting for the next batch
+    os.kill(killed, signal.SIGKILL)
+    with pytest.raises(WriterStopped, match="stopped"):
+        await held_write
+    assert await queued == "two", "the next batch went to a new writer"
+    assert await store.backend.writer.pid() != killed
+    assert (await store.get_person(1)).name == "Ming", "the killed transaction left nothing"
+    assert (await store.check()).ok
+
+
+async def test_a_writer_that_died_between_batches_is_replaced_before_the_next_one(store):
+    killed = await store.backend.writer.pid()
+    os.kill(killed, signal.SIGKILL)
+    await until(lambda: store.backend.writer._pool._broken, "the bot saw it go")  # (the executor's own)
+    assert (await store.ensure_person(1, "Ming"))[1], "nothing was sent to it: the write is not lost"
+    assert await store.backend.writer.pid() != killed
+
+
+async def test_a_stop_signal_to_the_process_group_leaves_the_writer_to_the_bot(store):
+    """Ctrl-C and a service manager's stop reach every process of the group: the writer goes on
+    until the bot has committed its last writes and closes it."""
+    writer = await store.backend.writer.pid()
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        os.kill(writer, stop)
+    assert (await store.ensure_person(1, "Ming"))[1]
+    assert await store.backend.writer.pid() == writer
+
+
+async def test_a_write_that_cannot_be_sent_fails_alone(store):
+    def local():  # (a function of no module: it cannot be sent to another process)
+        yield
+
+    await store.ensure_person(1, "Ming")
+    outcomes = await asyncio.gather(
+        store._write(local), store._write(renamed, 1, "one"), return_exceptions=True
+    )
+    assert isinstance(outcomes[0], StorageError) and "cannot be sent" in str(outcomes[0])
+    assert outcomes[1] == "one"
+    assert (await store.get_person(1)).name == "one"
+
+
+async def test_a_write_whose_result_cannot_be_sent_back_says_it_was_committed(store):
+    await store.ensure_person(1, "Ming")
+    outcomes = await asyncio.gather(
+        store._write(gives_a_row, 1, "one"), store._write(renamed, 1, "two"), return_exceptions=True
+    )
+    assert isinstance(outcomes[0], StorageError) and "was committed" in str(outcomes[0])
+    assert outcomes[1] == "two"
+    assert (await store.get_person(1)).name == "two"
+
+
+async def test_closing_ends_the_writer_and_a_write_after_is_refused(db_path):
+    store = await open_store(db_path)
+    await store.ensure_person(1, "Ming")
+    writer = await store.backend.writer.pid()
+    await store.close()
+    assert store.backend.writer.closed
+    await until(lambda: not alive(writer), "the writer ended")
+    with pytest.raises(ValueError, match="closed"):
+        await store._write(renamed, 1, "one")
+
+
+async def test_the_bot_plays_on_after_its_writer_is_killed(world, database):
+    bot = await start_bot(world, database)
+    try:
+        stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+        await open_and_start(bot, [1, 2])
+        await bot.driver.press(1, GROUP, "当庄")
+        killed = await bot.runtime.store.backend.writer.pid()
+        os.kill(killed, signal.SIGKILL)
+        await until(lambda: bot.runtime.store.backend.writer._pool._broken, "the bot saw it go")
+        await bot.driver.press(2, GROUP, "不补")
+        await bot.driver.press(1, GROUP, "不补")
+        assert "结算" in bot.driver.table(GROUP)
+        balances = [await bot.balance(person) for person in (1, 2)]
+        assert sum(balances) == 20_000 and balances != [10_000, 10_000], "the round was paid"
+        assert (await bot.runtime.store.check()).ok
+    finally:
+        await stop_bot(bot)
