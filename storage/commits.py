@@ -40,8 +40,8 @@ class Ticket:
     write was made (``Task.cancel`` counts it at once, before the task even wakes up) or once the
     caller has said so (``abandoned``, which stays set even if the task is uncancelled later, as
     ``asyncio.timeout`` does). Under ``lock`` the batch either sees that and skips the write, or
-    marks it ``started``; the caller reads ``started`` under the same lock (a batch may run on
-    another thread).
+    marks it ``started``; the caller reads ``started`` under the same lock (whichever thread the
+    batch is begun on: SQLite's are begun as they are sent to the writer's process).
     """
 
     __slots__ = ("abandoned", "cancels", "lock", "started", "task")

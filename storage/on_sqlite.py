@@ -1,7 +1,8 @@
 """Run a storage function (``storage/sql.py``) on a ``sqlite3`` connection, in the calling thread.
 
-The whole function runs in one go: on the bot's connections that is one call on the connection's
-aiosqlite thread (``storage/thread.py``), whatever the number of statements.
+The whole function runs in one go, whatever the number of statements: one call on the reader's
+aiosqlite thread (``storage/thread.py``), or in the writer's process for a batch of writes
+(``storage/writer_process.py``).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 A storage function does no I/O. It yields each statement it wants run (a :class:`Sql`) and gets
 back its :class:`Result`; what it returns is the function's answer. A driver runs it on a
-connection: ``storage/sqlite.py`` on a ``sqlite3`` connection (a whole function in one call on
-the connection's thread), ``storage/postgres.py`` on an ``asyncpg`` connection. A call to another
+connection: ``storage/sqlite.py`` on a ``sqlite3`` connection (a whole function in one call: a
+read on the reader's thread, a batch of writes in the writer's process), ``storage/postgres.py``
+on an ``asyncpg`` connection. A call to another
 storage function is ``yield from``, so every place that waits for the database is marked, as
 ``await`` marks it in async code (the "sans-I/O" style of h11 and hyper-h2).
 

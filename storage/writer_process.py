@@ -14,6 +14,10 @@ writes there (their storage functions and arguments, pickled) and awaits their o
 - It ignores SIGINT and SIGTERM (a Ctrl-C or a service manager's stop reaches the whole process
   group): the bot stops it once its last writes are committed. It ends by itself if the bot dies.
 - A write is begun when it is sent: its caller's cancel no longer undoes it (``storage/commits.py``).
+  One that cannot be sent, that the child cannot take (a function it cannot import), or whose
+  result cannot be sent back fails alone, and nothing of it is kept.
+- A program that opens a store must do its work under ``if __name__ == "__main__":``: the child
+  imports the program's main module again (multiprocessing's rule; ``python -m bot`` does).
 - If the child dies (killed, out of memory), the writes of the batch it held get
   :class:`WriterStopped` (committed or not: SQLite kept the transaction whole either way), and the
   next batch starts a new child.
@@ -25,19 +29,22 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 import signal
 import sqlite3
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.util import Finalize
 from typing import Any, TypeVar
 
-from storage.commits import SKIPPED, Call, Job, Outcome, begin, transactions
+from storage.commits import SKIPPED, Job, Outcome, begin, transactions
 from storage.errors import StorageError
 from storage.on_sqlite import run_query
+from storage.sql import Query
 
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000
@@ -66,37 +73,67 @@ _connection: sqlite3.Connection | None = None
 
 
 def _start(path: str) -> None:
-    """The child's start: its connection to the file, closed when the child ends."""
+    """The child's start: its connection to the file, closed when the child ends; and its end when
+    the bot's ends, however it ends (its writes then stop where they are: SQLite undoes a
+    transaction left unfinished)."""
     global _connection
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _connection = sqlite3.connect(path, isolation_level=None)
     configure(_connection, writer=True)
     Finalize(None, _connection.close, exitpriority=10)
+    bot = multiprocessing.parent_process()
+    if bot is not None:
+        threading.Thread(target=_end_with, args=(bot.sentinel,), daemon=True).start()
 
 
-def _commit(batch: bytes) -> bytes:
-    """One batch, in the child: each write's outcome (``storage/commits.py``), pickled here."""
+def _end_with(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])  # (readable once the bot's end of it is closed)
+    os._exit(1)
+
+
+def _commit(batch: Sequence[bytes]) -> list[bytes]:
+    """One batch, in the child: each write's outcome (``storage/commits.py``), pickled here.
+
+    Each write comes pickled on its own, so one the child cannot take (a function it cannot
+    import) fails alone; a write whose result cannot be sent back fails too, before the commit,
+    so nothing of it is kept; an error that cannot be sent back is sent as a ``StorageError``."""
     assert _connection is not None, "the writer process was not started"
-    calls: list[Call] = pickle.loads(batch)
-    outcomes = run_query(_connection, transactions([Job.sent(*call) for call in calls]))
-    try:
-        return pickle.dumps(outcomes)
-    except Exception:  # (committed: each write that cannot say so is told apart)
-        return pickle.dumps([_sendable(outcome) for outcome in outcomes])
+    outcomes: list[Outcome | None] = []
+    jobs = []
+    for sent in batch:
+        try:
+            fn, args, kwargs = pickle.loads(sent)
+        except Exception as error:
+            outcomes.append((False, StorageError(f"the writer cannot take this write: {error!r}")))
+            continue
+        jobs.append(Job.sent(_returning_what_can_be_sent, (fn, args, kwargs), {}))
+        outcomes.append(None)
+    ran = iter(run_query(_connection, transactions(jobs)))
+    return [_pickled(outcome or next(ran)) for outcome in outcomes]
 
 
-def _sendable(outcome: Outcome) -> Outcome:
+def _returning_what_can_be_sent(
+    fn: Callable[..., Query[T]], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Query[T]:
+    result = yield from fn(*args, **kwargs)
+    if not _sendable(result):
+        raise StorageError(f"{fn.__qualname__} gave what cannot be sent back: {type(result).__name__}")
+    return result
+
+
+def _pickled(outcome: Outcome) -> bytes:
     ok, value = outcome
-    if _picklable(value):
-        return outcome
-    done = "was committed" if ok else f"failed ({type(value).__name__}: {value})"
-    return False, StorageError(f"the write {done}, but what it gave cannot be sent back")
+    if not ok and not _sendable(value):
+        value = StorageError(f"{type(value).__name__}: {value}")
+    return pickle.dumps((ok, value))
 
 
-def _picklable(value: object) -> bool:
+def _sendable(value: object) -> bool:
+    """Whether ``value`` comes out of pickle as itself (an exception whose constructor takes
+    other arguments than it keeps does not)."""
     try:
-        pickle.dumps(value)
+        pickle.loads(pickle.dumps(value))
     except Exception:
         return False
     return True
@@ -137,21 +174,21 @@ class WriterProcess:
         return writer
 
     async def run_batch(self, jobs: Sequence[Job]) -> list[Outcome]:
-        """``GroupCommit``'s batch: the jobs not cancelled yet are begun and sent."""
+        """``GroupCommit``'s batch: the jobs not cancelled yet are begun and sent, each pickled on
+        its own (one that cannot be fails alone, unsent)."""
         outcomes: list[Outcome] = [(True, SKIPPED)] * len(jobs)
-        sent = [index for index, job in enumerate(jobs) if begin(job)]
-        try:
-            batch = pickle.dumps([jobs[index].call() for index in sent])
-        except Exception:  # a write that cannot be sent fails alone, unsent
-            for index in sent:
-                if not _picklable(jobs[index].call()):
-                    outcomes[index] = (False, StorageError(f"a write that cannot be sent: {jobs[index].fn}"))
-            sent = [index for index in sent if outcomes[index][1] is SKIPPED]
-            batch = pickle.dumps([jobs[index].call() for index in sent])
+        sent: dict[int, bytes] = {}
+        for index, job in enumerate(jobs):
+            if not begin(job):
+                continue
+            try:
+                sent[index] = pickle.dumps(job.call())
+            except Exception as error:
+                outcomes[index] = (False, StorageError(f"a write that cannot be sent: {error!r}"))
         if sent:
-            ran: list[Outcome] = pickle.loads(await self._call(_commit, batch))
+            ran = await self._call(_commit, list(sent.values()))
             for index, outcome in zip(sent, ran, strict=True):
-                outcomes[index] = outcome
+                outcomes[index] = pickle.loads(outcome)
         return outcomes
 
     async def on_connection(self, fn: Callable[..., T], *args: Any) -> T:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,8 @@ from storage import StorageError, open_store
 from storage.writer_process import WriterStopped
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start
-from tests.storage.writes import Gate, gives_a_row, held, renamed
+from tests.storage.storage_helpers import python, subprocess_env
+from tests.storage.writes import Gate, gives_a_row, held, raises_odd, renamed
 from tests.waiting import until
 
 pytestmark = pytest.mark.sqlite_only
@@ -38,6 +42,8 @@ async def test_a_writer_killed_in_its_batch_fails_that_batch_alone_and_the_next_
     held_write = asyncio.create_task(store._write(held, "UPDATE people SET name = 'held' WHERE id = 1", gate))
     await until(gate.reached, "the write is held, its change made")
     queued = asyncio.create_task(store._write(renamed, 2, "two"))  # waiting for the next batch
+    lane = store.backend.commits.lanes[0]
+    await until(lambda: len(lane.queue) == 1, "the next write queued")
     os.kill(killed, signal.SIGKILL)
     with pytest.raises(WriterStopped, match="stopped"):
         await held_write
@@ -78,14 +84,78 @@ async def test_a_write_that_cannot_be_sent_fails_alone(store):
     assert (await store.get_person(1)).name == "one"
 
 
-async def test_a_write_whose_result_cannot_be_sent_back_says_it_was_committed(store):
+async def test_a_write_whose_result_cannot_be_sent_back_fails_alone_and_leaves_nothing(store):
+    await store.ensure_person(1, "Ming")
+    await store.ensure_person(2, "Hong")
+    outcomes = await asyncio.gather(
+        store._write(gives_a_row, 1, "one"), store._write(renamed, 2, "two"), return_exceptions=True
+    )
+    assert isinstance(outcomes[0], StorageError) and "cannot be sent back" in str(outcomes[0])
+    assert outcomes[1] == "two"
+    assert [(await store.get_person(p)).name for p in (1, 2)] == ["Ming", "two"]
+
+
+async def test_a_write_the_writer_cannot_import_fails_alone(store):
+    here_only = types.ModuleType("here_only")  # a module the writer process has not got
+    exec(
+        "from storage.sql import run\ndef rename():\n    yield from run(\"UPDATE people SET name = 'x'\")",
+        here_only.__dict__,
+    )
+    sys.modules["here_only"] = here_only
+    try:
+        await store.ensure_person(1, "Ming")
+        outcomes = await asyncio.gather(
+            store._write(here_only.rename), store._write(renamed, 1, "one"), return_exceptions=True
+        )
+    finally:
+        del sys.modules["here_only"]
+    assert isinstance(outcomes[0], StorageError) and "cannot take" in str(outcomes[0])
+    assert outcomes[1] == "one"
+
+
+async def test_an_error_that_does_not_unpickle_reaches_its_caller_as_a_storage_error(store):
     await store.ensure_person(1, "Ming")
     outcomes = await asyncio.gather(
-        store._write(gives_a_row, 1, "one"), store._write(renamed, 1, "two"), return_exceptions=True
+        store._write(raises_odd), store._write(renamed, 1, "one"), return_exceptions=True
     )
-    assert isinstance(outcomes[0], StorageError) and "was committed" in str(outcomes[0])
-    assert outcomes[1] == "two"
-    assert (await store.get_person(1)).name == "two"
+    assert isinstance(outcomes[0], StorageError) and str(outcomes[0]) == "Odd: odd: refused"
+    assert outcomes[1] == "one"
+
+
+async def test_the_writer_ends_when_the_bot_is_killed(tmp_path):
+    script = tmp_path / "opens.py"
+    script.write_text(OPENS)
+    child = subprocess.Popen(
+        [python(), str(script), str(tmp_path / "paiju.sqlite3")],
+        cwd=tmp_path,
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        writer = int(await asyncio.to_thread(child.stdout.readline))
+        assert alive(writer)
+        child.kill()
+        await until(lambda: not alive(writer), "the writer ended with the bot")
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+        child.stdout.close()
+
+
+OPENS = """
+import asyncio, sys
+from storage import open_store
+
+async def main(path):
+    store = await open_store(path)
+    await store.ensure_person(1, "Ming")
+    print(await store.backend.writer.pid(), flush=True)
+    await asyncio.sleep(60)
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1]))
+"""
 
 
 async def test_closing_ends_the_writer_and_a_write_after_is_refused(db_path):

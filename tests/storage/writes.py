@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from storage import wallet
 from storage.sql import Violation, rows, run
 
 
@@ -78,6 +79,19 @@ def gives_a_row(person: int, name: str):
     return found[0]
 
 
+class Odd(Exception):
+    """An error whose constructor takes other arguments than it keeps (it does not unpickle)."""
+
+    def __init__(self, what: str, why: str) -> None:
+        super().__init__(f"{what}: {why}")
+
+
+def raises_odd():
+    """A write that raises :class:`Odd`."""
+    yield from run("UPDATE people SET name = 'odd' WHERE id = 1")
+    raise Odd("odd", "refused")
+
+
 def name_of(person: int):
     """A write that reads a person's name (as the writes before it in its batch left it)."""
     found = yield from rows("SELECT name FROM people WHERE id = ?", (person,))
@@ -105,7 +119,21 @@ def abandoned_write(gate: Gate):
     raise Refused("abandoned")
 
 
+def _blind(people, named):
+    yield from ()  # a storage function that asks the database nothing
+    return {**{p: 10**9 for p in people}, **{n: 10**9 for n in named}}
+
+
+_SEEING = wallet._balances
+
+
 # -- calls on the writer's connection (``WriterProcess.on_connection``) --------------------------
+
+
+def fool_the_precheck(conn: sqlite3.Connection, fooled: bool) -> None:
+    """The wallet's precheck reads every balance as 10**9 (fooled), or reads them again."""
+    wallet._balances = _blind if fooled else _SEEING
+
 
 _statements: list[str] = []
 
