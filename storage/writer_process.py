@@ -72,11 +72,17 @@ def configure(conn: sqlite3.Connection, writer: bool) -> None:
 _connection: sqlite3.Connection | None = None
 
 
-def _start(path: str) -> None:
+def _start(path: str, code: str) -> None:
     """The child's start: its connection to the file, closed when the child ends; and its end when
     the bot's ends, however it ends (its writes then stop where they are: SQLite undoes a
-    transaction left unfinished)."""
+    transaction left unfinished).
+
+    ``code`` is where the bot found this module: the forkserver imported it before it was given
+    the bot's ``sys.path`` (its own starts with the folder it was started in), and a writer
+    running another copy of the storage code must not start."""
     global _connection
+    if os.path.realpath(__file__) != os.path.realpath(code):
+        raise StorageError(f"the writer found the storage code at {__file__}, the bot at {code}")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _connection = sqlite3.connect(path, isolation_level=None)
@@ -160,7 +166,7 @@ class WriterProcess:
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(1, mp_context=_CONTEXT, initializer=_start, initargs=(self.path,))
+        return ProcessPoolExecutor(1, mp_context=_CONTEXT, initializer=_start, initargs=(self.path, __file__))
 
     @classmethod
     async def start(cls, path: str) -> WriterProcess:

@@ -68,6 +68,7 @@ async def test_every_bot_api_method_it_calls_is_answered(stage):
     d = stage.driver
     await d.send(9, GROUP, "/cancel")  # getChatMember
     await d.send(1, GROUP, "/newgame muxi")
+    await until(lambda: any("木虱" in m.text for m in stage.world.bot_messages(GROUP)), "the table")
     await d.send(1, GROUP, "/table")  # deleteMessage
     await until(lambda: "deleteMessage" in {request.method for request in stage.world.requests})
     called = {request.method for request in stage.world.requests}

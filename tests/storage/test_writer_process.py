@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from faketg.harness import GROUP, start_bot, stop_bot
-from storage import StorageError, open_store
+from storage import StorageError, open_store, writer_process
 from storage.writer_process import WriterStopped
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start
@@ -120,6 +120,15 @@ async def test_an_error_that_does_not_unpickle_reaches_its_caller_as_a_storage_e
     )
     assert isinstance(outcomes[0], StorageError) and str(outcomes[0]) == "Odd: odd: refused"
     assert outcomes[1] == "one"
+
+
+def test_a_writer_that_imported_another_copy_of_the_storage_code_does_not_start(tmp_path):
+    """The forkserver imports this module from the folder it was started in, not from the bot's
+    path: a writer running other code than the bot's refuses to start (the store does not open)."""
+    with pytest.raises(StorageError, match="storage code"):
+        writer_process._start(
+            str(tmp_path / "paiju.sqlite3"), str(tmp_path / "storage" / "writer_process.py")
+        )
 
 
 async def test_the_writer_ends_when_the_bot_is_killed(tmp_path):
