@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import random
 
-_ORDER = os.environ.get("PAIJU_TEST_DECK", "")
+# Taken out of the environment: the processes the bot starts (the forkserver of SQLite's writer,
+# multiprocessing's resource tracker) would otherwise import the whole bot here too, for nothing.
+_ORDER = os.environ.pop("PAIJU_TEST_DECK", "")
 
 if _ORDER:
     import bot.app
