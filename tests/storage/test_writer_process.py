@@ -56,7 +56,7 @@ async def test_a_writer_killed_in_its_batch_fails_that_batch_alone_and_the_next_
 async def test_a_writer_that_died_between_batches_is_replaced_before_the_next_one(store):
     killed = await store.backend.writer.pid()
     os.kill(killed, signal.SIGKILL)
-    await until(lambda: store.backend.writer._pool._broken, "the bot saw it go")  # (the executor's own)
+    await until(lambda: not store.backend.writer.running, "the bot saw it go")
     assert (await store.ensure_person(1, "Ming"))[1], "nothing was sent to it: the write is not lost"
     assert await store.backend.writer.pid() != killed
 
@@ -186,7 +186,7 @@ async def test_the_bot_plays_on_after_its_writer_is_killed(world, database):
         await bot.driver.press(1, GROUP, "当庄")
         killed = await bot.runtime.store.backend.writer.pid()
         os.kill(killed, signal.SIGKILL)
-        await until(lambda: bot.runtime.store.backend.writer._pool._broken, "the bot saw it go")
+        await until(lambda: not bot.runtime.store.backend.writer.running, "the bot saw it go")
         await bot.driver.press(2, GROUP, "不补")
         await bot.driver.press(1, GROUP, "不补")
         assert "结算" in bot.driver.table(GROUP)
