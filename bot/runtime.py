@@ -28,6 +28,7 @@ from bot.live import AUTOPILOT_ROUNDS, TURN, Action, Event, LiveTable, Notice
 from bot.outbox import Limits
 from bot.preferences import Preferences
 from bot.presenter import Presenter
+from bot.reactions import Reactions
 from bot.service import Tables
 from bot.settings import Settings
 from bot.turns import TurnClock
@@ -36,7 +37,7 @@ from games.codec import Plain, to_plain
 from games.errors import RuleError
 from games.events import DeckRevealed, Paid, RoundStarted
 from games.fairness import Shuffle
-from games.table import Cancel, Credit, Leave, Ready
+from games.table import Credit, Leave, Ready
 from storage import SavedTable, Store
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,8 @@ class Runtime:
         limits = limits or Limits.of_settings(
             settings.table_requests_per_minute, settings.bot_requests_per_second
         )
-        self.presenter = Presenter(bot, store, limits, self)
+        self.reactions = Reactions(self)
+        self.presenter = Presenter(bot, store, limits, self.reactions)
         self.turns = TurnClock(self, jobs)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
@@ -79,7 +81,6 @@ class Runtime:
         self.watchers: Watchers = Watchers()  # told of every change of a table (the Mini App's hub)
         self.preferences = Preferences(settings, store)
         self.escapes = Escapes(lambda: self.clock())  # (a test may set the clock)
-        self.delivered_late = self.turns.delivered_late  # (the presenter's reaction)
 
     async def screen(self, chat_id: int) -> Rendering:
         return Rendering(
@@ -105,7 +106,7 @@ class Runtime:
         """Queue what an applied action changed: the table message (everyone's view) and each private
         view. Nothing waits for Telegram here: the presenter sends within each chat's budget."""
         self.turns.arm(live)
-        self._credit_elsewhere(live, events)
+        self.credit_elsewhere(live, events)
         screen = await self.screen(live.chat_id)
         if any(isinstance(event, RoundStarted) for event in events):
             self.presenter.keep_last_round_dms(live)
@@ -184,7 +185,7 @@ class Runtime:
             if missing > 0:
                 await self.present(live, await self.tables.apply(live, Credit(person, missing)))
 
-    def _credit_elsewhere(self, live: LiveTable, events: list[Event]) -> None:
+    def credit_elsewhere(self, live: LiveTable, events: list[Event]) -> None:
         """Paid to people seated at another table (a refund to someone who escaped here): that table
         learns of it, later (its chat's lock is never taken while this one's is held)."""
         for event in events:
@@ -222,67 +223,6 @@ class Runtime:
                     await self.preferences.person_language(person), self.time_text, self.bot.username or ""
                 )
                 self.presenter.want_dm(live, person, screen, title)
-
-    # -- what Telegram answered (the presenter's reactions) ---------------------------------------
-    async def group_moved(self, live: LiveTable, new_chat_id: int) -> None:
-        """The group became a supergroup: the table follows it (or ends: see ``migrate``)."""
-        async with self.tables.lock(live.chat_id):
-            if self.tables.get(live.chat_id) is not live:
-                return
-            followed = await self.migrate(live.chat_id, new_chat_id)
-        if followed is not None:
-            async with self.tables.lock(followed.chat_id):
-                await self.present(followed, [])
-
-    async def group_lost(self, live: LiveTable) -> None:
-        """The bot was removed from the group: nobody can play on there."""
-        async with self.tables.lock(live.chat_id):
-            if self.tables.get(live.chat_id) is live:
-                await self.abandon(live)
-
-    async def dm_blocked(self, live: LiveTable, person: int) -> None:
-        """``person`` never opened a DM with the bot: the table says so once (with the link that
-        opens it), and from then on mentions them on the line for their turn."""
-        async with self.tables.lock(live.chat_id):
-            if person not in live.view.dm_failed and self.tables.get(live.chat_id) is live:
-                live.view.dm_failed.append(person)
-                live.view.notices.append(Notice("dm.failed", person, 0, live.round_no))
-                self.presenter.want_table(live, await self.screen(live.chat_id))
-                await self.turns.call(live)
-
-    async def abandon(self, live: LiveTable) -> None:
-        """End a table the bot can no longer show (removed from its group): the escrow goes back."""
-        log.warning("the bot cannot reach chat %s: its table %s is cancelled", live.chat_id, live.table_id)
-        await self.end_now(live)
-
-    async def end_now(self, live: LiveTable) -> None:
-        """Cancel a table that cannot go on where it is shown: the escrow goes back (reaching those
-        seated elsewhere), no deadline stays armed, no DM keeps its buttons."""
-        if not live.engine.closed:
-            self._credit_elsewhere(live, await self.tables.apply(live, Cancel()))
-        self.turns.arm(live)
-        await self.send_private(live, live.dm_ids)
-
-    async def migrate(self, old: int, new: int) -> LiveTable | None:
-        """A group was upgraded to a supergroup (the caller holds the old chat's lock): its table
-        follows it, unless the new chat opened one first (one table a chat): then the old one ends,
-        its escrow goes back and the group is told, so no table ever plays on unseen."""
-        async with self.tables.lock(new):  # (always taken after the old chat's: no cycle)
-            live = self.tables.get(old)
-            if live is not None and self.tables.get(new) is not None:
-                await self.end_now(live)
-                live.view.closed_reason = "upgraded"  # said once, in the new chat (saved: cancelled)
-                self.presenter.reply(new, KINDS[live.game].table_text(live, await self.screen(new)))
-                live = None
-            await self.store.migrate_chat(old, new)
-            self.preferences.forget_chat(old)
-            self.preferences.forget_chat(new)
-            self.chat_titles.setdefault(new, self.chat_titles.get(old, ""))
-            if live is not None:
-                del self.tables.by_chat[old]
-                live.chat_id, live.message_id = new, None
-                self.tables.by_chat[new] = live
-        return live
 
     async def restore(self) -> list[LiveTable]:
         """At start-up: load every open table and re-arm its timer."""

@@ -297,7 +297,7 @@ async def bot_removed(update: Update, context: Context) -> None:
     async with runtime.tables.lock(chat.id):
         live = runtime.tables.get(chat.id)
         if live is not None:
-            await runtime.abandon(live)
+            await runtime.reactions.abandon(live)
 
 
 async def group_upgraded(update: Update, context: Context) -> None:
@@ -313,7 +313,7 @@ async def group_upgraded(update: Update, context: Context) -> None:
         return
     runtime = runtime_of(context)
     async with runtime.tables.lock(old):
-        live = await runtime.migrate(old, new)
+        live = await runtime.reactions.migrate(old, new)
     if live is None:
         return
     worker = context.bot_data.worker
