@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ RETRY_TIMEOUT = 5.0  # seconds before a deadline whose action failed is tried ag
 LATE_REMINDER = 1.0  # seconds past its moment a reminder may still go (a turn re-armed just then)
 PROMPT_AWAITED = 1.0  # seconds between looks at a turn's deadline held for its prompt still queued
 REMINDER, DEADLINE = "reminder", "deadline"
+ARMED_WITHIN = 0.001  # seconds: a job armed this close to a moment is armed for it
 AUTOPILOT_SECONDS = 1.0  # a turn of people all on autopilot (托管) is played then, as its deadline would
 
 
@@ -55,10 +57,11 @@ class TurnClock:
         """(Re-)arm the table's job at its next moment: the reminder, when a third of the turn is
         left and someone must act (none when that moment has long passed, after a restart: it would
         say a time left that is no longer true), else the deadline (or in ``delay`` seconds); a
-        moment already past fires now."""
-        self.disarm(live.table_id)
+        moment already past fires now. A job armed already for that moment is left as it is (most
+        changes of a table leave its turn's clock alone: no job is made again)."""
         turn, timer = live.turn, live.engine.core.timer
         if turn.deadline is None or timer == 0 or live.engine.closed or self._stopped or self.jobs is None:
+            self.disarm(live.table_id)
             return
         now = self.runtime.clock()
         remind_at = turn.deadline - live.engine.core.turn_seconds * REMINDER_LEFT
@@ -71,6 +74,9 @@ class TurnClock:
             moment, delay = DEADLINE, delay if delay is not None else max(0.0, turn.deadline - now)
         data = (live.chat_id, live.table_id, timer, moment)
         name = _name(live.table_id)
+        if _armed_as(self.jobs.scheduler.get_job(name), data, delay):
+            return
+        self.disarm(live.table_id)  # (a job the scheduler holds pending is not replaced by its id)
         # Named after the table and found by that name as the scheduler's job id: one dict lookup
         # (``get_jobs_by_name`` goes through every job, a thousand at a thousand tables, each time).
         self.jobs.run_once(
@@ -189,3 +195,12 @@ class TurnClock:
 
 def _name(table_id: int) -> str:
     return f"table {table_id}"
+
+
+def _armed_as(armed: Any, data: tuple[int, int, int, str], delay: float) -> bool:
+    """Whether the scheduler's job ``armed`` (None: none) is armed already for ``data`` in ``delay``
+    seconds (within a millisecond: the clock read again gives the same moment a little later)."""
+    when = getattr(armed, "next_run_time", None)  # (a job the scheduler holds pending has none)
+    if when is None or Job.from_aps_job(armed).data != data:
+        return False
+    return abs(when.timestamp() - (time.time() + delay)) < ARMED_WITHIN

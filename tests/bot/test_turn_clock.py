@@ -44,6 +44,25 @@ async def test_one_job_a_table_moves_from_the_reminder_to_the_deadline(bot):
     assert len(jobs) == 1 and bot.runtime.turns.moment(live.table_id) == "deadline"
 
 
+async def test_a_change_that_leaves_the_turn_alone_leaves_its_job_alone(bot):
+    stack(bot, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "9C 2D"})
+    jobs = bot.application.job_queue
+    await jobs.start()  # (as the running bot's: the harness's holds its jobs pending)
+    try:
+        await open_and_start(bot, [1, 2, 3])
+        await bot.driver.press(1, GROUP, "当庄")
+        live = bot.runtime.tables.get(GROUP)
+        name, timer = f"table {live.table_id}", live.engine.core.timer
+        armed = jobs.scheduler.get_job(name)
+        await bot.driver.press(2, GROUP, "不补")  # player 3 still to act: the same turn
+        assert live.engine.core.timer == timer and bot.runtime.turns.moment(live.table_id) == "reminder"
+        assert jobs.scheduler.get_job(name) is armed, "not made again"
+        await bot.driver.press(3, GROUP, "不补")  # the banker's turn: a new one
+        assert jobs.scheduler.get_job(name) is not armed and live.engine.core.timer != timer
+    finally:
+        await jobs.stop(wait=False)
+
+
 async def test_a_reminder_is_saved_with_the_table_when_it_goes(bot, database):
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await open_and_start(bot, [1, 2])
