@@ -88,7 +88,10 @@ async def open_stream(session, url, person, table, tries=10):
     return 200, stream
 
 
-def open_table_id(stage, chat):
+async def open_table_id(stage, chat):
+    """The table opened in ``chat``, read from its message's Mini App button (waited for, bounded:
+    on a busy machine the message may come after the emulator's quiet moment)."""
+    await table_with_button(stage, chat, "🀄 打开牌桌")
     message = stage.driver.message_with(chat, label="🀄 打开牌桌")
     urls = [button.get("url", "") for row in message.reply_markup["inline_keyboard"] for button in row]
     return int(next(url for url in urls if "startapp=t" in url).rsplit("startapp=t", 1)[1])
@@ -112,7 +115,7 @@ async def test_streams_flooded_to_the_open_file_limit_leave_the_bot_answering(cr
     stage = crowd_stage
     url = stage.bot.http_url
     await stage.driver.send(1, CROWD_GROUP, "/newgame muxi")
-    table = open_table_id(stage, CROWD_GROUP)
+    table = await open_table_id(stage, CROWD_GROUP)
     connector = aiohttp.TCPConnector(limit=0, force_close=True)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=30)) as session:
         # one person opens page after page
@@ -178,7 +181,7 @@ async def test_outsiders_flooding_membership_checks_cost_telegram_a_bounded_numb
     stage.emulator.faults.slow_seconds = 0.5
     url = stage.bot.http_url
     await stage.driver.send(1, CROWD_GROUP, "/newgame muxi")
-    table = open_table_id(stage, CROWD_GROUP)
+    table = await open_table_id(stage, CROWD_GROUP)
     before = checks_asked(stage)
     connector = aiohttp.TCPConnector(limit=200, force_close=True)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as session:
