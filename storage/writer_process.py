@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import collections
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -42,7 +43,7 @@ import sqlite3
 import struct
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 
 from storage.commits import SKIPPED, Job, Outcome, begin, transactions
 from storage.errors import StorageError
@@ -79,21 +80,21 @@ _connection: sqlite3.Connection | None = None
 def _serve(link: socket.socket, path: str, code: str) -> None:
     """The child: started (:func:`_start`), it says so, then answers each call it reads, in
     order, until the bot's end of ``link`` is closed."""
-    with link, link.makefile("rwb") as frames:
+    with link, link.makefile("rb") as frames:
         try:
-            _start(path, code)
-        except Exception as error:
-            _send(frames, _pickled((False, error)))
-            return
-        _send(frames, _pickled((True, os.getpid())))
-        try:
+            try:
+                _start(path, code)
+            except Exception as error:
+                _send(link, _pickled((False, error)))
+                return
+            _send(link, _pickled((True, os.getpid())))
             while (call := _received(frames)) is not None:
-                _send(frames, _pickled(_answer(call)))
+                _send(link, _pickled(_answer(call)))
         except (BrokenPipeError, ConnectionResetError):  # the bot ended while this call ran
             pass
         finally:
-            assert _connection is not None
-            _connection.close()
+            if _connection is not None:
+                _connection.close()
 
 
 def _start(path: str, code: str) -> None:
@@ -120,9 +121,20 @@ def _received(frames: BinaryIO) -> bytes | None:
     return frames.read(size)
 
 
-def _send(frames: BinaryIO, frame: bytes) -> None:
-    frames.write(_LENGTH.pack(len(frame)) + frame)
-    frames.flush()
+def _send(link: socket.socket, frame: bytes) -> None:
+    try:
+        framed = _framed(frame)
+    except StorageError as error:  # (an answer too large: its caller gets why)
+        framed = _framed(_pickled((False, error)))
+    link.sendall(framed)
+
+
+def _framed(frame: bytes) -> bytes:
+    """``frame`` with its length before it (a frame of 4 GiB or more cannot be sent)."""
+    try:
+        return _LENGTH.pack(len(frame)) + frame
+    except struct.error:
+        raise StorageError(f"a call or an answer too large to send: {len(frame)} bytes") from None
 
 
 def _answer(call: bytes) -> Outcome:
@@ -151,7 +163,7 @@ def _commit(batch: Sequence[bytes]) -> list[bytes]:
         jobs.append(Job.sent(_pickling_what_it_returns, (fn, args, kwargs), {}))
         outcomes.append(None)
     ran = iter(run_query(_connection, transactions(jobs)))
-    return [_pickled(outcome or next(ran)) for outcome in outcomes]
+    return [_pickled(outcome) if outcome is not None else _pickled_already(next(ran)) for outcome in outcomes]
 
 
 def _pickling_what_it_returns(
@@ -169,10 +181,14 @@ def _pickling_what_it_returns(
     return sent
 
 
+def _pickled_already(outcome: Outcome) -> bytes:
+    """A write's outcome: its result as :func:`_pickling_what_it_returns` pickled it, or its error."""
+    ok, value = outcome
+    return cast(bytes, value) if ok else _pickled(outcome)
+
+
 def _pickled(outcome: Outcome) -> bytes:
     ok, value = outcome
-    if ok and isinstance(value, bytes):  # (pickled already, by _pickling_what_it_returns)
-        return value
     if not ok and not _sendable(value):
         value = StorageError(f"{type(value).__name__}: {value}")
     return pickle.dumps((ok, value))
@@ -206,6 +222,7 @@ class _Link:
         self.path, self.process, self.end = path, process, end
         self.waiting: collections.deque[asyncio.Future[Outcome]] = collections.deque()
         self.stopped = False
+        self.loop = asyncio.get_running_loop()  # (the event loop its answers are read on)
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._reading: asyncio.Task[None] | None = None
@@ -217,15 +234,20 @@ class _Link:
         end, child_end = socket.socketpair()
         process = _CONTEXT.Process(target=_serve, args=(child_end, path, __file__), name="paiju-writer")
         try:
-            await asyncio.to_thread(process.start)
-        finally:
-            child_end.close()
-        link = cls(path, process, end)
-        link._reader, link._writer = await asyncio.open_unix_connection(sock=end)
+            await asyncio.to_thread(_start_child, process, child_end)
+            link = cls(path, process, end)
+        except BaseException:
+            end.close()
+            raise
         try:
-            ok, said = pickle.loads(await link._frame())
-        except (asyncio.IncompleteReadError, ConnectionError):
-            ok, said = False, WriterStopped(f"the writer process of {path} stopped as it started")
+            link._reader, link._writer = await asyncio.open_unix_connection(sock=end)
+            try:
+                ok, said = pickle.loads(await link._frame())
+            except (asyncio.IncompleteReadError, ConnectionError):
+                ok, said = False, WriterStopped(f"the writer process of {path} stopped as it started")
+        except BaseException:
+            link.end.close()  # (the child ends on it)
+            raise
         if not ok:
             await link.close()
             raise said
@@ -234,12 +256,14 @@ class _Link:
 
     async def call(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         assert self._writer is not None
+        if asyncio.get_running_loop() is not self.loop:
+            raise RuntimeError("the store was opened on another event loop")
         if self.stopped:  # (seen ended since it was taken: nothing is sent to it)
             raise WriterStopped(f"the writer process of {self.path} stopped")
-        frame = pickle.dumps((fn, args))
-        answered: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        frame = _framed(pickle.dumps((fn, args)))
+        answered: asyncio.Future[Outcome] = self.loop.create_future()
         self.waiting.append(answered)
-        self._writer.write(_LENGTH.pack(len(frame)) + frame)
+        self._writer.write(frame)
         ok, value = await answered
         if not ok:
             raise value
@@ -263,11 +287,18 @@ class _Link:
                     except Exception as error:  # (the child sends errors that unpickle)
                         answered.set_exception(StorageError(f"an answer that does not unpickle: {error!r}"))
         except (asyncio.IncompleteReadError, ConnectionError) as error:
+            ended: BaseException = error
+        except BaseException as error:  # (a fault of the reading: no call is left waiting forever)
+            ended = error
+            raise
+        finally:
             self.stopped = True
+            if self._writer is not None:
+                self._writer.close()  # (the child, if it still runs, ends on it)
             while self.waiting:
                 if not (answered := self.waiting.popleft()).done():
                     answered.set_exception(
-                        WriterStopped(f"the writer process of {self.path} stopped: {error!r}")
+                        WriterStopped(f"the writer process of {self.path} stopped: {ended!r}")
                     )
 
     async def close(self) -> None:
@@ -283,6 +314,15 @@ class _Link:
             await self._reading
         await asyncio.to_thread(self.process.join)
         self.process.close()
+
+
+def _start_child(process: Any, child_end: socket.socket) -> None:
+    """Start ``process`` (on a thread: a forkserver's answer is waited for), then close the bot's
+    copy of the child's end, whatever becomes of the caller meanwhile."""
+    try:
+        process.start()
+    finally:
+        child_end.close()
 
 
 _LINKS: weakref.WeakSet[_Link] = weakref.WeakSet()
@@ -305,6 +345,7 @@ class WriterProcess:
         self.closing = False  # no call is taken any more
         self.closed = False  # and the child has ended, its connection closed
         self._link: _Link | None = None
+        self._start: asyncio.Future[_Link] | None = None  # a new child starting
         self._starting = asyncio.Lock()
 
     @classmethod
@@ -354,19 +395,30 @@ class WriterProcess:
         return await link.call(fn, args)
 
     async def _linked(self) -> _Link:
-        """The running child; a new one if none is (the last ended, or none started yet)."""
+        """The running child; a new one if none is (the last ended, or none started yet). A new
+        one is started as a task of its own: a caller cancelled meanwhile leaves it to the next."""
         async with self._starting:
             if self._link is None or self._link.stopped:
                 if self._link is not None:
                     await self._link.close()  # (its calls have their answers: WriterStopped)
-                self._link = None
-                self._link = await _Link.started(self.path)
+                    self._link = None
+                if self._start is None:
+                    self._start = asyncio.ensure_future(_Link.started(self.path))
+                try:
+                    self._link = await asyncio.shield(self._start)
+                finally:
+                    if self._start.done():
+                        self._start = None
             return self._link
 
     async def close(self) -> None:
         """Stop the child once what it was sent is done (its connection closed); again: no-op."""
         self.closing = True
         async with self._starting:
+            if self._start is not None:  # (started for a caller who stopped waiting)
+                with contextlib.suppress(Exception):
+                    self._link = await self._start
+                self._start = None
             if self._link is not None:
                 await self._link.close()
                 self._link = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from storage.writer_process import WriterStopped
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start
 from tests.storage.storage_helpers import python, subprocess_env
-from tests.storage.writes import Gate, gives_a_row, held, raises_odd, renamed
+from tests.storage.writes import Gate, echo, gives_a_row, held, raises_odd, renamed, returns
 from tests.waiting import until
 
 pytestmark = pytest.mark.sqlite_only
@@ -120,6 +121,61 @@ async def test_an_error_that_does_not_unpickle_reaches_its_caller_as_a_storage_e
     )
     assert isinstance(outcomes[0], StorageError) and str(outcomes[0]) == "Odd: odd: refused"
     assert outcomes[1] == "one"
+
+
+BYTES = [b"", b"abc", pickle.dumps((True, "not what was given"))]
+
+
+async def test_bytes_come_back_as_themselves(store):
+    writer = store.backend.writer
+    assert [await writer.on_connection(echo, value) for value in BYTES] == BYTES
+    assert [await store._write(returns, value) for value in BYTES] == BYTES
+
+
+async def test_a_call_too_large_to_send_fails_alone_and_the_next_ones_get_their_own_answers(
+    store, monkeypatch
+):
+    framed = writer_process._framed
+
+    def refusing(frame):  # (a frame of 4 GiB or more, as _framed refuses it)
+        if b"too large" in frame:
+            raise StorageError("a call or an answer too large to send")
+        return framed(frame)
+
+    monkeypatch.setattr(writer_process, "_framed", refusing)
+    writer = store.backend.writer
+    with pytest.raises(StorageError, match="too large"):
+        await writer.on_connection(echo, b"too large")
+    assert await asyncio.gather(*(writer.on_connection(echo, n) for n in range(4))) == [0, 1, 2, 3]
+
+
+async def test_a_call_cancelled_while_a_new_writer_starts_leaves_it_to_the_next_call(store):
+    writer = store.backend.writer
+    killed = await writer.pid()
+    forkserver = int(Path(f"/proc/{killed}/stat").read_text().rpartition(")")[2].split()[1])
+    os.kill(killed, signal.SIGKILL)
+    await until(lambda: not writer.running, "the bot saw it go")
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(writer.pid(), 0.001)  # (cancelled as the new one starts)
+    started = await writer.pid()
+    assert started != killed
+
+    def writers() -> set[int]:
+        return {
+            int(stat.parent.name)
+            for stat in Path("/proc").glob("[0-9]*/stat")
+            if alive(int(stat.parent.name))
+            and stat.read_text().rpartition(")")[2].split()[1] == str(forkserver)
+        }
+
+    await until(lambda: writers() == {started}, "one writer, the one the calls use")
+
+
+async def test_a_call_from_another_event_loop_is_refused_not_left_waiting(store):
+    writer = store.backend.writer
+    with pytest.raises(RuntimeError, match="another event loop"):
+        await asyncio.to_thread(asyncio.run, writer.pid())
+    assert await writer.pid() > 0
 
 
 def test_a_writer_that_imported_another_copy_of_the_storage_code_does_not_start(tmp_path):

@@ -160,3 +160,14 @@ def stop_tracing(conn: sqlite3.Connection) -> list[str]:
     """The statements kept since :func:`start_tracing`."""
     conn.set_trace_callback(None)
     return list(_statements)
+
+
+def echo(conn: sqlite3.Connection, value: object) -> object:
+    """``value`` as it went in (a call's result comes back as itself, bytes too)."""
+    return value
+
+
+def returns(value: object):
+    """A write that changes nothing and gives ``value`` back."""
+    yield from run("SELECT 1")
+    return value
