@@ -20,12 +20,8 @@ import time
 from pathlib import Path
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def measure(calls: int) -> list[str]:
+    from bench.stage import cpu_seconds  # (imported here: after ``--root`` chose the storage code)
     from storage import open_store
 
     lines = []
@@ -35,13 +31,13 @@ async def measure(calls: int) -> list[str]:
             writer = store.backend.writer
             child = await writer.pid()
             for together in (1, 8):
-                cpu, wall, child_cpu = time.process_time(), time.perf_counter(), _cpu_seconds(child)
+                cpu, wall, child_cpu = time.process_time(), time.perf_counter(), cpu_seconds(child)
                 for _ in range(calls // together):
                     await asyncio.gather(*(writer.pid() for _ in range(together)))
                 done = calls // together * together
                 lines.append(
                     f"{together} at once: the bot's CPU {(time.process_time() - cpu) / done * 1e6:.0f} µs "
-                    f"a call, the writer's {(_cpu_seconds(child) - child_cpu) / done * 1e6:.0f} µs, "
+                    f"a call, the writer's {(cpu_seconds(child) - child_cpu) / done * 1e6:.0f} µs, "
                     f"wall {(time.perf_counter() - wall) / done * 1e6:.0f} µs"
                 )
         finally:

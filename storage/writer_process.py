@@ -171,13 +171,9 @@ def _pickling_what_it_returns(
 ) -> Query[bytes]:
     """The write, its outcome pickled as it will be sent (raises if it does not come back as itself)."""
     result = yield from fn(*args, **kwargs)
-    try:
-        sent = pickle.dumps((True, result))
-        pickle.loads(sent)
-    except Exception:
-        raise StorageError(
-            f"{fn.__qualname__} gave what cannot be sent back: {type(result).__name__}"
-        ) from None
+    sent = _as_sent((True, result))
+    if sent is None:
+        raise StorageError(f"{fn.__qualname__} gave what cannot be sent back: {type(result).__name__}")
     return sent
 
 
@@ -188,20 +184,25 @@ def _pickled_already(outcome: Outcome) -> bytes:
 
 
 def _pickled(outcome: Outcome) -> bytes:
+    """``outcome`` as it is sent; one that would not come back as itself is sent as a
+    ``StorageError`` saying what it was."""
+    sent = _as_sent(outcome)
+    if sent is not None:
+        return sent
     ok, value = outcome
-    if not ok and not _sendable(value):
-        value = StorageError(f"{type(value).__name__}: {value}")
-    return pickle.dumps((ok, value))
+    said = f"{type(value).__name__}: {value}" if not ok else f"cannot be sent back: {type(value).__name__}"
+    return pickle.dumps((False, StorageError(said)))
 
 
-def _sendable(value: object) -> bool:
-    """Whether ``value`` comes out of pickle as itself (an exception whose constructor takes
-    other arguments than it keeps does not)."""
+def _as_sent(value: object) -> bytes | None:
+    """``value`` pickled, if it comes out of pickle as itself (an exception whose constructor
+    takes other arguments than it keeps does not, a database row does not pickle); else None."""
     try:
-        pickle.loads(pickle.dumps(value))
+        sent = pickle.dumps(value)
+        pickle.loads(sent)
     except Exception:
-        return False
-    return True
+        return None
+    return sent
 
 
 def _on_connection(fn: Callable[..., T], *args: Any) -> T:
@@ -286,20 +287,17 @@ class _Link:
                         answered.set_result(pickle.loads(frame))
                     except Exception as error:  # (the child sends errors that unpickle)
                         answered.set_exception(StorageError(f"an answer that does not unpickle: {error!r}"))
-        except (asyncio.IncompleteReadError, ConnectionError) as error:
-            ended: BaseException = error
-        except BaseException as error:  # (a fault of the reading: no call is left waiting forever)
-            ended = error
-            raise
-        finally:
+        except BaseException as error:  # the child ended (or the reading failed: no call waits forever)
             self.stopped = True
             if self._writer is not None:
                 self._writer.close()  # (the child, if it still runs, ends on it)
             while self.waiting:
                 if not (answered := self.waiting.popleft()).done():
                     answered.set_exception(
-                        WriterStopped(f"the writer process of {self.path} stopped: {ended!r}")
+                        WriterStopped(f"the writer process of {self.path} stopped: {error!r}")
                     )
+            if not isinstance(error, asyncio.IncompleteReadError | ConnectionError):
+                raise
 
     async def close(self) -> None:
         """Once every call sent is answered, close the bot's end: the child closes its connection

@@ -19,7 +19,7 @@ from storage.writer_process import WriterStopped
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start
 from tests.storage.storage_helpers import python, subprocess_env
-from tests.storage.writes import Gate, echo, gives_a_row, held, raises_odd, renamed, returns
+from tests.storage.writes import Gate, a_row, echo, gives_a_row, held, raises_odd, renamed, returns
 from tests.waiting import until
 
 pytestmark = pytest.mark.sqlite_only
@@ -130,6 +130,14 @@ async def test_bytes_come_back_as_themselves(store):
     writer = store.backend.writer
     assert [await writer.on_connection(echo, value) for value in BYTES] == BYTES
     assert [await store._write(returns, value) for value in BYTES] == BYTES
+
+
+async def test_a_call_whose_result_cannot_be_sent_back_fails_alone_and_the_writer_goes_on(store):
+    writer = store.backend.writer
+    pid = await writer.pid()
+    with pytest.raises(StorageError, match="cannot be sent back: Row"):
+        await writer.on_connection(a_row)
+    assert await writer.pid() == pid
 
 
 async def test_a_call_too_large_to_send_fails_alone_and_the_next_ones_get_their_own_answers(

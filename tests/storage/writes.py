@@ -171,3 +171,8 @@ def returns(value: object):
     """A write that changes nothing and gives ``value`` back."""
     yield from run("SELECT 1")
     return value
+
+
+def a_row(conn: sqlite3.Connection) -> object:
+    """A database row: it does not pickle."""
+    return conn.execute("SELECT 1 AS one").fetchone()
