@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from telegram import Bot, LinkPreviewOptions
@@ -64,7 +64,7 @@ class Shown:
         return Shown(self.text_hash, NO_BUTTONS)
 
     def to_saved(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
+        return json.dumps(vars(self), separators=(",", ":"))  # (asdict's deep copy is not needed)
 
     @classmethod
     def from_saved(cls, saved: str) -> Shown:

@@ -66,7 +66,8 @@ class Server:
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
-            form = await request.post() if request.can_read_body else {}
+            json_body = request.content_type == "application/json"
+            form = await request.post() if request.can_read_body and not json_body else {}
             self.seen.append(
                 {
                     "method": request.method,
@@ -74,6 +75,7 @@ class Server:
                     "content_type": request.content_type,
                     "user_agent": request.headers.get("User-Agent"),
                     "form": {key: _read(value) for key, value in form.items()},
+                    "json": await request.json() if json_body else None,
                 }
             )
             behaviour = self.script.pop(0) if self.script else ok
@@ -144,7 +146,7 @@ def no_pauses(monkeypatch):
     monkeypatch.setattr(bot.request, "PAUSES", (0.0, 0.0, 0.0))
 
 
-async def test_a_request_goes_out_as_ptbs_form_and_its_answer_comes_back(server, request_):
+async def test_a_request_goes_out_as_one_json_object_and_its_answer_comes_back(server, request_):
     request = await request_()
     markup = InlineKeyboardMarkup([[InlineKeyboardButton("加入", callback_data="j:1")]])
     body = data(chat_id=-100, text="牌局 <b>1</b>", reply_markup=markup)
@@ -152,12 +154,22 @@ async def test_a_request_goes_out_as_ptbs_form_and_its_answer_comes_back(server,
     assert (code, json.loads(payload)) == (200, {"ok": True, "result": True})
     [seen] = server.seen
     assert seen["method"] == "POST" and seen["api"] == "sendMessage"
-    assert seen["content_type"] == "application/x-www-form-urlencoded"
+    assert seen["content_type"] == "application/json"
     assert seen["user_agent"] == BaseRequest.USER_AGENT
-    form = seen["form"]
-    assert isinstance(form, dict) and form == body.json_parameters
-    assert form["text"] == "牌局 <b>1</b>" and json.loads(form["reply_markup"]) == markup.to_dict()
+    expected = {"chat_id": -100, "text": "牌局 <b>1</b>", "reply_markup": markup.to_dict()}
+    assert seen["json"] == body.parameters == expected
     assert await request.post(f"{server.url}/getMe") is True, "PTB's post() on top: no body, parsed"
+
+
+async def test_a_text_that_is_not_valid_unicode_still_goes_out(server, request_):
+    """A lone surrogate (a name cut inside an emoji, say) cannot be encoded as UTF-8: the body
+    escapes it instead of failing the request in the bot."""
+    request = await request_()
+    body = data(chat_id=7, text="半个表情 \ud83d 后面")
+    code, _ = await request.do_request(f"{server.url}/sendMessage", "POST", body)
+    assert code == 200
+    [seen] = server.seen
+    assert seen["json"] == {"chat_id": 7, "text": "半个表情 \ud83d 后面"}
 
 
 async def test_status_codes_are_passed_through(server, request_):
