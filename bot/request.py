@@ -26,13 +26,14 @@ from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
+from bot.telegram import JSON_BODY
+
 log = logging.getLogger(__name__)
 PAUSES = (0.3, 1.0, 2.0)  # before the 2nd, 3rd and 4th try
 # getUpdates answered with nothing before its long poll was over: QUICK_POLLS in a row are taken as
 # they come (an answer cut short now and then is no busy loop), then one at most every POLL_EVERY s.
 QUICK_POLLS = 3
 POLL_EVERY = 1.0
-JSON_BODY = {"Content-Type": "application/json"}
 EMPTY_ANSWER_MAX = 64  # bytes: an answer with an update is longer (no need to parse the others)
 NOT_TWICE = frozenset({"sendMessage"})
 POOL_FULL = (
@@ -304,7 +305,7 @@ async def _acquire(slots: asyncio.Semaphore, pool_timeout: float | None) -> None
 
 def _json_body(request_data: RequestData) -> bytes:
     """The parameters as one JSON object (``application/json``, which the Bot API takes for every
-    method but uploads: https://core.telegram.org/bots/api#making-requests). A form would need
+    method but uploads: ``bot.telegram.JSON_BODY``). A form would need
     each value JSON-encoded and then percent-encoded, byte by byte in Python: 9 bytes for each
     Chinese character, and the bot's most costly step in sending a message under load."""
     # (ASCII with escapes: a text holding a lone surrogate is still sent, never an encoding error)

@@ -4,6 +4,7 @@
   (:func:`popup_text`, :func:`message_text`), never sent to be refused.
 - What kind a chat is (:func:`chat_kind` from ``Chat.type``; :func:`kind_of_id` where only an id
   is known).
+- How a request's parameters are sent (:data:`JSON_BODY`).
 - What a failed request means (:func:`classify`): by PTB's exception type (which follows the HTTP
   code and the response's ``parameters``) and, where Telegram tells two failures apart by its
   description only, by that description: here and nowhere else.
@@ -42,6 +43,12 @@ MESSAGE_CHARACTERS = 4096
 ANSWER_WITHIN = 10.0
 ELLIPSIS = "…"  # what ends a text cut to fit
 WORD_SLACK = 0.2  # a cut goes back to a space when one is within this share of the limit
+
+
+# -- requests ---------------------------------------------------------------------------------------
+# https://core.telegram.org/bots/api#making-requests: parameters may be passed as application/json,
+# "except for uploading files" (those as multipart/form-data).
+JSON_BODY = {"Content-Type": "application/json"}
 
 
 def utf16_length(text: str) -> int:

@@ -237,17 +237,13 @@ class _Link:
         try:
             await asyncio.to_thread(_start_child, process, child_end)
             link = cls(path, process, end)
-        except BaseException:
-            end.close()
-            raise
-        try:
             link._reader, link._writer = await asyncio.open_unix_connection(sock=end)
             try:
                 ok, said = pickle.loads(await link._frame())
             except (asyncio.IncompleteReadError, ConnectionError):
                 ok, said = False, WriterStopped(f"the writer process of {path} stopped as it started")
         except BaseException:
-            link.end.close()  # (the child ends on it)
+            end.close()  # (a child started ends on it)
             raise
         if not ok:
             await link.close()
