@@ -178,19 +178,22 @@ class Delivery:
 
     async def _shown(self, wanted: Kept, new_id: int | None) -> None:
         """Remember (and save) what the message shows now, as Telegram confirmed it, and the id of a
-        new one."""
+        new one (saved now: a restart must find it); an edit is saved with the table's next write."""
         live = wanted.live
         live.shown[wanted.shown_key] = wanted.shown
-        changes: dict[str, object] = {"shown": {wanted.shown_key: wanted.shown.to_saved()}}
-        if new_id is not None:
-            if wanted.person is None:
-                live.message_id = new_id
-                changes["message_id"] = new_id
-            else:
-                live.dm_ids[wanted.person] = new_id
-                changes["dm_message_ids"] = {wanted.person: new_id}
-                # Pressed before its id came back, it was not theirs yet (a strip queued): it is now.
-                self.presenter.drop_cleanup(wanted.chat_id, new_id)
+        shown = {wanted.shown_key: wanted.shown.to_saved()}
+        if new_id is None:
+            self.presenter.store.shown_later(live.table_id, shown)
+            return
+        changes: dict[str, object] = {"shown": shown}
+        if wanted.person is None:
+            live.message_id = new_id
+            changes["message_id"] = new_id
+        else:
+            live.dm_ids[wanted.person] = new_id
+            changes["dm_message_ids"] = {wanted.person: new_id}
+            # Pressed before its id came back, it was not theirs yet (a strip queued): it is now.
+            self.presenter.drop_cleanup(wanted.chat_id, new_id)
         try:
             await self.presenter.store.update_messages(live.table_id, **changes)  # type: ignore[arg-type]
         except Exception:  # what is shown is kept in memory; the next change saves it again

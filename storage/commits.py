@@ -325,6 +325,11 @@ class GroupCommit:
             queued.outcome.add_done_callback(functools.partial(self._unjoinable, slot, queued))
         return cast(T, await asyncio.shield(queued.outcome))
 
+    def seal(self, key: int, fn: Callable[..., Any]) -> None:
+        """A write of ``fn`` in ``key``'s lane made from now on joins none queued before: one queued
+        meanwhile changes what they change (``write_joined``'s writes no longer commute with it)."""
+        self._joinable.pop((fn, key), None)
+
     def _unjoinable(self, slot: Slot, job: Job, outcome: asyncio.Future[object]) -> None:
         if self._joinable.get(slot) is job:
             del self._joinable[slot]

@@ -10,6 +10,7 @@ the one before it ran (``storage/commits.py``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -45,6 +46,7 @@ from storage.timeutil import Clock, to_db, utc_now
 log = logging.getLogger(__name__)
 _UNSET: Any = object()
 T = TypeVar("T")
+SHOWN_SAVED_WITHIN = 5.0  # seconds: what an edited message shows is saved by then at the latest
 
 
 def default_path() -> str:
@@ -146,6 +148,11 @@ class Store:
         # What this worker owns, when several share the database (``bot/workers.py``): every write
         # to a table, and the mark of an update taken from the inbox, is fenced by it.
         self.fence: Fence | None = None
+        # What tables' messages show, not written yet (``shown_later``): an update_messages'
+        # arguments a table, and when they are written if no other write of the table takes them.
+        self._unsaved: dict[int, dict[str, Any]] = {}
+        self._due: dict[int, asyncio.TimerHandle] = {}
+        self.shown_saved_within = SHOWN_SAVED_WITHIN
 
     @property
     def on_batch(self) -> Callable[[float, bool], None] | None:
@@ -159,7 +166,10 @@ class Store:
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Let the writes and reads already made finish, then close the database (again: no-op)."""
+        """Let the writes and reads already made finish (what messages show, not written yet,
+        included), then close the database (again: no-op)."""
+        for table_id in list(self._unsaved):
+            self._save_shown(table_id)
         await self.backend.close()
 
     async def __aenter__(self) -> Store:
@@ -322,7 +332,8 @@ class Store:
     ) -> bool:
         """Book one engine action's ``Paid`` events and save the table, in one transaction.
 
-        Returns False, changing nothing, for a replayed batch. Ledger keys are
+        Returns False, changing nothing (but writing what the table's messages show, noted by
+        :meth:`shown_later`), for a replayed batch. Ledger keys are
         ``<table_id>:<round_no>:<action_seq>:<index>:<account>``; ``action_seq`` becomes the
         table's version and must exceed the saved one. ``escrow`` (None: derived) must equal the
         saved escrow plus the movements into it minus those out, and be 0 when ``closed``. Raises
@@ -332,24 +343,34 @@ class Store:
         else ``SeatRefused`` and nothing is booked. ``taken``: the updates the action answers,
         marked taken in its transaction (``UpdateTaken`` if one was already).
         """
-        return await self._write_in(
-            table_id,
-            tables.commit_action,
-            table_id,
-            round_no=round_no,
-            action_seq=action_seq,
-            payments=payments,
-            state=state,
-            deadline=deadline,
-            escrow=escrow,
-            closed=closed,
-            round_record=round_record,
-            now_text=self._now_text(),
-            seats=seats,
-            joined=joined,
-            fence=self.fence,
-            taken=taken,
-        )
+        messages = self._take_unsaved(table_id)  # (written with the action: one write)
+        if messages is not None:
+            messages["fence"] = None  # (the action's write is fenced)
+            self.backend.commits.seal(table_id, tables.update_messages)  # (later ones come after it)
+        try:
+            return await self._write_in(
+                table_id,
+                tables.commit_action,
+                table_id,
+                round_no=round_no,
+                action_seq=action_seq,
+                payments=payments,
+                state=state,
+                deadline=deadline,
+                escrow=escrow,
+                closed=closed,
+                round_record=round_record,
+                now_text=self._now_text(),
+                seats=seats,
+                joined=joined,
+                fence=self.fence,
+                taken=taken,
+                messages=messages,
+            )
+        except BaseException:
+            if messages is not None:
+                self._unwritten(table_id, messages)
+            raise
 
     async def update_messages(
         self,
@@ -365,14 +386,17 @@ class Store:
         (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``);
         ``view``: what the table shows besides changed with no action (``bot.live.ViewState``)."""
         set_message = message_id is not _UNSET
-        changes: dict[str, Any] = {
-            "message_id": message_id if set_message else None,
-            "set_message": set_message,
-            "dm_updates": dm_message_ids,
-            "now_text": self._now_text(),
-            "shown": shown,
-            "fence": self.fence,
-        }
+        changes = self._with_unsaved(
+            table_id,
+            {
+                "message_id": message_id if set_message else None,
+                "set_message": set_message,
+                "dm_updates": dm_message_ids,
+                "now_text": self._now_text(),
+                "shown": shown,
+                "fence": self.fence,
+            },
+        )
         if turn is None and view is None:  # what Telegram confirmed: one write while one waits
             commits = self.backend.commits
             await commits.write_joined(
@@ -380,6 +404,60 @@ class Store:
             )
             return
         await self._write_in(table_id, tables.update_messages, table_id, turn=turn, view=view, **changes)
+
+    def shown_later(self, table_id: int, shown: Mapping[str, str | None]) -> None:
+        """What kept messages show now, edited in place (no new id): saved with the table's next
+        write (its next action, a new message's id), within ``shown_saved_within`` seconds if none
+        comes, or as the store closes. Not waited for: it is kept in memory meanwhile, and a bot
+        killed before it is saved finds the state before saved, and edits those messages again
+        (Telegram: "not modified") after its restart. (A write of its own for each edit made 1.5
+        writes a press, 5-8% of a busy bot's CPU: bench/RESULTS.md, issue 26.)"""
+        changes = {"message_id": None, "set_message": False, "dm_updates": None, "shown": dict(shown)}
+        changes.update(now_text=self._now_text(), fence=self.fence)
+        unsaved = self._unsaved.get(table_id)
+        if unsaved is None:
+            self._hold(table_id, changes)
+        else:
+            tables.join_message_updates(unsaved, changes)
+
+    def _hold(self, table_id: int, changes: dict[str, Any]) -> None:
+        self._unsaved[table_id] = changes
+        loop = asyncio.get_running_loop()
+        self._due[table_id] = loop.call_later(self.shown_saved_within, self._save_shown, table_id)
+
+    def _take_unsaved(self, table_id: int) -> dict[str, Any] | None:
+        """What a table's messages show, not written yet, taken by the write that carries it."""
+        unsaved = self._unsaved.pop(table_id, None)
+        if unsaved is not None:
+            self._due.pop(table_id).cancel()
+        return unsaved
+
+    def _with_unsaved(self, table_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+        """``changes`` to a table's messages, after what they show that was not written yet."""
+        unsaved = self._take_unsaved(table_id)
+        if unsaved is None:
+            return changes
+        tables.join_message_updates(unsaved, changes)
+        return unsaved
+
+    def _unwritten(self, table_id: int, taken: dict[str, Any]) -> None:
+        """The write that took what a table's messages show failed: kept again, before what was
+        noted meanwhile."""
+        taken["fence"] = self.fence
+        newer = self._take_unsaved(table_id)
+        if newer is not None:
+            tables.join_message_updates(taken, newer)
+        self._hold(table_id, taken)
+
+    def _save_shown(self, table_id: int) -> None:
+        """Write what a table's messages show, not written yet (no other write of the table took it)."""
+        changes = self._take_unsaved(table_id)
+        if changes is None:
+            return
+        write = self.backend.commits.enqueue(
+            tables.update_messages, (table_id,), changes, table_id, detached=True
+        )
+        write.outcome.add_done_callback(functools.partial(_unsaved_lost, table_id))
 
     async def load_table(self, table_id: int) -> SavedTable | None:
         return await self._read(tables.load_table, table_id)
@@ -454,3 +532,10 @@ class Store:
 
     async def get_round(self, table_id: int, round_no: int) -> SavedRound | None:
         return await self._read(queries.get_round, table_id, round_no)
+
+
+def _unsaved_lost(table_id: int, write: asyncio.Future[object]) -> None:
+    """What a table's messages show could not be written (it stays in memory; a restart edits
+    those messages again)."""
+    if not write.cancelled() and write.exception() is not None:
+        log.warning("table %s: what its messages show could not be saved: %r", table_id, write.exception())

@@ -146,8 +146,11 @@ def commit_action(
     joined: Collection[int] = (),
     fence: Fence | None = None,
     taken: Sequence[int] = (),
+    messages: Mapping[str, Any] | None = None,
 ) -> Query[bool]:
     """Book one action's movements and save the table; False (and no change) on a replayed batch.
+    ``messages``: an :func:`update_messages`' arguments written in the same transaction, even for a
+    replayed batch (its columns are none of the action's).
 
     A batch is a replay when all its keys are booked already; with no payments, when the table is
     at ``action_seq`` already. The table's escrow after the action must be what the movements in
@@ -166,6 +169,8 @@ def commit_action(
     if saved is None:
         raise UnknownTable(table_id)
     yield from fenced(fence, saved["chat_id"])
+    if messages is not None:
+        yield from update_messages(table_id, **messages)
     if (yield from wallet.is_replay(legs)):
         return False
     if action_seq <= saved["version"]:

@@ -275,11 +275,11 @@ BOOKER = textwrap.dedent(
 
 
 @pytest.mark.parametrize("kill_after", [150, 400])
-async def test_a_process_killed_while_booking_leaves_sound_books(tmp_path, kill_after):
+async def test_a_process_killed_while_booking_leaves_sound_books(tmp_path, kill_after, child_temp):
     path = tmp_path / "killed.sqlite3"
     script = tmp_path / "booker.py"
     script.write_text(BOOKER)
-    env = subprocess_env()
+    env = subprocess_env(temp=child_temp)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests" / "storage"), env["PYTHONPATH"]])
     child = subprocess.Popen(
         [python(), str(script), str(path)],
@@ -568,3 +568,32 @@ async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits
     assert len(written) == 1, "one write"
     await store.update_messages(table.id, message_id=8)  # the write done, a new one is queued
     assert len(written) == 2 and (await store.load_table(table.id)).message_id == 8
+
+
+@pytest.mark.sqlite_only  # the write is held in SQLite's writer
+async def test_an_edit_written_with_an_action_is_not_undone_by_a_later_one_joining_an_earlier_write(
+    store, tmp_path
+):
+    """An edit not saved yet goes with the table's next action; a later change of the same message
+    must not join a write queued before that action (it would be written first, then undone)."""
+    table = await store.create_table(-1, "muxi", STATE)
+    held = HeldWrite(store, tmp_path)
+    try:
+        await held.wait_entered()
+        earlier = asyncio.create_task(store.update_messages(table.id, message_id=7))
+        await asyncio.sleep(0)  # (queued: it waits for the held write)
+        store.shown_later(table.id, {"5": "edited"})
+        action = asyncio.create_task(
+            store.commit_action(table.id, round_no=0, action_seq=1, state={"a": 1}, deadline=None)
+        )
+        await asyncio.sleep(0)
+        later = asyncio.create_task(
+            store.update_messages(table.id, dm_message_ids={5: 51}, shown={"5": "new"})
+        )
+        await asyncio.sleep(0)
+    finally:
+        held.release()
+    assert await held.task == "done"
+    await asyncio.gather(earlier, action, later)
+    saved = await store.load_table(table.id)
+    assert saved.shown == {"5": "new"} and saved.dm_message_ids == {5: 51} and saved.message_id == 7

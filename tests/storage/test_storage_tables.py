@@ -16,6 +16,7 @@ from storage import (
     open_store,
 )
 from tests.storage.storage_helpers import STATE, ante, pot, settle
+from tests.waiting import until
 
 DEADLINE = datetime(2025, 3, 1, 4, 0, 30, tzinfo=UTC)
 
@@ -197,3 +198,66 @@ async def test_bad_state_or_a_naive_deadline_is_refused_before_anything_is_writt
             deadline=None,
         )
     assert await store.balance(1) == 10_000 and (await store.load_table(table.id)).version == 0
+
+
+async def test_what_an_edited_message_shows_is_saved_with_the_tables_next_action(store):
+    table = await store.create_table(-1, "muxi", STATE, message_id=10)
+    store.shown_later(table.id, {"table": "t1", "5": "a"})
+    store.shown_later(table.id, {"table": "t2"})
+    assert (await store.load_table(table.id)).shown == {}  # (not yet: no write of its own)
+    await store.commit_action(table.id, round_no=0, action_seq=1, state={"a": 1}, deadline=None)
+    saved = await store.load_table(table.id)
+    assert saved.shown == {"table": "t2", "5": "a"} and saved.state == {"a": 1}
+
+
+async def test_what_an_edited_message_shows_is_saved_soon_when_no_write_of_its_table_follows(store):
+    table = await store.create_table(-1, "muxi", STATE, message_id=10)
+    store.shown_saved_within = 0.05
+    store.shown_later(table.id, {"table": "t1"})
+
+    async def saved() -> bool:
+        return (await store.load_table(table.id)).shown == {"table": "t1"}
+
+    await until(saved, "the edit saved by itself")
+
+
+async def test_an_edit_not_saved_yet_is_saved_as_the_store_closes(db_path, clock):
+    async with await open_store(db_path, now=clock) as store:
+        table = await store.create_table(-1, "muxi", STATE, message_id=10)
+        store.shown_later(table.id, {"table": "t1"})
+    async with await open_store(db_path, now=clock) as store:
+        assert (await store.load_table(table.id)).shown == {"table": "t1"}
+
+
+async def test_a_new_message_after_an_edit_not_saved_yet_is_saved_after_it(db_path, clock):
+    async with await open_store(db_path, now=clock) as store:
+        table = await store.create_table(-1, "muxi", STATE, message_id=10)
+        store.shown_later(table.id, {"5": "edited", "table": "t1"})
+        await store.update_messages(table.id, dm_message_ids={5: 51}, shown={"5": "new"})
+        saved = await store.load_table(table.id)
+        assert saved.shown == {"5": "new", "table": "t1"} and saved.dm_message_ids == {5: 51}
+    async with await open_store(db_path, now=clock) as store:  # (and the edit is not written again)
+        assert (await store.load_table(table.id)).shown == {"5": "new", "table": "t1"}
+
+
+async def test_an_edit_taken_by_an_action_that_failed_is_saved_with_the_next_write(store):
+    await seated(store, 1, 2)
+    table = await store.create_table(-1, "muxi", STATE)
+    await store.commit_action(table.id, round_no=1, action_seq=5, state=STATE, deadline=None)
+    store.shown_later(table.id, {"table": "t1", "5": "a"})
+    with pytest.raises(StaleVersion):
+        await store.commit_action(
+            table.id, round_no=1, action_seq=4, payments=[settle(1, 2, 5)], state=STATE, deadline=None
+        )
+    store.shown_later(table.id, {"5": "b"})  # (noted while it failed: the newer)
+    await store.commit_action(table.id, round_no=1, action_seq=6, state=STATE, deadline=None)
+    assert (await store.load_table(table.id)).shown == {"table": "t1", "5": "b"}
+
+
+async def test_a_replayed_action_still_saves_what_the_messages_show(store):
+    table = await store.create_table(-1, "muxi", STATE)
+    assert await store.commit_action(table.id, round_no=0, action_seq=1, state={"a": 1}, deadline=None)
+    store.shown_later(table.id, {"table": "t1"})
+    assert not await store.commit_action(table.id, round_no=0, action_seq=1, state={"a": 2}, deadline=None)
+    saved = await store.load_table(table.id)
+    assert saved.shown == {"table": "t1"} and saved.state == {"a": 1}
