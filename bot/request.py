@@ -305,9 +305,9 @@ async def _acquire(slots: asyncio.Semaphore, pool_timeout: float | None) -> None
 
 def _json_body(request_data: RequestData) -> bytes:
     """The parameters as one JSON object (``application/json``, which the Bot API takes for every
-    method but uploads: ``bot.telegram.JSON_BODY``). A form would need
-    each value JSON-encoded and then percent-encoded, byte by byte in Python: 9 bytes for each
-    Chinese character, and the bot's most costly step in sending a message under load."""
+    method but uploads: ``bot.telegram.JSON_BODY``). A form would need each value JSON-encoded and
+    then percent-encoded, byte by byte in Python: 9 bytes for each Chinese character, and the bot's
+    most costly step in sending a message under load."""
     # (ASCII with escapes: a text holding a lone surrogate is still sent, never an encoding error)
     return json.dumps(request_data.parameters, separators=(",", ":")).encode()
 

@@ -149,9 +149,8 @@ class Store:
         # to a table, and the mark of an update taken from the inbox, is fenced by it.
         self.fence: Fence | None = None
         # What tables' messages show, not written yet (``shown_later``): an update_messages'
-        # arguments a table, and when they are written if no other write of the table takes them.
-        self._unsaved: dict[int, dict[str, Any]] = {}
-        self._due: dict[int, asyncio.TimerHandle] = {}
+        # arguments a table, and the timer that writes them if no other write of the table does.
+        self._unsaved: dict[int, tuple[dict[str, Any], asyncio.TimerHandle]] = {}
         self.shown_saved_within = SHOWN_SAVED_WITHIN
 
     @property
@@ -385,18 +384,7 @@ class Store:
         """Set the table message id and/or merge DM message ids and what each kept message shows
         (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``);
         ``view``: what the table shows besides changed with no action (``bot.live.ViewState``)."""
-        set_message = message_id is not _UNSET
-        changes = self._with_unsaved(
-            table_id,
-            {
-                "message_id": message_id if set_message else None,
-                "set_message": set_message,
-                "dm_updates": dm_message_ids,
-                "now_text": self._now_text(),
-                "shown": shown,
-                "fence": self.fence,
-            },
-        )
+        changes = self._with_unsaved(table_id, self._message_changes(message_id, dm_message_ids, shown))
         if turn is None and view is None:  # what Telegram confirmed: one write while one waits
             commits = self.backend.commits
             await commits.write_joined(
@@ -412,25 +400,40 @@ class Store:
         killed before it is saved finds the state before saved, and edits those messages again
         (Telegram: "not modified") after its restart. (A write of its own for each edit made 1.5
         writes a press, 5-8% of a busy bot's CPU: bench/RESULTS.md, issue 26.)"""
-        changes = {"message_id": None, "set_message": False, "dm_updates": None, "shown": dict(shown)}
-        changes.update(now_text=self._now_text(), fence=self.fence)
-        unsaved = self._unsaved.get(table_id)
-        if unsaved is None:
-            self._hold(table_id, changes)
+        changes = self._message_changes(shown=shown)
+        if table_id in self._unsaved:
+            tables.join_message_updates(self._unsaved[table_id][0], changes)
         else:
-            tables.join_message_updates(unsaved, changes)
+            self._hold(table_id, changes)
+
+    def _message_changes(
+        self,
+        message_id: int | None = _UNSET,
+        dm_message_ids: Mapping[int, int | None] | None = None,
+        shown: Mapping[str, str | None] | None = None,
+    ) -> dict[str, Any]:
+        """:func:`tables.update_messages`' arguments for these changes (``message_id`` unset: kept)."""
+        set_message = message_id is not _UNSET
+        return {
+            "message_id": message_id if set_message else None,
+            "set_message": set_message,
+            "dm_updates": dm_message_ids,
+            "now_text": self._now_text(),
+            "shown": shown,
+            "fence": self.fence,
+        }
 
     def _hold(self, table_id: int, changes: dict[str, Any]) -> None:
-        self._unsaved[table_id] = changes
-        loop = asyncio.get_running_loop()
-        self._due[table_id] = loop.call_later(self.shown_saved_within, self._save_shown, table_id)
+        timer = asyncio.get_running_loop().call_later(self.shown_saved_within, self._save_shown, table_id)
+        self._unsaved[table_id] = (changes, timer)
 
     def _take_unsaved(self, table_id: int) -> dict[str, Any] | None:
         """What a table's messages show, not written yet, taken by the write that carries it."""
-        unsaved = self._unsaved.pop(table_id, None)
-        if unsaved is not None:
-            self._due.pop(table_id).cancel()
-        return unsaved
+        if table_id not in self._unsaved:
+            return None
+        changes, timer = self._unsaved.pop(table_id)
+        timer.cancel()
+        return changes
 
     def _with_unsaved(self, table_id: int, changes: dict[str, Any]) -> dict[str, Any]:
         """``changes`` to a table's messages, after what they show that was not written yet."""
