@@ -31,8 +31,11 @@ if TYPE_CHECKING:
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # the DM link on a table needs no preview card
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False)  # (json.dumps would build one for each message shown)
+
+
 def _hash(value: object) -> str:
-    return hashlib.blake2b(json.dumps(value, ensure_ascii=False).encode(), digest_size=6).hexdigest()
+    return hashlib.blake2b(_JSON.encode(value).encode(), digest_size=6).hexdigest()
 
 
 NO_BUTTONS = _hash(None)

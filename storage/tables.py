@@ -37,8 +37,11 @@ TABLE_COLUMNS = (
 )
 
 
+_STATE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # (built once: each action's)
+
+
 def state_json(state: Mapping[str, Any]) -> str:
-    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+    return _STATE_JSON.encode(state)
 
 
 def table_from_row(row: Any) -> SavedTable:

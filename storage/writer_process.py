@@ -197,12 +197,23 @@ def _pickled(outcome: Outcome) -> bytes:
 def _as_sent(value: object) -> bytes | None:
     """``value`` pickled, if it comes out of pickle as itself (an exception whose constructor
     takes other arguments than it keeps does not, a database row does not pickle); else None."""
+    if _plain(value):  # (most outcomes, and each batch's)
+        return pickle.dumps(value)
     try:
         sent = pickle.dumps(value)
         pickle.loads(sent)
     except Exception:
         return None
     return sent
+
+
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes})  # (always come out of pickle as themselves)
+
+
+def _plain(value: object) -> bool:
+    """Is ``value`` such data, or tuples and lists of it?"""
+    kind = type(value)
+    return kind in _PLAIN or (kind in (tuple, list) and all(map(_plain, cast(Sequence[object], value))))
 
 
 def _on_connection(fn: Callable[..., T], *args: Any) -> T:
