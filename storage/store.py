@@ -305,7 +305,7 @@ class Store:
             tables.create_table,
             chat_id,
             game,
-            state,
+            tables.state_json(state),
             version=version,
             deadline=deadline,
             message_id=message_id,
@@ -342,6 +342,7 @@ class Store:
         else ``SeatRefused`` and nothing is booked. ``taken``: the updates the action answers,
         marked taken in its transaction (``UpdateTaken`` if one was already).
         """
+        state_text = tables.state_json(state)  # (here: bad input fails before anything is queued)
         messages = self._take_unsaved(table_id)  # (written with the action: one write)
         if messages is not None:
             messages["fence"] = None  # (the action's write is fenced)
@@ -354,7 +355,7 @@ class Store:
                 round_no=round_no,
                 action_seq=action_seq,
                 payments=payments,
-                state=state,
+                state=state_text,
                 deadline=deadline,
                 escrow=escrow,
                 closed=closed,

@@ -11,6 +11,8 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from games.events import ESCROW, Paid
 from storage import updates, wallet
 from storage.errors import (
@@ -37,11 +39,17 @@ TABLE_COLUMNS = (
 )
 
 
-_STATE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # (built once: each action's)
+_STATE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def state_json(state: Mapping[str, Any]) -> str:
-    return _STATE_JSON.encode(state)
+    """A table's state as saved: compact JSON, as UTF-8 text. Each action saves it, so orjson writes
+    it (ten times the standard library's speed, the same text); what orjson refuses (an integer past
+    64 bits, a key that is not a string) the standard library writes, or refuses as it always did."""
+    try:
+        return orjson.dumps(state).decode()
+    except orjson.JSONEncodeError:
+        return _STATE_JSON.encode(state)
 
 
 def table_from_row(row: Any) -> SavedTable:
@@ -98,7 +106,7 @@ def open_tables_in(partitions: Collection[int], count: int) -> Query[list[SavedT
 def create_table(
     chat_id: int,
     game: str,
-    state: Mapping[str, Any],
+    state: str,
     *,
     version: int,
     deadline: datetime | None,
@@ -106,7 +114,8 @@ def create_table(
     now_text: str,
     fence: Fence | None = None,
 ) -> Query[SavedTable]:
-    """Open a table in a chat and return it as saved; ``TableAlreadyOpen`` while the chat has one."""
+    """Open a table in a chat and return it as saved; ``TableAlreadyOpen`` while the chat has one.
+    ``state``: its :func:`state_json`."""
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}; known: {list(GAMES)}")
     yield from fenced(fence, chat_id)
@@ -120,7 +129,7 @@ def create_table(
         (
             chat_id,
             game,
-            state_json(state),
+            state,
             version,
             None if deadline is None else to_db(deadline),
             message_id,
@@ -139,7 +148,7 @@ def commit_action(
     round_no: int,
     action_seq: int,
     payments: Sequence[Paid],
-    state: Mapping[str, Any],
+    state: str,
     deadline: datetime | None,
     escrow: int | None,
     closed: bool,
@@ -151,9 +160,9 @@ def commit_action(
     taken: Sequence[int] = (),
     messages: Mapping[str, Any] | None = None,
 ) -> Query[bool]:
-    """Book one action's movements and save the table; False (and no change) on a replayed batch.
-    ``messages``: an :func:`update_messages`' arguments written in the same transaction, even for a
-    replayed batch (its columns are none of the action's).
+    """Book one action's movements and save the table (``state``: its :func:`state_json`); False (and
+    no change) on a replayed batch. ``messages``: an :func:`update_messages`' arguments written in the
+    same transaction, even for a replayed batch (its columns are none of the action's).
 
     A batch is a replay when all its keys are booked already; with no payments, when the table is
     at ``action_seq`` already. The table's escrow after the action must be what the movements in
@@ -164,7 +173,6 @@ def commit_action(
     (``storage/updates.py``); ``UpdateTaken`` and no change if one was taken already.
     """
     legs = wallet.action_legs(table_id, round_no, action_seq, payments)
-    state_text = state_json(state)  # bad input fails here, before anything is written
     deadline_text = None if deadline is None else to_db(deadline)
     saved = yield from first_to_change(
         "SELECT version, escrow, closed, chat_id, game FROM tables WHERE id = ?", (table_id,)
@@ -200,7 +208,7 @@ def commit_action(
         "UPDATE tables SET state = ?, version = ?, deadline = ?, escrow = ?, closed = ?, updated_at = ?"
         " WHERE id = ?",
         (
-            state_text,
+            state,
             action_seq,
             deadline_text,
             new_escrow,

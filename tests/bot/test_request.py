@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, InputFile
-from telegram.error import NetworkError, TimedOut
+from telegram.error import NetworkError, TelegramError, TimedOut
 from telegram.request import BaseRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
 
@@ -170,6 +170,14 @@ async def test_a_text_that_is_not_valid_unicode_still_goes_out(server, request_)
     assert code == 200
     [seen] = server.seen
     assert seen["json"] == {"chat_id": 7, "text": "半个表情 \ud83d 后面"}
+
+
+def test_an_answer_is_read_as_ptb_reads_it_even_where_it_is_not_utf8_or_not_json():
+    read = AiohttpRequest.parse_json_payload
+    assert read('{"ok":true,"result":{"text":"牌局"}}'.encode()) == {"ok": True, "result": {"text": "牌局"}}
+    assert read(b'{"ok":true,"result":"\xff"}') == {"ok": True, "result": "\ufffd"}  # (replaced, as PTB does)
+    with pytest.raises(TelegramError, match="Invalid server response"):
+        read(b"<html>502 Bad Gateway</html>")
 
 
 async def test_status_codes_are_passed_through(server, request_):

@@ -200,6 +200,14 @@ async def test_bad_state_or_a_naive_deadline_is_refused_before_anything_is_writt
     assert await store.balance(1) == 10_000 and (await store.load_table(table.id)).version == 0
 
 
+async def test_a_state_orjson_refuses_is_saved_as_the_standard_library_writes_it(store):
+    """Keys that are not strings, an integer past 64 bits: saved, and read back as JSON reads them."""
+    table = await store.create_table(-1, "muxi", {"1": 2**70, 3: [4]})
+    assert (await store.load_table(table.id)).state == {"1": 2**70, "3": [4]}
+    await store.commit_action(table.id, round_no=0, action_seq=1, state={5: "六"}, deadline=None)
+    assert (await store.load_table(table.id)).state == {"5": "六"}
+
+
 async def test_what_an_edited_message_shows_is_saved_with_the_tables_next_action(store):
     table = await store.create_table(-1, "muxi", STATE, message_id=10)
     store.shown_later(table.id, {"table": "t1", "5": "a"})
