@@ -22,6 +22,7 @@ from storage.errors import (
     UnknownPerson,
     UnknownTable,
     UpdateTaken,
+    WriterNotStarted,
 )
 from storage.exclusive import DatabaseLock, hold_database
 from storage.models import (
@@ -79,6 +80,7 @@ __all__ = [
     "UnknownPerson",
     "UnknownTable",
     "UpdateTaken",
+    "WriterNotStarted",
     "backup_database",
     "backup_if_due",
     "check_database",

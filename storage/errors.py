@@ -127,6 +127,14 @@ class DatabaseUnreachable(StorageError):
         super().__init__(f"cannot reach the database {path}: {reason}")
 
 
+class WriterNotStarted(StorageError):
+    """SQLite's writer process could not be started (``storage/writer_process.py``)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        super().__init__(f"cannot start the writer process of the database {path}: {reason}")
+
+
 class BackupFailed(StorageError):
     """A copy did not pass its verification (or could not be made); nothing was put in place."""
 

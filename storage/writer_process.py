@@ -41,12 +41,13 @@ import signal
 import socket
 import sqlite3
 import struct
+import tempfile
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO, TypeVar, cast
 
 from storage.commits import SKIPPED, Job, Outcome, begin, transactions
-from storage.errors import StorageError
+from storage.errors import StorageError, WriterNotStarted
 from storage.on_sqlite import run_query
 from storage.sql import Query
 
@@ -246,7 +247,11 @@ class _Link:
         end, child_end = socket.socketpair()
         process = _CONTEXT.Process(target=_serve, args=(child_end, path, __file__), name="paiju-writer")
         try:
-            await asyncio.to_thread(_start_child, process, child_end)
+            try:
+                await asyncio.to_thread(_start_child, process, child_end)
+            except OSError as error:  # (e.g. a temporary folder too deep for the forkserver's socket)
+                where = f"it is started through a socket under the temporary folder {tempfile.gettempdir()}"
+                raise WriterNotStarted(path, f"{error} ({where}: a shorter TMPDIR may be needed)") from error
             link = cls(path, process, end)
             link._reader, link._writer = await asyncio.open_unix_connection(sock=end)
             try:
