@@ -1,10 +1,33 @@
 """Fixtures every test folder may use: the fake Telegram world and the bot in process."""
 
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+
 import pytest
 
 from faketg.harness import make_world, start_bot, stop_bot
 
 pytest_plugins = ["tests.postgres_server"]  # postgres_server, postgres_url
+
+
+@pytest.fixture(scope="session", autouse=True)
+def children_temp() -> Iterator[None]:
+    """The processes the tests start keep their temporary files in one folder, removed at the end:
+    a bot or a writer killed with SIGKILL leaves multiprocessing's folder (``pymp-*``) behind. Short,
+    under the system's: a forkserver's socket path in it must fit AF_UNIX's 108 bytes."""
+    folder = tempfile.mkdtemp(prefix="paiju-tests-")
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = before
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

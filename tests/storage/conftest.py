@@ -7,9 +7,6 @@ the tests that ask for ``db_path`` too, or are marked ``sqlite_only``.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,13 +55,3 @@ async def store(database_target: str, clock: FakeClock):
         yield opened
     finally:
         await opened.close()
-
-
-@pytest.fixture
-def child_temp() -> Iterator[Path]:
-    """A folder for a child process's temporary files, removed after the test: a child the test
-    kills leaves multiprocessing's folder behind (short: the forkserver's socket path in it must
-    fit AF_UNIX's 108 bytes)."""
-    folder = Path(tempfile.mkdtemp(prefix="paiju-child-"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)

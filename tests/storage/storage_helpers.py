@@ -33,13 +33,10 @@ class FakeClock:
         self.moment += timedelta(**kwargs)
 
 
-def subprocess_env(temp: Path | None = None) -> dict[str, str]:
-    """The environment for a child Python that must import this checkout's packages; ``temp``:
-    its temporary files go there (a child the test kills leaves multiprocessing's folder behind)."""
+def subprocess_env() -> dict[str, str]:
+    """The environment for a child Python that must import this checkout's packages."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    if temp is not None:
-        env["TMPDIR"] = str(temp)
     return env
 
 

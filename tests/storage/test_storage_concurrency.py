@@ -275,11 +275,11 @@ BOOKER = textwrap.dedent(
 
 
 @pytest.mark.parametrize("kill_after", [150, 400])
-async def test_a_process_killed_while_booking_leaves_sound_books(tmp_path, kill_after, child_temp):
+async def test_a_process_killed_while_booking_leaves_sound_books(tmp_path, kill_after):
     path = tmp_path / "killed.sqlite3"
     script = tmp_path / "booker.py"
     script.write_text(BOOKER)
-    env = subprocess_env(temp=child_temp)
+    env = subprocess_env()
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests" / "storage"), env["PYTHONPATH"]])
     child = subprocess.Popen(
         [python(), str(script), str(path)],

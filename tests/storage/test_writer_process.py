@@ -195,13 +195,13 @@ def test_a_writer_that_imported_another_copy_of_the_storage_code_does_not_start(
         )
 
 
-async def test_the_writer_ends_when_the_bot_is_killed(tmp_path, child_temp):
+async def test_the_writer_ends_when_the_bot_is_killed(tmp_path):
     script = tmp_path / "opens.py"
     script.write_text(OPENS)
     child = subprocess.Popen(
         [python(), str(script), str(tmp_path / "paiju.sqlite3")],
         cwd=tmp_path,
-        env=subprocess_env(temp=child_temp),
+        env=subprocess_env(),
         stdout=subprocess.PIPE,
         text=True,
     )
