@@ -24,10 +24,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics import MetricWrapperBase
 from telegram import Update
 from telegram.request import RequestData
 
@@ -63,6 +64,7 @@ LIMITED = "limited"  # every kind but the answers: what Telegram's per-chat limi
 class Metrics:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
+        self._kept_series: dict[tuple[MetricWrapperBase, tuple[str, ...]], Any] = {}
         self.registry = registry = CollectorRegistry()
         self.updates = Counter("paiju_updates", "Updates handled, by kind", ["kind"], registry=registry)
         self.press_answer = Histogram(
@@ -182,9 +184,19 @@ class Metrics:
                 await self._read_rounds(runtime)
 
     # -- as it happens ----------------------------------------------------------------------------
+    def _series(self, metric: MetricWrapperBase, *labels: str) -> Any:
+        """``metric.labels(*labels)``, looked up once (prometheus_client checks the labels and takes
+        a lock at each call; these run for every update and request). Only for metrics never
+        cleared: a cleared metric's series are new objects."""
+        key = (metric, labels)
+        series = self._kept_series.get(key)
+        if series is None:
+            series = self._kept_series[key] = metric.labels(*labels)
+        return series
+
     def update_received(self, update: Update) -> None:
         kind = next((kind for kind in KINDS if getattr(update, kind, None) is not None), "other")
-        self.updates.labels(kind).inc()
+        self._series(self.updates, kind).inc()
         query = update.callback_query
         if query is not None:
             if len(self._pressed) >= PRESSES_KEPT:
@@ -197,7 +209,7 @@ class Metrics:
     def answered(self, method: str, sent: RequestData | None, status: int) -> None:
         """The Bot API answered a request (``bot.request.Observer``)."""
         job = SENDING.get()
-        self.requests.labels(method, job.priority.name.lower() if job is not None else "direct").inc()
+        self._series(self.requests, method, job.priority.name.lower() if job is not None else "direct").inc()
         pressed = None
         if method == "answerCallbackQuery" and sent is not None and status != 429:
             query = str(sent.parameters.get("callback_query_id"))
@@ -208,11 +220,11 @@ class Metrics:
             if pressed is not None:
                 self.press_answer.observe(self.last_answer - pressed[0])
         elif status == 429:
-            self.rate_limited.labels(_scope(sent)).inc()
+            self._series(self.rate_limited, _scope(sent)).inc()
             return
         if pressed is not None:
             if pressed[1] is not None:
-                self.game_requests.labels(pressed[1], ANSWER).inc()
+                self._series(self.game_requests, pressed[1], ANSWER).inc()
             return
         change = CHANGES.get(method)
         if change is None or sent is None or self.runtime is None:
@@ -220,7 +232,9 @@ class Metrics:
         chat = sent.parameters.get("chat_id")
         game = self._game_of(chat) if isinstance(chat, int) else None
         if game is not None:
-            self.game_requests.labels(game, f"{'dm' if is_private_id(chat) else 'group'}_{change}").inc()
+            self._series(
+                self.game_requests, game, f"{'dm' if is_private_id(chat) else 'group'}_{change}"
+            ).inc()
 
     def _game_of(self, chat_id: int) -> str | None:
         """The game of the table ``chat_id`` is about now: a group's open table, or the one the
@@ -233,9 +247,9 @@ class Metrics:
     def sent(self, job: Parcel, seconds: float) -> None:
         """The outbox sent ``job`` (as it went: a new message or not), ``seconds`` after it was first
         wanted (``Sender.on_sent``)."""
-        self.delivery.labels(job.priority.name.lower()).observe(seconds)
+        self._series(self.delivery, job.priority.name.lower()).observe(seconds)
         if job.may_edit and not job.new_message:
-            self.as_edit.labels("dm" if is_private_id(job.chat_id) else "table").inc()
+            self._series(self.as_edit, "dm" if is_private_id(job.chat_id) else "table").inc()
 
     def written(self, seconds: float, committed: bool) -> None:
         """A write batch ended (``Store.on_batch``)."""
