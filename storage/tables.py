@@ -40,6 +40,11 @@ TABLE_COLUMNS = (
 
 
 _STATE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# (orjson would write a dataclass, a datetime or a subclass of str its own way: left to the standard
+# library, which refuses the first two, as a state of plain data must)
+_ONLY_PLAIN = (
+    orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
 
 
 def state_json(state: Mapping[str, Any]) -> str:
@@ -47,7 +52,7 @@ def state_json(state: Mapping[str, Any]) -> str:
     it (ten times the standard library's speed, the same text); what orjson refuses (an integer past
     64 bits, a key that is not a string) the standard library writes, or refuses as it always did."""
     try:
-        return orjson.dumps(state).decode()
+        return orjson.dumps(state, option=_ONLY_PLAIN).decode()
     except orjson.JSONEncodeError:
         return _STATE_JSON.encode(state)
 

@@ -206,6 +206,12 @@ async def test_a_state_orjson_refuses_is_saved_as_the_standard_library_writes_it
     assert (await store.load_table(table.id)).state == {"1": 2**70, "3": [4]}
     await store.commit_action(table.id, round_no=0, action_seq=1, state={5: "六"}, deadline=None)
     assert (await store.load_table(table.id)).state == {"5": "六"}
+    for not_plain in (datetime(2026, 12, 3), settle(1, 2, 5)):  # (orjson would write them; refused)
+        with pytest.raises(TypeError):
+            await store.commit_action(
+                table.id, round_no=0, action_seq=2, state={"x": not_plain}, deadline=None
+            )
+    assert (await store.load_table(table.id)).version == 1
 
 
 async def test_what_an_edited_message_shows_is_saved_with_the_tables_next_action(store):
