@@ -315,9 +315,6 @@ async def _acquire(slots: asyncio.Semaphore, pool_timeout: float | None) -> None
         raise NotSent(POOL_FULL) from error
 
 
-_JSON_BODY = json.JSONEncoder(separators=(",", ":"))  # (built once, not for each request)
-
-
 def _json_body(request_data: RequestData) -> bytes:
     """The parameters as one JSON object (``application/json``, which the Bot API takes for every
     method but uploads: ``bot.telegram.JSON_BODY``). A form would need each value JSON-encoded and
@@ -328,7 +325,7 @@ def _json_body(request_data: RequestData) -> bytes:
     try:
         return orjson.dumps(request_data.parameters)
     except orjson.JSONEncodeError:
-        return _JSON_BODY.encode(request_data.parameters).encode()
+        return json.dumps(request_data.parameters, separators=(",", ":")).encode()
 
 
 def _multipart(request_data: RequestData) -> aiohttp.FormData:

@@ -39,7 +39,6 @@ TABLE_COLUMNS = (
 )
 
 
-_STATE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 # (orjson would write a dataclass, a datetime or a subclass of str its own way: left to the standard
 # library, which refuses the first two, as a state of plain data must)
 _ONLY_PLAIN = (
@@ -54,7 +53,7 @@ def state_json(state: Mapping[str, Any]) -> str:
     try:
         return orjson.dumps(state, option=_ONLY_PLAIN).decode()
     except orjson.JSONEncodeError:
-        return _STATE_JSON.encode(state)
+        return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
 
 
 def table_from_row(row: Any) -> SavedTable:
