@@ -225,23 +225,32 @@ class _Lane:
     def enqueue(self, job: Job) -> None:
         self.queue.append(job)
         if self.committer is None:
-            self.committer = asyncio.create_task(self._commit())
+            # An idle lane begins its batch at once, in the caller's step (SQLite's writer process
+            # has it before the event loop runs anything else); writes made meanwhile go in the next.
+            self.committer = asyncio.create_task(self._commit(self._begin()))
 
-    async def _commit(self) -> None:
-        """Commit the queued writes, a batch at a time, until none is left."""
+    def _begin(self) -> asyncio.Future[list[Outcome]]:
+        """The next batch, begun: the first writes of the queue. Its outcome reaches its callers
+        whatever happens to the lane's task: cancelled (the loop is closing), it stops waiting, but
+        the batch ends all the same."""
+        size = self.commits.batch
+        jobs, self.queue = self.queue[:size], self.queue[size:]
         try:
+            call = asyncio.ensure_future(self.commits.run_batch(jobs))
+        except Exception as error:  # (it failed as a whole before it was sent: each write says why)
+            call = asyncio.get_running_loop().create_future()
+            call.set_exception(error)
+        call.add_done_callback(functools.partial(_settle_batch, jobs))
+        if self.commits.on_batch is not None:
+            call.add_done_callback(functools.partial(_observe, self.commits.on_batch, time.perf_counter()))
+        return call
+
+    async def _commit(self, call: asyncio.Future[list[Outcome]]) -> None:
+        """Wait for the batch begun, then commit the queued writes a batch at a time until none is left."""
+        try:
+            await asyncio.wait([call])
             while self.queue:
-                size = self.commits.batch
-                jobs, self.queue = self.queue[:size], self.queue[size:]
-                call = asyncio.ensure_future(self.commits.run_batch(jobs))
-                # The batch's outcome reaches its callers whatever happens to this task: cancelled
-                # (the loop is closing), it stops waiting, but the batch ends all the same.
-                call.add_done_callback(functools.partial(_settle_batch, jobs))
-                if self.commits.on_batch is not None:
-                    call.add_done_callback(
-                        functools.partial(_observe, self.commits.on_batch, time.perf_counter())
-                    )
-                await asyncio.wait([call])
+                await asyncio.wait([self._begin()])
         finally:
             self.committer = None
             stranded, self.queue = self.queue, []

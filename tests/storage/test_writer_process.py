@@ -186,6 +186,26 @@ async def test_a_call_from_another_event_loop_is_refused_not_left_waiting(store)
     assert await writer.pid() > 0
 
 
+async def test_a_write_to_an_idle_writer_is_sent_in_the_step_that_makes_it(store):
+    """Sent before the event loop runs anything else (so the writer commits it meanwhile); a write
+    made while it runs waits for the next batch."""
+    await store.ensure_person(1, "Ming")
+    commits, link = store.backend.commits, store.backend.writer._link
+    first = commits.enqueue(renamed, (1, "one"), {})
+    assert len(link.waiting) == 1, "sent at once, before any await"
+    second = commits.enqueue(renamed, (1, "two"), {})
+    assert len(link.waiting) == 1 and commits.lanes[0].queue, "the next batch waits for this one"
+    assert await first.outcome == "one" and await second.outcome == "two"
+    assert (await store.get_person(1)).name == "two"
+
+
+async def test_a_write_from_another_event_loop_is_refused_not_left_waiting(store):
+    with pytest.raises(RuntimeError, match="another event loop"):
+        await asyncio.to_thread(asyncio.run, store.ensure_person(5, "Five"))
+    assert await store.get_person(5) is None
+    assert (await store.ensure_person(5, "Five"))[1], "written from the store's own loop"
+
+
 def test_a_writer_that_imported_another_copy_of_the_storage_code_does_not_start(tmp_path):
     """The forkserver imports this module from the folder it was started in, not from the bot's
     path: a writer running other code than the bot's refuses to start (the store does not open)."""
