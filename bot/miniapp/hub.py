@@ -13,6 +13,8 @@ import asyncio
 import json
 from collections.abc import Callable
 
+import orjson
+
 from bot.live import LiveTable
 from bot.miniapp.streams import Full, StreamLimits
 from bot.miniapp.view import SPECTATOR, table_view, viewer_of
@@ -105,4 +107,10 @@ class Hub(Watchers):
 
 
 def encode(view: dict[str, object]) -> str:
-    return json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+    """A view as its pages get it: compact JSON text. Each change makes one for each player with a
+    page open, so orjson writes it (at a tenth of the standard library's time, the same text); what
+    orjson refuses (a key that is not a string, an integer past 64 bits) the standard library writes."""
+    try:
+        return orjson.dumps(view).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(view, ensure_ascii=False, separators=(",", ":"))
