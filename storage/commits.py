@@ -228,6 +228,19 @@ class _Lane:
             # An idle lane begins its batch at once, in the caller's step (SQLite's writer process
             # has it before the event loop runs anything else); writes made meanwhile go in the next.
             self.committer = asyncio.create_task(self._commit(self._begin()))
+            self.committer.add_done_callback(self._ended)
+
+    def _ended(self, committer: asyncio.Task[None]) -> None:
+        """The lane's task was cancelled before its first step (the loop is closing): what its
+        ``finally`` would have done."""
+        if self.committer is committer:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        self.committer = None
+        stranded, self.queue = self.queue, []
+        for job in stranded:  # this task was cancelled: these never began, and never will
+            _settle(job, False, StorageError("the store stopped writing before this write began"))
 
     def _begin(self) -> asyncio.Future[list[Outcome]]:
         """The next batch, begun: the first writes of the queue. Its outcome reaches its callers
@@ -252,10 +265,7 @@ class _Lane:
             while self.queue:
                 await asyncio.wait([self._begin()])
         finally:
-            self.committer = None
-            stranded, self.queue = self.queue, []
-            for job in stranded:  # this task was cancelled: these never began, and never will
-                _settle(job, False, StorageError("the store stopped writing before this write began"))
+            self._let_go()
 
 
 class GroupCommit:
@@ -279,6 +289,7 @@ class GroupCommit:
         self.batch = batch  # writes committed together at most
         self.lanes = [_Lane(self) for _ in range(max(1, lanes))]
         self._joinable: dict[Slot, Job] = {}  # (``write_joined``)
+        self.loop = asyncio.get_running_loop()  # (its lanes' tasks and futures are this loop's)
         # Told each batch's seconds (queue included) and whether it committed.
         self.on_batch: Callable[[float, bool], None] | None = None
 
@@ -355,6 +366,8 @@ class GroupCommit:
     ) -> Job:
         """Queue a write now: it commits in the same batch as any write queued after it in its lane,
         or earlier (``detached``: whoever made it, no caller's cancel undoes it)."""
+        if asyncio.get_running_loop() is not self.loop:
+            raise RuntimeError("the store was opened on another event loop")
         job = Job(fn, args, kwargs, detached)
         self.lanes[0 if key is None else key % len(self.lanes)].enqueue(job)
         return job

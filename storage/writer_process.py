@@ -263,8 +263,8 @@ class _Link(asyncio.Protocol):
             await link.loop.create_unix_connection(lambda: link, sock=end)
             try:
                 ok, said = await hello
-            except WriterStopped:
-                raise WriterStopped(f"the writer process of {path} stopped as it started") from None
+            except WriterStopped:  # (it ended before its first answer: joined below, as any refusal)
+                ok, said = False, WriterStopped(f"the writer process of {path} stopped as it started")
         except BaseException:
             if link is not None and link.transport is not None:
                 link.transport.close()  # (a child started ends on it)
@@ -355,16 +355,6 @@ def _start_child(process: Any, child_end: socket.socket) -> None:
         child_end.close()
 
 
-async def _outcomes(
-    outcomes: list[Outcome], sent: dict[int, bytes], answer: Awaitable[list[bytes]] | None
-) -> list[Outcome]:
-    """A batch's outcomes: those decided before it was sent, and the child's for those sent."""
-    if answer is not None:
-        for index, outcome in zip(sent, await answer, strict=True):
-            outcomes[index] = pickle.loads(outcome)
-    return outcomes
-
-
 _LINKS: weakref.WeakSet[_Link] = weakref.WeakSet()
 
 
@@ -414,12 +404,22 @@ class WriterProcess:
                 sent[index] = pickle.dumps(job.call())
             except Exception as error:
                 outcomes[index] = (False, StorageError(f"a write that cannot be sent: {error!r}"))
-        if not sent:
-            return _outcomes(outcomes, sent, None)
-        link, calls = self._link, list(sent.values())
-        if link is not None and not link.stopped and not self.closing:
-            return _outcomes(outcomes, sent, _result(link.send(_commit, (calls,))))
-        return _outcomes(outcomes, sent, self._call(_commit, calls))
+        link = self._link
+        if sent and link is not None and not link.stopped and not self.closing:
+            return self._outcomes(outcomes, sent, link.send(_commit, (list(sent.values()),)))
+        return self._outcomes(outcomes, sent, None)
+
+    async def _outcomes(
+        self, outcomes: list[Outcome], sent: dict[int, bytes], answered: asyncio.Future[Outcome] | None
+    ) -> list[Outcome]:
+        """A batch's outcomes: those decided before it was sent, and the child's for those sent
+        (``answered``: its answer, if it was sent at once; else it is sent now, a new child started
+        first, or refused if the store is closing)."""
+        if sent:
+            ran = await (_result(answered) if answered else self._call(_commit, list(sent.values())))
+            for index, outcome in zip(sent, ran, strict=True):
+                outcomes[index] = pickle.loads(outcome)
+        return outcomes
 
     async def on_connection(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(connection, *args)`` in the writer process, on its connection (``fn`` a module's
@@ -460,7 +460,7 @@ class WriterProcess:
         async with self._starting:
             if self._start is not None:  # (started for a caller who stopped waiting)
                 with contextlib.suppress(Exception):
-                    self._link = await self._start
+                    self._link = await asyncio.shield(self._start)  # (a cancelled close leaves it)
                 self._start = None
             if self._link is not None:
                 await self._link.close()

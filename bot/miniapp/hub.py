@@ -108,8 +108,9 @@ class Hub(Watchers):
 
 def encode(view: dict[str, object]) -> str:
     """A view as its pages get it: compact JSON text. Each change makes one for each player with a
-    page open, so orjson writes it (at a tenth of the standard library's time, the same text); what
-    orjson refuses (a key that is not a string, an integer past 64 bits) the standard library writes."""
+    page open, so orjson writes it, at a sixth of the standard library's time; for what a view holds
+    (text, integers, timestamps, lists and objects of them) the text is the same. What orjson refuses
+    (a key that is not a string, an integer past 64 bits) the standard library writes."""
     try:
         return orjson.dumps(view).decode()
     except orjson.JSONEncodeError:

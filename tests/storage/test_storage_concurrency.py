@@ -354,9 +354,11 @@ async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
                 deadline=None,
             )
         )
-        if seq % 10:  # cancel at a different point each time, up to twice a booking
-            await asyncio.sleep((seq % 10) / 4.5 * took)
-        # (else before it began: SQLite's writer process is sent a write in the step that makes it)
+        # Cancelled at a different point each time: before its task starts, at its first await
+        # (queued, on PostgreSQL; SQLite's writer process is sent a write in the step that makes
+        # it), then up to twice a booking.
+        if seq % 10:
+            await asyncio.sleep((seq % 10 - 1) / 4 * took)
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
@@ -597,3 +599,15 @@ async def test_an_edit_written_with_an_action_is_not_undone_by_a_later_one_joini
     await asyncio.gather(earlier, action, later)
     saved = await store.load_table(table.id)
     assert saved.shown == {"5": "new"} and saved.dm_message_ids == {5: 51} and saved.message_id == 7
+
+
+async def test_a_lane_whose_task_was_cancelled_before_it_ran_still_takes_writes(store):
+    """As a closing event loop cancels the tasks it has not run yet: the batch begun with it ends,
+    and the lane begins the next write's."""
+    await store.ensure_person(1, "Ming")
+    commits = store.backend.commits
+    first = commits.enqueue(renamed, (1, "one"), {})
+    commits.lanes[0].committer.cancel()
+    assert await first.outcome == "one"
+    assert await asyncio.wait_for(store._write(renamed, 1, "two"), 10) == "two"
+    assert (await store.get_person(1)).name == "two"

@@ -19,7 +19,17 @@ from storage.writer_process import WriterStopped
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start
 from tests.storage.storage_helpers import python, subprocess_env
-from tests.storage.writes import Gate, a_row, echo, gives_a_row, held, raises_odd, renamed, returns
+from tests.storage.writes import (
+    Gate,
+    a_row,
+    dies_at_start,
+    echo,
+    gives_a_row,
+    held,
+    raises_odd,
+    renamed,
+    returns,
+)
 from tests.waiting import until
 
 pytestmark = pytest.mark.sqlite_only
@@ -199,11 +209,36 @@ async def test_a_write_to_an_idle_writer_is_sent_in_the_step_that_makes_it(store
     assert (await store.get_person(1)).name == "two"
 
 
-async def test_a_write_from_another_event_loop_is_refused_not_left_waiting(store):
+async def test_a_write_from_another_event_loop_is_refused_not_left_waiting(store, tmp_path):
+    """Whether the writer is idle or busy (a write from there would be committed by this loop's
+    lane, and its caller there never woken)."""
     with pytest.raises(RuntimeError, match="another event loop"):
         await asyncio.to_thread(asyncio.run, store.ensure_person(5, "Five"))
+    gate = Gate.made_in(tmp_path)
+    busy = asyncio.create_task(store._write(held, "UPDATE people SET name = 'held' WHERE id = 0", gate))
+    await until(gate.reached, "the writer is busy")
+    with pytest.raises(RuntimeError, match="another event loop"):
+        await asyncio.to_thread(asyncio.run, store.ensure_person(5, "Five"))
+    gate.open()
+    assert await busy == "done"
     assert await store.get_person(5) is None
     assert (await store.ensure_person(5, "Five"))[1], "written from the store's own loop"
+
+
+async def test_a_writer_that_ends_before_it_says_it_started_is_refused_and_joined(tmp_path, monkeypatch):
+    started = []
+    process = writer_process._CONTEXT.Process
+
+    def recorded(*args, **kwargs):
+        started.append(process(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(writer_process, "_serve", dies_at_start)
+    monkeypatch.setattr(writer_process._CONTEXT, "Process", recorded)
+    with pytest.raises(WriterStopped, match="stopped as it started"):
+        await writer_process.WriterProcess.start(str(tmp_path / "paiju.sqlite3"))
+    with pytest.raises(ValueError, match="closed"):  # joined, then closed: nothing of it kept
+        started[0].is_alive()
 
 
 def test_a_writer_that_imported_another_copy_of_the_storage_code_does_not_start(tmp_path):

@@ -8,6 +8,7 @@ a write where it wants with a :class:`Gate` (files: the writer is another proces
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import tempfile
 import time
@@ -176,3 +177,8 @@ def returns(value: object):
 def a_row(conn: sqlite3.Connection) -> object:
     """A database row: it does not pickle."""
     return conn.execute("SELECT 1 AS one").fetchone()
+
+
+def dies_at_start(link: object, path: str, code: str) -> None:
+    """A writer process that ends before it says it started (in place of ``writer_process._serve``)."""
+    os._exit(3)
