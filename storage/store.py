@@ -25,6 +25,7 @@ from storage.check import CheckReport, books, check_database
 from storage.commits import GroupCommit
 from storage.errors import UnknownPerson
 from storage.exclusive import DatabaseLock, hold_database
+from storage.jsontext import compact_json
 from storage.models import (
     ChatSettings,
     DailyClaim,
@@ -305,7 +306,7 @@ class Store:
             tables.create_table,
             chat_id,
             game,
-            tables.state_json(state),
+            compact_json(state),
             version=version,
             deadline=deadline,
             message_id=message_id,
@@ -342,7 +343,7 @@ class Store:
         else ``SeatRefused`` and nothing is booked. ``taken``: the updates the action answers,
         marked taken in its transaction (``UpdateTaken`` if one was already).
         """
-        state_text = tables.state_json(state)  # (here: bad input fails before anything is queued)
+        state_text = compact_json(state)  # (here: bad input fails before anything is queued)
         messages = self._take_unsaved(table_id)  # (written with the action: one write)
         if messages is not None:
             messages["fence"] = None  # (the action's write is fenced)

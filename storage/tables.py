@@ -11,8 +11,6 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from games.events import ESCROW, Paid
 from storage import updates, wallet
 from storage.errors import (
@@ -27,6 +25,7 @@ from storage.errors import (
     UnknownTable,
     UpdateTaken,
 )
+from storage.jsontext import compact_json
 from storage.models import GAMES, RoundRecord, SavedTable
 from storage.partitions import PARTITION_SQL, Fence, fenced
 from storage.people import ensure_chat
@@ -37,23 +36,6 @@ TABLE_COLUMNS = (
     "id, chat_id, game, state, version, deadline, message_id, dm_ids, escrow, closed, created_at, updated_at,"
     " shown"
 )
-
-
-# (orjson would write a dataclass, a datetime or a subclass of str its own way: left to the standard
-# library, which refuses the first two, as a state of plain data must)
-_ONLY_PLAIN = (
-    orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
-)
-
-
-def state_json(state: Mapping[str, Any]) -> str:
-    """A table's state as saved: compact JSON, as UTF-8 text. Each action saves it, so orjson writes
-    it (ten times the standard library's speed, the same text); what orjson refuses (an integer past
-    64 bits, a key that is not a string) the standard library writes, or refuses as it always did."""
-    try:
-        return orjson.dumps(state, option=_ONLY_PLAIN).decode()
-    except orjson.JSONEncodeError:
-        return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
 
 
 def table_from_row(row: Any) -> SavedTable:
@@ -119,7 +101,7 @@ def create_table(
     fence: Fence | None = None,
 ) -> Query[SavedTable]:
     """Open a table in a chat and return it as saved; ``TableAlreadyOpen`` while the chat has one.
-    ``state``: its :func:`state_json`."""
+    ``state``: its :func:`~storage.jsontext.compact_json`."""
     if game not in GAMES:
         raise ValueError(f"unknown game {game!r}; known: {list(GAMES)}")
     yield from fenced(fence, chat_id)
@@ -164,9 +146,10 @@ def commit_action(
     taken: Sequence[int] = (),
     messages: Mapping[str, Any] | None = None,
 ) -> Query[bool]:
-    """Book one action's movements and save the table (``state``: its :func:`state_json`); False (and
-    no change) on a replayed batch. ``messages``: an :func:`update_messages`' arguments written in the
-    same transaction, even for a replayed batch (its columns are none of the action's).
+    """Book one action's movements and save the table (``state``: its
+    :func:`~storage.jsontext.compact_json`); False (and no change) on a replayed batch.
+    ``messages``: an :func:`update_messages`' arguments written in the same transaction, even for a
+    replayed batch (its columns are none of the action's).
 
     A batch is a replay when all its keys are booked already; with no payments, when the table is
     at ``action_seq`` already. The table's escrow after the action must be what the movements in
@@ -328,7 +311,7 @@ def update_messages(
                 parsed["turn"] = dict(turn)
             if view is not None:
                 parsed["view"] = dict(view)
-            state = state_json(parsed)
+            state = compact_json(parsed)
     # The DM ids and hashes are merged by the database (a JSON merge patch: a None removes a key;
     # jsonb's || replaces keys, and none is ever saved as a value).
     patched = yield from run(

@@ -416,7 +416,9 @@ class WriterProcess:
         (``answered``: its answer, if it was sent at once; else it is sent now, a new child started
         first, or refused if the store is closing)."""
         if sent:
-            ran = await (_result(answered) if answered else self._call(_commit, list(sent.values())))
+            ran = await (
+                _result(answered) if answered is not None else self._call(_commit, list(sent.values()))
+            )
             for index, outcome in zip(sent, ran, strict=True):
                 outcomes[index] = pickle.loads(outcome)
         return outcomes

@@ -10,15 +10,13 @@ newest view; none is queued without end). How many pages may be open: ``StreamLi
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
-
-import orjson
 
 from bot.live import LiveTable
 from bot.miniapp.streams import Full, StreamLimits
 from bot.miniapp.view import SPECTATOR, table_view, viewer_of
 from bot.runtime import Watchers
+from storage.jsontext import compact_json
 
 
 class Subscriber:
@@ -86,7 +84,7 @@ class Hub(Watchers):
 
     def view(self, live: LiveTable, person: int, language: str) -> str:
         """The table as ``person``'s page shows it now (a spectator's: the spectators' view)."""
-        return encode(table_view(live, viewer_of(live, person), language, self.clock()))
+        return compact_json(table_view(live, viewer_of(live, person), language, self.clock()))
 
     def changed(self, live: LiveTable) -> None:
         pages = self.open.get(live.table_id)
@@ -98,20 +96,9 @@ class Hub(Watchers):
             key = (viewer_of(live, page.person), page.language)
             payload = made.get(key)
             if payload is None:
-                payload = made[key] = encode(table_view(live, key[0], page.language, now))
+                payload = made[key] = compact_json(table_view(live, key[0], page.language, now))
             page.offer(payload)
         self.rendered += len(made)
 
     def count(self) -> int:
         return self.total
-
-
-def encode(view: dict[str, object]) -> str:
-    """A view as its pages get it: compact JSON text. Each change makes one for each player with a
-    page open, so orjson writes it, at a sixth of the standard library's time; for what a view holds
-    (text, integers, timestamps, lists and objects of them) the text is the same. What orjson refuses
-    (a key that is not a string, an integer past 64 bits) the standard library writes."""
-    try:
-        return orjson.dumps(view).decode()
-    except orjson.JSONEncodeError:
-        return json.dumps(view, ensure_ascii=False, separators=(",", ":"))

@@ -40,7 +40,7 @@ from bot.i18n import t
 from bot.live import LiveTable
 from bot.miniapp.auth import InvalidInitData, WebAppUser, validate
 from bot.miniapp.elsewhere import Elsewhere
-from bot.miniapp.hub import Hub, Subscriber, encode
+from bot.miniapp.hub import Hub, Subscriber
 from bot.miniapp.members import Busy, Members
 from bot.miniapp.streams import (
     LIFETIME,
@@ -54,6 +54,7 @@ from bot.refusals import RefusalLog
 from bot.runtime import Runtime
 from bot.settings import DEFAULT_LANGUAGE
 from games.errors import RuleError
+from storage.jsontext import compact_json
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -346,4 +347,4 @@ def _error(status: int, code: str, text: str) -> web.HTTPException:
         429: web.HTTPTooManyRequests,
         503: web.HTTPServiceUnavailable,
     }
-    return kinds[status](text=encode({"error": code, "text": text}), content_type="application/json")
+    return kinds[status](text=compact_json({"error": code, "text": text}), content_type="application/json")

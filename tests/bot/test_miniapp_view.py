@@ -3,10 +3,10 @@ person, never the deck or its salt, on the serialized JSON (what goes on the wir
 
 import json
 
-from bot.miniapp.hub import encode
 from bot.miniapp.view import HIDDEN, table_view
 from faketg.harness import GROUP, PEOPLE
 from games import muxi, showhand
+from storage.jsontext import compact_json
 from tests.bot.decks import stack
 
 SPECTATOR = 6
@@ -150,6 +150,6 @@ async def test_a_bet_of_any_step_up_to_the_cap_is_offered_as_a_range(bot):
 
 def test_a_view_is_sent_as_compact_json_even_where_orjson_refuses_it():
     view = {"title": "木虱 \u2028", "now": 1.5, "seats": [{"person": 2**63 - 1}], "results": None}
-    assert encode(view) == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+    assert compact_json(view) == json.dumps(view, ensure_ascii=False, separators=(",", ":"))
     for refused in ({"big": 2**64}, {1: "a key that is not a string"}):
-        assert json.loads(encode(refused)) == json.loads(json.dumps(refused))
+        assert json.loads(compact_json(refused)) == json.loads(json.dumps(refused))
