@@ -11,6 +11,7 @@ whoever must act gets their prompt again as a new DM) or else its deadline (the 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -37,6 +38,8 @@ PROMPT_AWAITED = 1.0  # seconds between looks at a turn's deadline held for its 
 REMINDER, DEADLINE = "reminder", "deadline"
 ARMED_WITHIN = 0.001  # seconds: a job armed this close to a moment is armed for it
 AUTOPILOT_SECONDS = 1.0  # a turn of people all on autopilot (托管) is played then, as its deadline would
+SWEEP_EVERY = 5.0  # seconds between looks over every table's clock (``TurnClock.sweep``)
+SWEEP_LATE = 2.0  # seconds past its moment a table's clock may be before the sweep takes it in hand
 
 
 def asked(live: LiveTable) -> list[int]:
@@ -51,6 +54,7 @@ class TurnClock:
         self.runtime = runtime
         self.jobs = jobs
         self._stopped = False  # shutting down: nothing is armed any more
+        self._sweeping: asyncio.Task[None] | None = None
 
     # -- the table's one job ------------------------------------------------------------------------
     def arm(self, live: LiveTable, delay: float | None = None) -> None:
@@ -79,8 +83,14 @@ class TurnClock:
         self.disarm(live.table_id)  # (a job the scheduler holds pending is not replaced by its id)
         # Named after the table and found by that name as the scheduler's job id: one dict lookup
         # (``get_jobs_by_name`` goes through every job, a thousand at a thousand tables, each time).
+        # However late it starts (a paused process, a starved CPU), it still acts: APScheduler's
+        # default drops a job more than a second late, and the table would wait for ever.
         self.jobs.run_once(
-            self._fire, delay, data=data, name=name, job_kwargs={"id": name, "replace_existing": True}
+            self._fire,
+            delay,
+            data=data,
+            name=name,
+            job_kwargs={"id": name, "replace_existing": True, "misfire_grace_time": None, "coalesce": True},
         )
 
     def disarm(self, table_id: int) -> None:
@@ -93,10 +103,53 @@ class TurnClock:
         armed = None if self.jobs is None else self.jobs.scheduler.get_job(_name(table_id))
         return None if armed is None else Job.from_aps_job(armed).data[3]  # type: ignore[index]
 
+    def start(self) -> None:
+        """Look over every table's clock every ``SWEEP_EVERY`` seconds (:meth:`sweep`), in a task of
+        its own: a clock heals itself whatever befell the scheduler's job."""
+        if self._sweeping is None and self.jobs is not None:
+            self._sweeping = asyncio.create_task(self._sweep_often(), name="turn clocks")
+
+    async def _sweep_often(self) -> None:
+        while not self._stopped:
+            await asyncio.sleep(SWEEP_EVERY)
+            try:
+                self.sweep()
+            except Exception:  # (a fault of ours: the next look tries again)
+                log.exception("the turn clocks could not be looked over")
+
+    def sweep(self) -> None:
+        """Every table whose moment has passed by more than ``SWEEP_LATE`` with no job that is to
+        run it (lost, whatever the cause) is armed again, which fires it now; a job the scheduler
+        holds overdue by more than that is carried out here instead (the timeout of a turn already
+        over is ignored: carried out twice, it acts once)."""
+        if self._stopped or self.jobs is None or not self.jobs.scheduler.running:
+            return  # (a test's scheduler that is not started: its clock is fired by hand)
+        now = self.runtime.clock()
+        for live in list(self.runtime.tables.by_chat.values()):
+            turn = live.turn
+            if turn.deadline is None or live.engine.core.timer == 0 or live.engine.closed:
+                continue
+            armed = self.jobs.scheduler.get_job(_name(live.table_id))
+            when = getattr(armed, "next_run_time", None)
+            if armed is None or when is None:
+                if turn.deadline + SWEEP_LATE < now:
+                    log.warning("table %s: its deadline passed with no job: armed again", live.table_id)
+                    self.arm(live)
+            elif when.timestamp() + SWEEP_LATE < time.time():
+                log.warning(
+                    "table %s: its job is %.0f s overdue: run here", live.table_id, now - when.timestamp()
+                )
+                chat_id, table_id, timer, moment = Job.from_aps_job(armed).data  # type: ignore[misc]
+                self.disarm(table_id)
+                self.runtime.background(self._run(chat_id, table_id, timer, moment))
+
     def stop(self) -> None:
         """At shutdown: nothing is armed any more (PTB lets the jobs being carried out finish
         before the connection to Telegram closes)."""
         self._stopped = True
+        if self._sweeping is not None:
+            self._sweeping.cancel()
+            self._sweeping = None
         if self.jobs is not None:
             for job in self.jobs.jobs():
                 if job.name and job.name.startswith("table "):
@@ -105,6 +158,9 @@ class TurnClock:
     async def _fire(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
         assert context.job is not None
         chat_id, table_id, timer, moment = context.job.data  # type: ignore[misc]
+        await self._run(chat_id, table_id, timer, moment)
+
+    async def _run(self, chat_id: int, table_id: int, timer: int, moment: str) -> None:
         if self._stopped:
             return
         if moment == REMINDER:
