@@ -124,12 +124,31 @@ class Runtime:
             await self._ready_again(live)
 
     async def _stand_up_idle(self, live: LiveTable) -> None:
-        """A round is over: someone on autopilot (托管) for ``AUTOPILOT_ROUNDS`` whole rounds gets up
-        (free between rounds: they escaped nothing)."""
-        for person, since in list(live.view.autopilot.items()):
-            if live.round_no - since >= AUTOPILOT_ROUNDS and live.engine.core.seat_of(person) is not None:
-                live.view.notices.append(Notice("notice.autopilot_up", person, 0, live.round_no))
-                await self._try(live, Leave(person))
+        """A round is over: everyone on autopilot (托管) for ``AUTOPILOT_ROUNDS`` whole rounds gets up
+        (free between rounds: they escaped nothing). All of them are decided against this round and
+        leave before anything is shown, so no new round can start between two of them."""
+        rising = [
+            person
+            for person, since in live.view.autopilot.items()
+            if live.round_no - since >= AUTOPILOT_ROUNDS and live.engine.core.seat_of(person) is not None
+        ]
+        events: list[Event] = []
+        for person in rising:
+            notice = Notice("notice.autopilot_up", person, 0, live.round_no)
+            live.view.notices.append(notice)  # saved with their leaving
+            try:
+                events += await self.tables.apply(live, Leave(person))
+            except Exception as failed:
+                live.view.notices.remove(notice)
+                log.log(
+                    logging.INFO if isinstance(failed, RuleError) else logging.ERROR,
+                    "table %s: %s could not get up: %r",
+                    live.table_id,
+                    person,
+                    failed,
+                )
+        if events:
+            await self.present(live, events)
 
     async def _ready_again(self, live: LiveTable) -> None:
         """Between rounds, whoever chose 再来一局 ✓ 自动准备, or is on autopilot, is ready for the next

@@ -146,3 +146,53 @@ async def test_someone_unseated_for_want_of_coins_is_off_autopilot_and_rejoins_a
         assert 2 in live.seated() and 2 not in live.view.autopilot and not live.engine.core.seat_of(2).ready
     finally:
         await stop_bot(bot)
+
+
+async def test_two_on_autopilot_since_different_rounds_each_get_up_after_their_own_two(bot):
+    """Issue 47, point 2: 老王 times out in game 1, 阿强 in game 2, everyone is ready for each next
+    game. At the end of game 3 老王 gets up (two whole games on autopilot), and the next game
+    starts at once: 阿强 was judged against that new game, charged as an escaper after one game
+    on autopilot, and the game aborted. Who gets up is decided at the end of the round, before any
+    new one starts, each by their own count: 阿强 plays game 4 on autopilot and gets up after it,
+    for free."""
+    d = bot.driver
+    laowang, aqiang = 4, 3
+    await open_and_start(bot, [1, 2, 3, 4], "showhand")
+
+    async def play_game(idle: int | None) -> None:
+        """Everyone checks or calls; ``idle`` lets the deadline act at their first turn; those on
+        autopilot are played at once."""
+        idled, game = False, live_table(bot).round_no
+        while live_table(bot).in_round and live_table(bot).round_no == game:
+            live = live_table(bot)
+            turn = live.engine.turn
+            if not live.asks(turn) or (turn == idle and not idled):
+                idled = idled or turn == idle
+                await bot.fire_timer()
+            else:
+                await act(bot, next(b for b in d.labels(GROUP) if b.startswith(("过牌", "跟注"))))
+
+    await play_game(laowang)
+    for person in (1, 2, aqiang):
+        await d.press(person, GROUP, "再来一局 ✓ 自动准备")
+    assert live_table(bot).round_no == 2 and live_table(bot).in_round
+    await play_game(aqiang)
+    assert live_table(bot).view.autopilot == {laowang: 1, aqiang: 2}
+    assert live_table(bot).round_no == 3 and live_table(bot).in_round, "everyone was ready"
+    before = await bot.balance(aqiang)
+    await play_game(None)
+
+    live = live_table(bot)
+    table = d.table(GROUP)
+    assert live.round_no == 4 and live.in_round, "the next game started at once"
+    assert live.engine.core.seat_of(laowang) is None and live.engine.core.seat_of(aqiang) is not None
+    assert "逃跑" not in table and "有人逃跑" not in table, table
+    assert live.view.autopilot == {aqiang: 2}
+    await play_game(None)
+    live = live_table(bot)
+    assert live.engine.core.seat_of(aqiang) is None, "up after game 4, their second whole one"
+    assert any("🤖 阿强 托管了两局" in text for text in d.texts(GROUP)), "(told on game 4's message)"
+    results = [line for line in bot.world.bot_messages(GROUP) if "逃跑" in line.text]
+    assert results == [], "nobody escaped"
+    assert await bot.balance(aqiang) <= before, "(they folded their antes, nothing more)"
+    assert await bot.balance(aqiang) >= before - 1_000, "no escape penalty"
