@@ -46,6 +46,8 @@ def add_route(app: web.Application, application: App, path: str, secret: str) ->
             return web.Response(status=403)
         try:
             body = await request.json()
+            if not is_update_id(body.get("update_id")):
+                raise ValueError("an update's id is a positive integer")
             update = Update.de_json(body, application.bot)
         except Exception:  # Telegram sends JSON updates: whatever else it is, it is not one
             refusals.refused("posts to the webhook that are not an update")
@@ -61,6 +63,12 @@ def add_route(app: web.Application, application: App, path: str, secret: str) ->
         return web.Response()
 
     app.router.add_post(path, receive)
+
+
+def is_update_id(value: object) -> bool:
+    """Telegram numbers updates from 1 up (a database keeps them as a 64-bit integer): 0, -1, 1.5,
+    ``true`` or ``"7"`` is not an update's id."""
+    return type(value) is int and 0 < value < 2**63
 
 
 def _header_bytes(request: web.Request, name: str) -> bytes:
