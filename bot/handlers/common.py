@@ -170,6 +170,8 @@ async def answer(query: CallbackQuery, text: str | None = None, alert: bool = Fa
         raise
     except RetryAfter as error:
         log.warning("an answer was refused (429, retry after %s s)", retry_seconds(error))
+    except NetworkError as error:  # a 5xx, a timeout, a dropped connection, after the retries
+        log.warning("a press could not be answered: %s", error)
 
 
 class RightsUnknown(Exception):
