@@ -19,6 +19,7 @@ from bot import orphans, telegram
 from bot.live import LiveTable
 from bot.outbox import Parcel, Priority, Share
 from bot.outgoing import Cleanup, Kept, PersonalMessage, Reply, Shown, TableMessage, answered, edit
+from bot.request import may_have_arrived
 
 if TYPE_CHECKING:
     from bot.presenter import Presenter
@@ -117,8 +118,8 @@ class Delivery:
                 return
             if failure is not telegram.Failure.NOT_MODIFIED:
                 raise
-        except NetworkError:  # a timeout: a new message may show all the same, its id never known
-            if message_id is None and isinstance(wanted, PersonalMessage):
+        except NetworkError as error:  # a timeout: a new message may show all the same, its id never known
+            if message_id is None and isinstance(wanted, PersonalMessage) and may_have_arrived(error):
                 orphans.lost(live, wanted.person)
             raise
         await self._shown(wanted, message_id)

@@ -51,6 +51,17 @@ class NotSent(TimedOut):
     """Timed out before the request left: no free connection in the pool, or none could be made."""
 
 
+class Dropped(NetworkError):
+    """The connection failed once the request may have left (reset, closed before the answer)."""
+
+
+def may_have_arrived(error: NetworkError) -> bool:
+    """Whether a failed request may have reached Telegram all the same (a timeout once sent, a
+    connection dropped): a new message may show, its id never known. A 5xx, or a request that
+    never left, is a definite failure: Telegram did nothing."""
+    return isinstance(error, Dropped) or (isinstance(error, TimedOut) and not isinstance(error, NotSent))
+
+
 class AiohttpRequest(BaseRequest):
     """PTB's ``BaseRequest`` over aiohttp, with ``HTTPXRequest``'s parameters and meaning.
 
@@ -170,7 +181,8 @@ class AiohttpRequest(BaseRequest):
             raise TimedOut from error
         except (aiohttp.ClientError, OSError) as error:  # some quote the URL, which holds the token
             said = str(error).replace(url.rsplit("/", 1)[0], "<Bot API URL>")
-            raise NetworkError(f"aiohttp.{type(error).__name__}: {said}") from error
+            failed = NetworkError if isinstance(error, aiohttp.ClientConnectorError) else Dropped
+            raise failed(f"aiohttp.{type(error).__name__}: {said}") from error
         finally:
             slots.release()
 
@@ -214,9 +226,11 @@ class RetryingRequest(AiohttpRequest):
                     url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
                 )
             except NetworkError as error:  # a timeout or a dropped connection
+                # (a dropped connection is most often a kept-alive one the server had closed: tried
+                # again; a message that timed out once sent is never sent twice)
                 sent = isinstance(error, TimedOut) and not isinstance(error, NotSent)
                 if pause is None or (sent and api_method in NOT_TWICE):
-                    raise  # a message that timed out may have been sent: never send it twice
+                    raise
                 log.debug("%s failed (%s): trying again", api_method, type(error).__name__)
             else:
                 if code < 500 or pause is None:

@@ -28,6 +28,7 @@ from bot.request import (
     PollingRequest,
     RetryingRequest,
     env_proxy,
+    may_have_arrived,
 )
 from bot.settings import Settings
 
@@ -418,3 +419,16 @@ async def test_a_poll_is_held_by_what_it_asked_and_its_answer_comes_back(server,
         assert (code, payload) == (200, EMPTY)
     assert [asked for asked, _ in holds] == [10.0] * (QUICK_POLLS + 1)
     assert holds[-1][1] > 0 and all(held == 0 for _, held in holds[:-1])
+
+
+async def test_what_may_have_reached_telegram_is_told_from_what_did_not(server, request_, no_pauses):
+    """A dropped connection or a timeout once sent may have shown a new message; a connection never
+    made, or a 5xx, did not (``may_have_arrived``: the DM is looked over only for the first)."""
+    request = await request_(RetryingRequest)
+    server.script += [dropped] * 4
+    with pytest.raises(NetworkError) as raised:
+        await request.do_request(f"{server.url}/editMessageText", "POST")
+    assert may_have_arrived(raised.value)
+    with pytest.raises(NetworkError) as raised:
+        await request.do_request("http://127.0.0.1:9/sendMessage", "POST")
+    assert not may_have_arrived(raised.value)

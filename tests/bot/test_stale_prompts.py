@@ -11,7 +11,9 @@ import pytest
 from telegram.error import TimedOut
 
 import bot.outgoing as outgoing
+import bot.request as bot_request
 from faketg.harness import GROUP
+from faketg.world import ApiError
 from tests.bot.decks import stack, stack_showhand
 from tests.bot.scenarios import handle, labels, live_table, newest, open_and_start, remind
 
@@ -141,3 +143,28 @@ async def test_a_taken_press_on_a_prompt_whose_id_is_still_to_come_leaves_it_the
     await bot.runtime.presenter.sender.drain()
     assert live_table(bot).engine.turn == 1
     assert any("过牌" in label for label in labels(newest(bot, 1))), "1's turn again: their DM offers it"
+
+
+async def test_a_prompt_telegram_refused_with_a_5xx_is_not_looked_for(bot, monkeypatch):
+    """A definite failure (Telegram answered 502 every time) showed nothing: the prompt is sent
+    again, and no message is looked for in the DM (issue 47, point 10: only a timeout or a dropped
+    connection may have shown it)."""
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    real, refused = bot.world.call, []
+
+    def call(method, params):
+        new_prompt = method == "sendMessage" and params.get("chat_id") == 2 and params.get("reply_markup")
+        if new_prompt and not refused:
+            refused.append(method)
+            bot.world.post(2, 2, "在吗")  # (a message of theirs after it: an id a look would try)
+            raise ApiError(502, "Bad Gateway")
+        return real(method, params)
+
+    monkeypatch.setattr(bot.world, "call", call)
+    monkeypatch.setattr(bot_request, "PAUSES", (0.0, 0.0, 0.0))
+    await bot.driver.press(1, GROUP, "当庄")
+    await bot.runtime.presenter.sender.drain()
+    assert refused and labels(newest(bot, 2)) == ["补牌", "不补"], "sent again"
+    looked = [r for r in bot.world.requests if r.chat_id == 2 and r.method == "editMessageReplyMarkup"]
+    assert looked == [] and live_table(bot).unsure == {}, "nothing was looked for"
