@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -205,6 +206,7 @@ class Tables:
         self._list_seats(live)
         try:
             record = self._note(live, events)
+            await self._coins_of_those_gone(live, events)
             state = live.state()
             seats = {seat.person: seat.balance for seat in live.engine.core.seats}
             joined = [event.person for event in events if isinstance(event, Joined)]
@@ -240,6 +242,17 @@ class Tables:
         if live.engine.closed:
             self.by_chat.pop(live.chat_id, None)
         return events
+
+    async def _coins_of_those_gone(self, live: LiveTable, events: list[Event]) -> None:
+        """A results line of someone no longer seated (they escaped during the round) says their
+        coins too, as everyone's does: their wallet once this action's payments are in."""
+        if live.view.results_round != live.round_no:
+            return
+        for index, line in enumerate(live.view.results):
+            if line.balance is None:
+                paid = sum(e.amount for e in events if isinstance(e, Paid) and e.payee == line.person)
+                wallet = await self.store.balance(line.person)
+                live.view.results[index] = dataclasses.replace(line, balance=wallet + paid)
 
     def _restore(
         self, live: LiveTable, turn: Turn | None = None, shown: Mapping[str, str] | None = None

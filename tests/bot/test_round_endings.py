@@ -117,6 +117,18 @@ async def test_a_showhand_escape_says_what_the_escaper_lost(bot):
     table = d.table(GROUP)
     assert "小红 逃跑，输掉已下的 300" in table and "罚 0" not in table, table
     assert (await bot.balance(1), await bot.balance(2)) == (10_300, 9_700)
+    assert "🏁 本局 −300 · 现有 9,700 金币" in dm(bot, 2)[0], "their DM says their coins, as anyone's"
+
+
+async def test_a_muxi_escapers_dm_says_their_coins_at_the_rounds_end(bot):
+    d = bot.driver
+    stack(bot, [2, 3, 1], {1: "2S 3S", 2: "2H 3H", 3: "2D 3D"})
+    await open_and_start(bot, [1, 2, 3])
+    await d.press(1, GROUP, "当庄")
+    await escape(d, 2)
+    await d.press(3, GROUP, "不补")
+    await d.press(1, GROUP, "不补")
+    assert "🏁 本局 −1,000 · 现有 9,000 金币" in dm(bot, 2)[0]
 
 
 # -- a banker's escape: no show-down, no cards --------------------------------------------------
