@@ -81,6 +81,8 @@ class Runtime:
         self.watchers: Watchers = Watchers()  # told of every change of a table (the Mini App's hub)
         self.preferences = Preferences(settings, store)
         self.escapes = Escapes(lambda: self.clock())  # (a test may set the clock)
+        # Whether this process may act on its tables now (a worker whose lease is not sure may not).
+        self.may_act: Callable[[], bool] = lambda: True
 
     async def screen(self, chat_id: int) -> Rendering:
         return Rendering(

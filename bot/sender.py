@@ -74,6 +74,9 @@ class Sender:
         self._last_429: tuple[float, int] = (float("-inf"), 0)
         self.received_429 = 0
         self.on_sent: Callable[[Parcel, float], None] | None = None  # a job as sent, seconds since wanted
+        # Waited for before each request (a worker's lease: nothing is sent while it is not sure; a
+        # job called off meanwhile, its table let go, is not sent).
+        self.gate: Callable[[], Awaitable[None]] | None = None
         # Requests in flight at once, all chats together: the connection pool keeps room for the
         # answers to presses, which never wait behind a send.
         self._in_flight = asyncio.Semaphore(SENDS_AT_ONCE)
@@ -171,6 +174,8 @@ class Sender:
             retry_after: float | None = None
             placed: EveryRequest | None = None  # the bot's window it has a place in, until its answer
             try:
+                if self.gate is not None:
+                    await self.gate()
                 # As a new message? (one that may be an edit goes as one when the budget is busy)
                 as_new = job.new_message and not (job.may_edit and self._edit_sooner(job))
                 if as_new or self.every is not None:

@@ -122,7 +122,12 @@ class TurnClock:
         run it (lost, whatever the cause) is armed again, which fires it now; a job the scheduler
         holds overdue by more than that is carried out here instead (the timeout of a turn already
         over is ignored: carried out twice, it acts once)."""
-        if self._stopped or self.jobs is None or not self.jobs.scheduler.running:
+        if (
+            self._stopped
+            or self.jobs is None
+            or not self.jobs.scheduler.running
+            or not self.runtime.may_act()
+        ):
             return  # (a test's scheduler that is not started: its clock is fired by hand)
         now = self.runtime.clock()
         for live in list(self.runtime.tables.by_chat.values()):
@@ -161,8 +166,8 @@ class TurnClock:
         await self._run(chat_id, table_id, timer, moment)
 
     async def _run(self, chat_id: int, table_id: int, timer: int, moment: str) -> None:
-        if self._stopped:
-            return
+        if self._stopped or not self.runtime.may_act():
+            return  # (a worker whose lease is not sure: the sweep runs it once it is, if still its)
         if moment == REMINDER:
             await self.remind(chat_id, table_id, timer)
         else:

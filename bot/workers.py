@@ -6,7 +6,15 @@ group of one). The chats are cut into partitions (``chat_id mod count``, ``stora
 - **Who owns what.** A worker owns a partition while it holds the partition's advisory lock, on a
   connection of its own (the one that holds the bot's shared lock). The server lets every lock go
   when that connection ends, however the worker ends (a SIGKILL too: the kernel closes its
-  socket), so a lost worker's partitions are free at once. Every ``REBALANCE`` seconds each worker
+  socket), so a lost worker's partitions are free at once.
+- **A lease, for the worker that is there but does nothing** (stopped, hung, frozen: its
+  connection stays open). Each worker renews its lease every ``RENEW_EVERY`` seconds, ``LEASE``
+  ahead by the database's clock; at each look the others end the session of any worker whose lease
+  lapsed (``storage/partitions.py``), which frees its locks as a SIGKILL would. The worker itself
+  stops sending and acting (``may_act``) once ``LEASE - LEASE_MARGIN`` seconds have passed on its own
+  clock since the start of its last renewal that went through, before any other worker can take
+  over; back and renewed in time, it goes on; taken over, its writes are refused (the fence), its
+  session is gone, and it lets its tables go as a worker cut off does. Every ``REBALANCE`` seconds each worker
   counts the workers alive (those holding a worker lock), takes free partitions up to its share
   (``ceil(count / workers)``) and lets go of those beyond it, a few at a time: a new worker gets its
   share, a lost one's share is taken by the others within a couple of ``REBALANCE``.
@@ -41,7 +49,7 @@ import socket
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import asyncpg
 from telegram import Update
@@ -49,15 +57,18 @@ from telegram.error import TelegramError
 
 from bot import callbacks
 from bot.telegram import ChatKind, chat_kind
-from storage import PostgresLock, StorageError, Store
+from storage import PostgresLock, StorageError, Store, partitions
 from storage.inbox import CHANNEL
+from storage.on_postgres import run_query
 from storage.partitions import Fence, partition_of
 from storage.postgres import hold_postgres
+from storage.sql import Query
 
 if TYPE_CHECKING:
     from bot.botdata import App
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 REBALANCE = 1.0  # seconds between looks at the share of partitions (and at the inbox, as a safety net)
 RELEASE_AT_ONCE = 4  # partitions let go of in one look, at most (a new worker's share comes in steps)
 BATCH = 200  # updates read from the inbox at once, per partition
@@ -67,6 +78,9 @@ RECEIVER = 0  # (of WORKER_LOCKS; a worker's own is never 0) held by the worker 
 LONG_POLL = 25  # seconds getUpdates waits for news (Telegram's long poll)
 POLL_PAUSES = (1.0, 2.0, 5.0, 15.0, 30.0)  # seconds between tries while getUpdates fails; the last repeats
 PARTITION_LOCKS = 0x7061_6970  # "paip": one advisory lock a partition
+LEASE = 5.0  # seconds a worker's lease runs past its renewal, by the database's clock
+RENEW_EVERY = 1.0  # seconds between renewals
+LEASE_MARGIN = 1.0  # a worker stops acting this long before its lease may have lapsed
 LIVE_WORKERS = (
     "SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1"
     " AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
@@ -75,6 +89,12 @@ HELD_PARTITIONS = (
     "SELECT objid::int FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1"
     " AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 )
+
+
+def since_boot() -> float:
+    """Seconds by a clock that counts every moment, a suspended machine's included (a process
+    stopped, or a VM frozen, finds its lease's time spent)."""
+    return time.clock_gettime(time.CLOCK_BOOTTIME)
 
 
 def worker_name() -> str:
@@ -106,6 +126,8 @@ class Worker:
         self._stopping = False
         self._poll_kinds: tuple[str, ...] | None = None  # polling (no webhook): the kinds asked for
         self._poller: asyncio.Task[None] | None = None
+        self.acting_until = 0.0  # by ``since_boot``: the lease holds until then, for sure
+        self.renewed = asyncio.Event()  # set at each renewal that went through
 
     # -- start and stop -----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -119,8 +141,10 @@ class Worker:
         self.fence = Fence(self.name, self.count)
         self.store.fence = self.fence
         await self._join()
+        await self.renew()
         await self.rebalance()
         self._tasks = [
+            asyncio.create_task(self._renewing(), name="lease"),
             asyncio.create_task(self._rebalancing(), name="partitions"),
             asyncio.create_task(self._handing_over(), name="inbox"),
         ]
@@ -145,6 +169,7 @@ class Worker:
         if self._stopping:
             return
         log.error("worker %s lost its connection to the database: its partitions go to the others", self.name)
+        self.acting_until = 0.0  # (its lease: renewed anew once back)
         lost, self.owned = set(self.owned), set()
         self.fence.epochs.clear()
         if self._poller is not None:
@@ -172,12 +197,53 @@ class Worker:
         self._tasks, self._poller = [], None
         await self._wait_in_flight(list(self.owned))
         with contextlib.suppress(asyncpg.InterfaceError, asyncpg.PostgresError, OSError):
+            await self._run(partitions.forget(self.name))
             await self.conn.remove_listener(CHANNEL, self._notified)
             await self.conn.remove_listener(MOVED, self._moved)
+
+    # -- the lease ------------------------------------------------------------------------------------
+    async def renew(self) -> None:
+        """Renew the lease; from then on this worker may act ``LEASE - LEASE_MARGIN`` seconds more
+        by its own clock, counted from before the request (however long the answer took)."""
+        started = since_boot()
+        pid = self.conn.get_server_pid()
+        await self._run(partitions.renew(self.name, pid, LEASE))
+        self.acting_until = started + LEASE - LEASE_MARGIN
+        self.renewed.set()
+
+    def may_act(self) -> bool:
+        """Whether this worker's lease holds for sure: if not, another worker may hold its
+        partitions by now, and nothing of them is sent or done until it is renewed."""
+        return since_boot() < self.acting_until
+
+    async def until_it_may_act(self) -> None:
+        """Wait while the lease is not known to hold (the sender's gate: nothing goes to Telegram
+        meanwhile; what is let go meanwhile is taken off the sender's queue)."""
+        while not self.may_act():
+            self.renewed.clear()
+            await self.renewed.wait()
+
+    async def _renewing(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_EVERY)
+            try:
+                await self.renew()
+            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
+                log.warning("worker %s could not renew its lease: %s", self.name, error)
+
+    async def _end_lapsed(self) -> None:
+        """End the sessions of the workers whose leases lapsed: their locks go, and with them their
+        partitions and the receiving of updates, to the workers alive."""
+        for name, pid in await self._run(partitions.lapsed(self.name)):
+            if await self._run(partitions.end_session(pid)):
+                log.warning("worker %s missed its lease: its session ended, its partitions go", name)
 
     # -- the share of partitions --------------------------------------------------------------------
     async def rebalance(self) -> None:
         """Take free partitions up to this worker's share, or let go of a few beyond it."""
+        if not self.may_act():
+            return  # (its lease is renewed first: a worker late itself ends nobody)
+        await self._end_lapsed()
         await self._check_claims()
         self.workers = max(1, int(await self._value(LIVE_WORKERS, WORKER_LOCKS)))
         runtime = self.application.bot_data.runtime
@@ -276,6 +342,7 @@ class Worker:
     async def _handing_over(self) -> None:
         while True:
             await self.wake.wait()
+            await self.until_it_may_act()  # (another worker may hold these partitions by now)
             self.wake.clear()
             partitions, self.notified = self.notified & self.owned, set()
             for partition in sorted(partitions):
@@ -413,6 +480,10 @@ class Worker:
     async def _rows(self, query: str, *args: Any) -> list[Any]:
         async with self._control:
             return list(await self.conn.fetch(query, *args))
+
+    async def _run(self, query: Query[T]) -> T:
+        async with self._control:
+            return await run_query(self.conn, query)
 
 
 async def put(application: App, updates: Sequence[tuple[Update, dict[str, Any]]]) -> int:

@@ -19,6 +19,8 @@ from storage.sql import Query, Result, Sql, Violation, Want
 
 T = TypeVar("T")
 
+IDLE_IN_TRANSACTION = "5s"
+
 
 async def run_query(conn: asyncpg.Connection, query: Query[T]) -> T:
     """Run a storage function's statements on ``conn``; what it returns.
@@ -96,5 +98,8 @@ def _number(text: str) -> int | Decimal:
 
 
 async def prepare_connection(conn: asyncpg.Connection) -> None:
-    """Each new connection of the pool: whole ``numeric`` values as ``int``."""
+    """Each new connection of the pool: whole ``numeric`` values as ``int``; a transaction left
+    open ``IDLE_IN_TRANSACTION`` by its process (stopped, hung: it holds row locks a new owner of
+    its partition waits for) is ended by the server."""
+    await conn.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
     await conn.set_type_codec("numeric", encoder=str, decoder=_number, schema="pg_catalog", format="text")

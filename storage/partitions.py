@@ -8,6 +8,11 @@ own transaction, that its worker is the owner at the epoch it claimed (``FOR SHA
 another waits for it to end, and any write after that claim is refused with :class:`NotOwner`). A
 worker that lost its partition unawares (its session cut, then a pause) can therefore change
 nothing of it: what it was doing is the new owner's to do again.
+
+A worker is alive while it renews its *lease* (:func:`renew`, every second, for ``seconds`` ahead
+by the database's clock): a session alive is not enough (a stopped or hung process keeps its
+connection open). Another worker finds a lease that lapsed (:func:`lapsed`) and ends that worker's
+session (:func:`end_session`): its advisory locks go with it, and its partitions to the others.
 """
 
 from __future__ import annotations
@@ -111,3 +116,43 @@ def owners() -> Query[Mapping[int, tuple[str | None, int]]]:
     """Each partition's last owner and epoch."""
     found = yield from rows("SELECT partition, owner, epoch FROM partitions ORDER BY partition")
     return {row[0]: (row[1], row[2]) for row in found}
+
+
+def renew(name: str, pid: int, seconds: float) -> Query[None]:
+    """``name`` (its own connection is the server's process ``pid``) is alive ``seconds`` more."""
+    yield from run(
+        "",
+        (name, pid, seconds),
+        postgres="INSERT INTO workers (name, pid, alive_until) VALUES (?, ?, clock_timestamp()"
+        " + make_interval(secs => ?)) ON CONFLICT (name) DO UPDATE"
+        " SET pid = excluded.pid, alive_until = excluded.alive_until",
+    )
+
+
+def lapsed(name: str) -> Query[list[tuple[str, int]]]:
+    """The other workers whose leases lapsed, with their connections' processes; each is named
+    once (forgotten here: back, it renews a lease anew)."""
+    found = yield from rows(
+        "SELECT name, pid FROM workers WHERE 0 AND name <> ?",
+        (name,),
+        postgres="DELETE FROM workers WHERE alive_until < clock_timestamp() AND name <> ?"
+        " RETURNING name, pid",
+    )
+    return [(row[0], int(row[1])) for row in found]
+
+
+def end_session(pid: int) -> Query[bool]:
+    """End the server's process ``pid`` (a lapsed worker's connection), if it is still there:
+    whether it was."""
+    ended = yield from value(
+        "SELECT ? * 0",
+        (pid,),
+        postgres="SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        " WHERE pid = ? AND datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    return bool(ended)
+
+
+def forget(name: str) -> Query[None]:
+    """``name`` stops (a clean stop: no lease left to lapse)."""
+    yield from run("DELETE FROM workers WHERE name = ?", (name,))

@@ -329,6 +329,24 @@ PG_V8_WORKERS: tuple[str, ...] = (
     )""",
 )
 
+# A worker is alive while it renews its lease (``storage/partitions.py``): a stopped, hung or frozen
+# worker keeps its connection (and its advisory locks) open, but not its lease; another worker then
+# ends its sessions, and with them its locks (``bot/workers.py``). Empty on SQLite, as above.
+V9_WORKER_LEASES: tuple[str, ...] = (
+    """CREATE TABLE workers (
+        name        TEXT    PRIMARY KEY,         -- the worker's name (partitions.owner)
+        pid         INTEGER NOT NULL,            -- the server's process of its own connection
+        alive_until TEXT    NOT NULL             -- its lease, by the database's clock
+    )""",
+)
+PG_V9_WORKER_LEASES: tuple[str, ...] = (
+    """CREATE TABLE workers (
+        name        text        PRIMARY KEY,
+        pid         integer     NOT NULL,
+        alive_until timestamptz NOT NULL
+    )""",
+)
+
 
 MIGRATIONS: tuple[Step, ...] = (
     Step(V1_BASE, PG_V1_BASE),
@@ -339,6 +357,7 @@ MIGRATIONS: tuple[Step, ...] = (
     Step(V6_CHOSEN_SECONDS, PG_V6_CHOSEN_SECONDS),
     Step(V7_UPDATES_TAKEN, PG_V7_UPDATES_TAKEN),
     Step(V8_WORKERS, PG_V8_WORKERS),
+    Step(V9_WORKER_LEASES, PG_V9_WORKER_LEASES),
 )
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 

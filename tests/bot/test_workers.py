@@ -345,3 +345,42 @@ async def test_a_table_whose_group_upgrades_into_another_workers_partition_goes_
     await driver.press(second, second, "补牌")
     assert "第 1 局 · 结算" in driver.table(new)
     assert (await b.runtime.store.check()).ok
+
+
+async def test_a_hung_worker_misses_its_lease_and_the_other_takes_its_tables(world, pair):
+    """Issue 47, point 3: a worker that is there but does nothing (stopped, hung: its connection
+    stays open, and its advisory locks with it) stops renewing its lease. It stops acting on its
+    own clock; the other ends its session once the lease lapsed and takes every partition, and
+    finishes its rounds. Back, the hung one finds its session gone, lets its tables go, and the
+    partitions are shared again, never a table held by two."""
+    a, b = bots = pair
+    groups = groups_of(world, bots)
+    driver = through_the_inbox(world, bots, [])
+    for chat_id in groups:
+        await open_round(driver, lambda chat: owner_of(bots, chat), chat_id)
+    hung = worker(a)
+    for task in hung._tasks:  # a hangs: nothing of it runs, its connection stays open
+        task.cancel()
+    started = time.monotonic()
+    await until(lambda: not hung.may_act(), "a knows, by its own clock, that its lease is not sure")
+    assert len(worker(b).owned) < worker(b).count, "before anyone could take its partitions"
+    await until(lambda: len(worker(b).owned) == worker(b).count, "b took every partition", timeout=20)
+    took = time.monotonic() - started
+    assert took < workers.LEASE + 3 * workers.REBALANCE, took
+    assert hung.conn.is_closed() or not hung.owned, "its session was ended"
+    for chat_id in groups:
+        assert b.runtime.tables.get(chat_id) is not None
+        await finish_round(driver, chat_id)
+
+    hung._tasks = [  # a runs again
+        asyncio.create_task(hung._renewing()),
+        asyncio.create_task(hung._rebalancing()),
+        asyncio.create_task(hung._handing_over()),
+    ]
+    await until(lambda: not a.runtime.tables.by_chat, "a let go of its tables")
+    await balanced(bots)
+    for chat_id in groups:
+        holders = [x for x in bots if x.runtime.tables.get(chat_id) is not None]
+        assert holders in ([], [owner_of(bots, chat_id)])
+    report = await b.runtime.store.check()
+    assert report.ok, report.problems
