@@ -335,7 +335,8 @@ async def button_pressed(update: Update, context: Context) -> None:
         reply_with = await _carry_out(query, context, user, language)
     except (Refused, RuleError) as error:
         _forget_unkept_dm(runtime, query, user.id)
-        await answer(query, refusal_text(language, error), isinstance(error, Refused))
+        text = t(language, "error.turn_over") if timed_out(runtime, query, user.id) else None
+        await answer(query, text or refusal_text(language, error), isinstance(error, Refused))
         return
     except NotOwner as lost:  # another worker owns this chat now: a press again reaches it
         log.warning("a button press was not saved: %s", lost)
@@ -347,6 +348,16 @@ async def button_pressed(update: Update, context: Context) -> None:
         return
     _forget_unkept_dm(runtime, query, user.id)
     await answer(query, *reply_with)
+
+
+def timed_out(runtime: Runtime, query: CallbackQuery, person: int) -> bool:
+    """Whether a refused press comes after its turn ran out: the deadline acted for ``person`` in
+    the round the button is from (told so, not "not your turn": it was, and it is over)."""
+    press = callbacks.decode(query.data)
+    live = None if press is None else runtime.tables.by_id(press.table_id)
+    if live is None or press is None or press.round_no != live.round_no:
+        return False
+    return any(move.person == person and move.timed_out for move in live.view.moves)
 
 
 def _forget_unkept_dm(runtime: Runtime, query: CallbackQuery, person: int) -> None:
