@@ -83,8 +83,7 @@ def build_application(
             polling = PollingRequest(connection_pool_size=1, proxy=proxy)
             builder = builder.get_updates_request(polling)
             sessions.append(polling)
-    if settings.webhook_url is not None:
-        builder = builder.updater(None)
+    builder = builder.updater(None)  # (updates come by webhook, or by bot/hearing.py's polling)
     if settings.base_url:
         base = settings.base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")

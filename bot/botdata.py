@@ -42,6 +42,7 @@ class BotData:
         self.deliveries: Deliveries | None = None  # which updates were taken (bot/deliveries.py)
         self.worker: Worker | None = None  # on PostgreSQL: this process's chats (bot/workers.py)
         self.menu: asyncio.Task[None] | None = None  # setting the command menu in the background
+        self.polling: asyncio.Task[None] | None = None  # taking updates by getUpdates (bot/hearing.py)
         self.gc_thresholds: tuple[int, int, int] | None = None  # the collector's before start-up
 
 

@@ -117,6 +117,7 @@ class Turn:
     # Not carried over a restart (the queue they are about is not):
     held: bool = False  # its deadline came while someone's prompt was still queued
     called: bool = False  # its call is out in the group
+    heard_from: float | None = None  # deaf spells before this were given back (None: since it began)
 
     @classmethod
     def start(cls, timer: int, now: float, seconds: float) -> Turn:

@@ -23,6 +23,7 @@ from telegram.ext import JobQueue
 
 from bot import orphans
 from bot.escapes import Escapes
+from bot.hearing import Hearing
 from bot.kinds import KINDS
 from bot.live import AUTOPILOT_ROUNDS, TURN, Action, Event, LiveTable, Notice
 from bot.outbox import Limits
@@ -81,6 +82,7 @@ class Runtime:
         self.watchers: Watchers = Watchers()  # told of every change of a table (the Mini App's hub)
         self.preferences = Preferences(settings, store)
         self.escapes = Escapes(lambda: self.clock())  # (a test may set the clock)
+        self.hearing = Hearing(lambda: self.clock())  # when updates did not come in (bot/hearing.py)
         # Whether this process may act on its tables now (a worker whose lease is not sure may not).
         self.may_act: Callable[[], bool] = lambda: True
 

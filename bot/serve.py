@@ -19,7 +19,7 @@ from typing import Any
 
 from telegram.ext import CallbackContext
 
-from bot import webhook
+from bot import hearing, webhook
 from bot.app import HANDLED_UPDATES, stop_menu
 from bot.botdata import App
 from bot.settings import Settings
@@ -71,22 +71,12 @@ async def _take_updates(application: App, settings: Settings) -> None:
         assert secret is not None
         await webhook.register(application.bot, settings.webhook_url, secret, HANDLED_UPDATES)
         return
-    assert application.updater is not None
-
-    def failed(error: Exception) -> None:
-        # One line, no traceback: Telegram failed, not the bot (and no update failed). PTB's polling
-        # loop tries again by itself, 1 s later, then up to 30 s apart while it keeps failing.
-        log.warning("getUpdates failed (%s: %s): polling again", type(error).__name__, error)
-
-    await application.updater.start_polling(
-        allowed_updates=HANDLED_UPDATES, drop_pending_updates=False, error_callback=failed
-    )
+    hearing.listen(application, HANDLED_UPDATES)
 
 
 async def _stop(application: App, servers: list[WebServer]) -> None:
     try:
-        if application.updater is not None and application.updater.running:
-            await application.updater.stop()
+        await hearing.stop_listening(application)
         for server in servers:
             await server.stop()
         if application.running:
@@ -110,6 +100,13 @@ def _schedule(application: App, settings: Settings) -> None:
         await health.keep_in_touch(context.bot, by_webhook)
 
     jobs.run_repeating(keep_in_touch, PING_EVERY, first=PING_EVERY, name="keep in touch")
+    runtime = application.bot_data.runtime
+    if by_webhook and runtime is not None:
+
+        async def look_at_webhook(context: CallbackContext[Any, Any, Any, Any]) -> None:
+            await hearing.look_at_webhook(context.bot, runtime.hearing)
+
+        jobs.run_repeating(look_at_webhook, hearing.WEBHOOK_LOOK, first=hearing.WEBHOOK_LOOK, name="webhook")
     if settings.backup_dir is not None:
         folder, keep_days = settings.backup_dir, settings.backup_keep_days
 

@@ -195,6 +195,8 @@ class TurnClock:
             live = runtime.tables.get(chat_id)
             if live is None or live.table_id != table_id or await self._hold_for_prompt(live, timer):
                 return
+            if await self._hold_while_deaf(live, timer):
+                return
             try:
                 events = await runtime.tables.apply(live, Timeout(timer))
             except StaleTimer:
@@ -225,6 +227,29 @@ class TurnClock:
         if not turn.held or waits:
             return False
         live.turn = replace(turn, held=False, deadline=self.runtime.clock() + core.turn_seconds)
+        await self.runtime.present(live, [])  # (armed, and the open Mini Apps told, while showing it)
+        return True
+
+    async def _hold_while_deaf(self, live: LiveTable, timer: int) -> bool:
+        """The deadline of turn ``timer`` is held while the bot cannot hear the presses (looked at
+        again every ``PROMPT_AWAITED`` s); once it hears again, the turn gets back every second it
+        was deaf while it ran (``bot/hearing.py``), shown with its new deadline."""
+        turn, core, hearing = live.turn, live.engine.core, self.runtime.hearing
+        if turn.deadline is None or core.timer != timer:
+            return False
+        if hearing.is_deaf():
+            self.arm(live, delay=PROMPT_AWAITED)
+            return True
+        now = self.runtime.clock()
+        began = turn.heard_from
+        if began is None:
+            began = turn.deadline - core.turn_seconds - turn.given_back
+        lost = hearing.deaf_within(began, now)
+        live.turn = replace(turn, heard_from=now)
+        if lost <= 0 or turn.deadline + lost <= now:
+            return False
+        live.turn = replace(live.turn, deadline=turn.deadline + lost)
+        log.info("table %s: its turn gets back %.1f s the bot could not hear", live.table_id, lost)
         await self.runtime.present(live, [])  # (armed, and the open Mini Apps told, while showing it)
         return True
 

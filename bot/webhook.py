@@ -52,6 +52,8 @@ def add_route(app: web.Application, application: App, path: str, secret: str) ->
         except Exception:  # Telegram sends JSON updates: whatever else it is, it is not one
             refusals.refused("posts to the webhook that are not an update")
             return web.Response(status=400)
+        if application.bot_data.runtime is not None:
+            application.bot_data.runtime.hearing.heard()
         if application.bot_data.worker is None:
             await application.update_queue.put(update)
             return web.Response()

@@ -53,9 +53,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import asyncpg
 from telegram import Update
-from telegram.error import TelegramError
 
-from bot import callbacks
+from bot import callbacks, hearing
 from bot.telegram import ChatKind, chat_kind
 from storage import PostgresLock, StorageError, Store, partitions
 from storage.inbox import CHANNEL
@@ -75,8 +74,6 @@ BATCH = 200  # updates read from the inbox at once, per partition
 WORKER_LOCKS = 0x7061_6977  # "paiw": the advisory locks that say a worker is alive (one each)
 MOVED = "paiju_table_moved"  # a table went to another chat's partition (a group upgraded): its id
 RECEIVER = 0  # (of WORKER_LOCKS; a worker's own is never 0) held by the worker that polls Telegram
-LONG_POLL = 25  # seconds getUpdates waits for news (Telegram's long poll)
-POLL_PAUSES = (1.0, 2.0, 5.0, 15.0, 30.0)  # seconds between tries while getUpdates fails; the last repeats
 PARTITION_LOCKS = 0x7061_6970  # "paip": one advisory lock a partition
 LEASE = 5.0  # seconds a worker's lease runs past its renewal, by the database's clock
 RENEW_EVERY = 1.0  # seconds between renewals
@@ -418,24 +415,13 @@ class Worker:
         while not await self._value("SELECT pg_try_advisory_lock($1, $2)", WORKER_LOCKS, RECEIVER):
             await asyncio.sleep(REBALANCE)
         log.info("worker %s takes the updates from Telegram (polling)", self.name)
-        bot = self.application.bot
-        offset, failed = 0, 0
-        while True:
-            try:
-                if offset == 0:
-                    await bot.delete_webhook(drop_pending_updates=False)
-                updates = await bot.get_updates(offset=offset, timeout=LONG_POLL, allowed_updates=kinds)
-                if updates:  # kept in one transaction; confirmed to Telegram by the next call
-                    await put(self.application, [(update, update.to_dict()) for update in updates])
-                    offset = updates[-1].update_id + 1
-                failed = 0
-            except (TelegramError, StorageError, asyncpg.PostgresError, OSError) as error:
-                pause = POLL_PAUSES[min(failed, len(POLL_PAUSES) - 1)]
-                failed += 1
-                log.warning(
-                    "getUpdates failed (%s: %s): polling again in %g s", type(error).__name__, error, pause
-                )
-                await asyncio.sleep(pause)
+        runtime = self.application.bot_data.runtime
+        assert runtime is not None
+
+        async def keep(updates: Sequence[Update]) -> None:  # in one transaction
+            await put(self.application, [(update, update.to_dict()) for update in updates])
+
+        await hearing.poll(self.application.bot, kinds, keep, runtime.hearing)
 
     # -- a table that moves to another partition (its group became a supergroup: a new chat id) ------
     def owns(self, chat_id: int) -> bool:

@@ -28,6 +28,7 @@ from telegram import Update
 
 from bot.app import build_application, close, prepare
 from bot.botdata import App
+from bot.hearing import listen, stop_listening
 from bot.miniapp.auth import signed_for
 from bot.miniapp.routes import MiniApp
 from bot.settings import Settings
@@ -271,16 +272,14 @@ async def run(port: int, database: str, language: str, seed: int | None = None) 
         await application.shutdown()
         await emulator.stop()
         raise
-    assert application.updater is not None
-    await application.updater.start_polling(poll_interval=0, timeout=10, allowed_updates=Update.ALL_TYPES)
+    listen(application, Update.ALL_TYPES)
     await application.start()
     print(f"Paiju sandbox: open {url}/ in a browser (database: {database}). Ctrl-C stops it.", flush=True)
     try:
         await stopped.wait()
     finally:
         await emulator.release_polls()
-        with contextlib.suppress(Exception):
-            await application.updater.stop()
+        await stop_listening(application)
         await application.stop()
         await close(application)
         await application.shutdown()

@@ -14,7 +14,7 @@ from faketg.harness import ADMIN, GROUP, make_world
 from faketg.server import Faults
 from tests.bot.scenarios import open_and_start
 from tests.e2e.process import Stage, make_stage
-from tests.e2e.rounds import finish_muxi_round, table_of
+from tests.e2e.rounds import dm_buttons, finish_muxi_round, table_of
 from tests.waiting import until
 
 RIGHTS_UNKNOWN = t("zh-hans", "rights.unknown")
@@ -124,3 +124,30 @@ async def test_a_failing_poll_is_one_log_line_and_polling_resumes(staged):
     log = staged.bot.log.read_text()
     assert len(lines(staged, "getUpdates failed")) >= 3, log[-3000:]
     assert "Traceback" not in log and "an update failed" not in log, log[-3000:]
+
+
+async def test_a_turn_does_not_run_out_while_the_bot_cannot_hear_and_polling_is_back_within_seconds(staged):
+    """Issue 47, point 9: getUpdates fails for longer than the whole turn (Telegram takes the bot's
+    sends, but gives it no update). The deadline is held meanwhile and the turn gets that time
+    back: a draw pressed once the bot hears again is taken. Polling comes back within a few
+    seconds of the server (PTB's own loop waited up to 30 s between tries)."""
+    staged.bot.extra_env["PAIJU_TURN_SECONDS"] = "10"
+    await staged.bot.start()
+    await open_and_start(staged, [1, 2, 3])
+    await staged.driver.press(1, GROUP, "当庄")
+    await until(lambda: dm_buttons(staged, 2) or dm_buttons(staged, 3), "someone is asked to draw")
+    staged.emulator.faults = faults = Faults(always={"getUpdates": "internal_error"})
+    staged.world.post(1, 1, "/balance")  # (ends the poll in flight: the next ones fail)
+    await staged.emulator.notify()
+    await until(lambda: faults.injected.get("internal_error"), "polls fail")
+    failing = staged.world.clock()
+    await until(lambda: staged.world.clock() - failing > 14, "deaf for longer than the turn", timeout=30)
+    staged.emulator.faults = Faults()
+    back = staged.world.clock()
+    assert await finish_muxi_round(staged, [1, 2, 3]) >= 2, "their answers were taken"
+    heard = next(r.at for r in staged.world.requests if r.method == "getUpdates" and r.at > back)
+    assert heard - back < 4.0, "polling is back within seconds"
+    assert "超时" not in table_of(staged).text, table_of(staged).text
+    assert await staged.bot.stop() == 0
+    log = staged.bot.log.read_text()
+    assert len(lines(staged, "turns' clocks are held")) == 1, log[-3000:]
