@@ -251,24 +251,31 @@ class Runtime:
         """At start-up: load every open table and re-arm its timer."""
         return self.adopt(await self.store.open_tables())
 
-    def adopt(self, tables: Iterable[SavedTable]) -> list[LiveTable]:
+    def adopt(self, tables: Iterable[SavedTable], *, handed_over: bool = False) -> list[LiveTable]:
         """Take open tables as saved (at start-up, or a partition's, taken over from another worker)
         and re-arm their turns' clocks from what was saved; each message is then brought to what it
-        should show (only what changed is sent: what each shows is saved with the table)."""
+        should show (only what changed is sent: what each shows is saved with the table). Their DMs
+        are looked over for a message the bot never learnt of, unless they were ``handed_over``
+        cleanly (everything sent and saved before)."""
         adopted = self.tables.adopt(tables)
         for live in adopted:
             self.turns.arm(live)
-            orphans.adopted(live)
+            if not handed_over:
+                orphans.adopted(live)
             # An edit the crash cut off is shown now (in the background: start-up does not wait).
             self.background(self._redraw(live))
         return adopted
 
-    async def let_go(self, chats: Callable[[int], bool], timeout: float = 10.0) -> None:
+    async def let_go(
+        self, chats: Callable[[int], bool], timeout: float = 10.0
+    ) -> tuple[list[LiveTable], bool]:
         """Forget the tables of the chats ``chats`` says (another worker takes them over): each
         once its chat's current change is done, its clock disarmed; then what they queued for
         their group and their people's DMs goes out (at most ``timeout`` seconds: what is left is
-        not sent from here, the next owner sends it), whatever the other chats have queued."""
+        not sent from here, the next owner sends it), whatever the other chats have queued. The
+        tables let go, and whether all they queued went out."""
         gone = [live for live in list(self.tables.by_chat.values()) if chats(live.chat_id)]
+        sent_all = True
         for live in gone:
             async with self.tables.lock(live.chat_id):
                 self.turns.disarm(live.table_id)
@@ -281,6 +288,8 @@ class Runtime:
                     await self.presenter.sender.drain(shown_in)
             except TimeoutError:  # sent from here too, it would show twice (its shown state unsaved)
                 self.presenter.sender.take_all(shown_in, lambda key: getattr(key, "table_id", None) in tables)
+                sent_all = False
+        return gone, sent_all
 
     async def _redraw(self, live: LiveTable) -> None:
         async with self.tables.lock(live.chat_id):

@@ -25,7 +25,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Hash
 from contextvars import ContextVar
 from dataclasses import replace
 
-from bot.outbox import PROMPT_WAIT, SENDS_AT_ONCE, EveryRequest, Lane, Limits, NewMessages, Parcel, Priority
+from bot.outbox import (
+    PROMPT_WAIT,
+    SENDS_AT_ONCE,
+    EveryRequest,
+    GroupBudget,
+    Lane,
+    Limits,
+    NewMessages,
+    Parcel,
+    Priority,
+)
 from bot.telegram import is_private_id
 
 log = logging.getLogger(__name__)
@@ -81,13 +91,33 @@ class Sender:
         # answers to presses, which never wait behind a send.
         self._in_flight = asyncio.Semaphore(SENDS_AT_ONCE)
 
+    def _lane(self, chat_id: int) -> Lane:
+        lane = self.lanes.get(chat_id)
+        if lane is None:
+            lane = self.lanes[chat_id] = Lane(chat_id, self.limits.budget(chat_id, self.clock()))
+        return lane
+
+    def history(self, chats: Collection[int]) -> dict[int, list[tuple[float, int]]]:
+        """What these groups got in the last minute (``GroupBudget.history``), for the worker that
+        takes their tables over: a group's 20 a minute holds across owners."""
+        found = {}
+        for chat_id in chats:
+            lane = self.lanes.get(chat_id)
+            if lane is not None and isinstance(lane.budget, GroupBudget):
+                found[chat_id] = lane.budget.history(self.clock())
+        return found
+
+    def carry(self, histories: dict[int, list[tuple[float, int]]]) -> None:
+        """Count what other workers sent to these groups in the last minute as sent from here."""
+        for chat_id, history in histories.items():
+            budget = self._lane(chat_id).budget
+            if isinstance(budget, GroupBudget):
+                budget.carry(history, self.clock())
+
     def want(self, job: Parcel, *, newer: bool = True) -> None:
         """Queue ``job`` (merged with the queued one of its key: its payload replaces the queued one's
         unless not ``newer``); its chat's task sends it."""
-        lane = self.lanes.get(job.chat_id)
-        if lane is None:
-            budget = self.limits.budget(job.chat_id, self.clock())
-            lane = self.lanes[job.chat_id] = Lane(job.chat_id, budget)
+        lane = self._lane(job.chat_id)
         lane.put(job, newer=newer)
         self._move_up(lane, job)
         task = self.tasks.get(job.chat_id)

@@ -289,6 +289,7 @@ class Worker:
         runtime = self.application.bot_data.runtime
         assert runtime is not None
         try:
+            handed_over = await self.store.handed_over(partition)
             self.fence.epochs[partition] = await self.store.claim_partition(
                 partition, self.name, self.address
             )
@@ -299,12 +300,28 @@ class Worker:
                 await self._value("SELECT pg_advisory_unlock($1, $2)", PARTITION_LOCKS, partition)
             raise
         self.owned.add(partition)
-        runtime.adopt(tables)
+        await self._carry_budgets([saved.chat_id for saved in tables])
+        runtime.adopt(tables, handed_over=handed_over)
         self.application.bot_data.metrics.takeovers.inc()
         self.notified.add(partition)
         self.wake.set()
         if tables:
             log.info("worker %s took partition %d with %d open tables", self.name, partition, len(tables))
+
+    async def _carry_budgets(self, chats: list[int]) -> None:
+        """The groups' requests of the last minute, as the worker that let their tables go kept
+        them: counted here, so a group's 20 a minute holds across owners."""
+        runtime = self.application.bot_data.runtime
+        assert runtime is not None
+        try:
+            kept = await self.store.budgets(chats)
+        except StorageError as error:
+            log.warning("worker %s: the groups' last minute is not known (%s)", self.name, error)
+            return
+        now = time.time()
+        runtime.presenter.sender.carry(
+            {chat: [(now - at, share) for at, share in requests] for chat, requests in kept.items()}
+        )
 
     async def release(self, partition: int) -> None:
         """Let ``partition`` go to another worker, leaving nothing half-done (see the docstring)."""
@@ -312,8 +329,19 @@ class Worker:
         await self._wait_in_flight([partition])
         runtime = self.application.bot_data.runtime
         assert runtime is not None
-        await runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) == partition)
+        gone, sent_all = await runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) == partition)
+        # What its messages show, and what its groups got in the last minute, for the next owner.
+        self.store.save_shown_now(live.table_id for live in gone)
+        sent = runtime.presenter.sender.history([live.chat_id for live in gone])
+        now = time.time()
+        with contextlib.suppress(StorageError):  # (the next owner then counts from nothing)
+            await self.store.keep_budgets(
+                {chat: [(now - ago, share) for ago, share in requests] for chat, requests in sent.items()}
+            )
         await self.store.backend.commits.drain()  # every write of it committed (fenced: still ours)
+        if sent_all:  # (else what was cut off may show: its next owner looks over the DMs)
+            with contextlib.suppress(StorageError):
+                await self.store.hand_over(partition)
         self.fence.epochs.pop(partition, None)
         await self._value("SELECT pg_advisory_unlock($1, $2)", PARTITION_LOCKS, partition)
 

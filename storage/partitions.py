@@ -17,11 +17,12 @@ session (:func:`end_session`): its advisory locks go with it, and its partitions
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from storage.errors import StorageError
-from storage.sql import Query, first, rows, run, value
+from storage.sql import Query, first, many, marks, rows, run, value
 
 
 class NotOwner(StorageError):
@@ -93,7 +94,7 @@ def ensure(count: int) -> Query[int]:
 def claim(partition: int, owner: str, address: str | None, now_text: str) -> Query[int]:
     """``owner`` (reached at ``address``) takes ``partition`` (it holds its lock): its new epoch."""
     epoch = yield from value(
-        "UPDATE partitions SET owner = ?, address = ?, epoch = epoch + 1, taken_at = ?"
+        "UPDATE partitions SET owner = ?, address = ?, epoch = epoch + 1, taken_at = ?, handed_over = 0"
         " WHERE partition = ? RETURNING epoch",
         (owner, address, now_text, partition),
     )
@@ -156,3 +157,35 @@ def end_session(pid: int) -> Query[bool]:
 def forget(name: str) -> Query[None]:
     """``name`` stops (a clean stop: no lease left to lapse)."""
     yield from run("DELETE FROM workers WHERE name = ?", (name,))
+
+
+def keep_budgets(sent: Mapping[int, list[tuple[float, int]]]) -> Query[None]:
+    """What each group got in its last minute (``[time, share]``, by the wall clock), for the next
+    worker to hold its table."""
+    yield from many(
+        "INSERT INTO chat_budgets (chat_id, sent) VALUES (?, ?)"
+        " ON CONFLICT (chat_id) DO UPDATE SET sent = excluded.sent",
+        [(chat_id, json.dumps(requests)) for chat_id, requests in sent.items()],
+    )
+
+
+def budgets(chats: Collection[int]) -> Query[dict[int, list[tuple[float, int]]]]:
+    """What :func:`keep_budgets` kept for these groups."""
+    if not chats:
+        return {}
+    found = yield from rows(
+        f"SELECT chat_id, sent FROM chat_budgets WHERE chat_id IN ({marks(len(chats))})", tuple(chats)
+    )
+    return {int(row[0]): [(float(at), int(share)) for at, share in json.loads(row[1])] for row in found}
+
+
+def handed_over(partition: int) -> Query[bool]:
+    """Whether ``partition``'s last owner let it go cleanly (:func:`hand_over`)."""
+    return bool((yield from value("SELECT handed_over FROM partitions WHERE partition = ?", (partition,))))
+
+
+def hand_over(fence: Fence, partition: int) -> Query[None]:
+    """``fence``'s worker lets ``partition`` go with everything of it sent and saved: the next owner
+    has nothing to look for in its DMs."""
+    yield from fenced_partition(fence, partition)
+    yield from run("UPDATE partitions SET handed_over = 1 WHERE partition = ?", (partition,))

@@ -331,12 +331,19 @@ PG_V8_WORKERS: tuple[str, ...] = (
 
 # A worker is alive while it renews its lease (``storage/partitions.py``): a stopped, hung or frozen
 # worker keeps its connection (and its advisory locks) open, but not its lease; another worker then
-# ends its sessions, and with them its locks (``bot/workers.py``). Empty on SQLite, as above.
+# ends its sessions, and with them its locks (``bot/workers.py``). A group's requests of the last
+# minute go with its table to the next worker (``chat_budgets``). Empty on SQLite, as above.
 V9_WORKER_LEASES: tuple[str, ...] = (
     """CREATE TABLE workers (
         name        TEXT    PRIMARY KEY,         -- the worker's name (partitions.owner)
         pid         INTEGER NOT NULL,            -- the server's process of its own connection
         alive_until TEXT    NOT NULL             -- its lease, by the database's clock
+    )""",
+    # 1 once its last owner let it go cleanly (everything sent and saved): no orphan search then
+    "ALTER TABLE partitions ADD COLUMN handed_over INTEGER NOT NULL DEFAULT 0",
+    """CREATE TABLE chat_budgets (
+        chat_id  INTEGER PRIMARY KEY,            -- a group whose table moved to another worker
+        sent     TEXT    NOT NULL                -- JSON: its last minute's requests [[time, share]]
     )""",
 )
 PG_V9_WORKER_LEASES: tuple[str, ...] = (
@@ -344,6 +351,11 @@ PG_V9_WORKER_LEASES: tuple[str, ...] = (
         name        text        PRIMARY KEY,
         pid         integer     NOT NULL,
         alive_until timestamptz NOT NULL
+    )""",
+    "ALTER TABLE partitions ADD COLUMN handed_over integer NOT NULL DEFAULT 0",
+    """CREATE TABLE chat_budgets (
+        chat_id  bigint PRIMARY KEY,
+        sent     text   NOT NULL
     )""",
 )
 

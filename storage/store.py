@@ -13,7 +13,7 @@ import asyncio
 import functools
 import logging
 import os
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
@@ -489,6 +489,28 @@ class Store:
     async def owner_of_table(self, table_id: int, count: int) -> tuple[str | None, str | None]:
         """The worker owning a table's chat, and where its HTTP server is reached."""
         return await self._read(partitions.address_of_table, table_id, count)
+
+    async def handed_over(self, partition: int) -> bool:
+        return await self._read(partitions.handed_over, partition)
+
+    async def hand_over(self, partition: int) -> None:
+        """This worker lets ``partition`` go cleanly (``partitions.hand_over``)."""
+        assert self.fence is not None
+        await self._write(partitions.hand_over, self.fence, partition)
+
+    async def keep_budgets(self, sent: Mapping[int, list[tuple[float, int]]]) -> None:
+        """What these groups got in the last minute, for the worker that takes their tables next."""
+        if sent:
+            await self._write(partitions.keep_budgets, sent)
+
+    async def budgets(self, chats: Collection[int]) -> dict[int, list[tuple[float, int]]]:
+        return await self._read(partitions.budgets, chats)
+
+    def save_shown_now(self, table_ids: Iterable[int]) -> None:
+        """Write now what these tables' messages show, not written yet (their partition is let go:
+        its next owner must know what they show)."""
+        for table_id in table_ids:
+            self._save_shown(table_id)
 
     async def partition_owners(self) -> Mapping[int, tuple[str | None, int]]:
         return await self._read(partitions.owners)

@@ -384,3 +384,51 @@ async def test_a_hung_worker_misses_its_lease_and_the_other_takes_its_tables(wor
         assert holders in ([], [owner_of(bots, chat_id)])
     report = await b.runtime.store.check()
     assert report.ok, report.problems
+
+
+async def test_a_partition_let_go_is_handed_over_clean_with_its_groups_last_minute(
+    world, postgres_url, pair, caplog
+):
+    """Issue 47, points 4 and 6: a third worker joins, and the two others let a partition each go
+    to it. The worker letting one go finishes what it has in flight, saves what its messages show
+    and what its groups got in the last minute, then lets it go. The next owner counts those
+    requests against the group's 20 a minute, writes nothing refused, and does not look over the
+    DMs for a message nobody lost."""
+    bots = list(pair)
+    count = worker(bots[0]).count
+    groups = [next(c for c in range(-1001, -1999, -1) if partition_of(c, count) == p) for p in range(count)]
+    for chat_id in groups:  # a table in every partition: some move, whichever they are
+        for person in people(chat_id):
+            world.add_person(person, f"玩家{person}")
+        world.add_group(chat_id, f"群{-chat_id % 1000}", [*people(chat_id)])
+    driver = through_the_inbox(world, bots, [])
+    for chat_id in groups:
+        await open_round(driver, lambda chat: owner_of(bots, chat), chat_id)
+    before = {chat_id: owner_of(bots, chat_id) for chat_id in groups}
+    requests_before = len(world.requests)
+    caplog.clear()
+    c = await start_bot(world, postgres_url, partitions=PARTITIONS)
+    try:
+        bots.append(c)
+
+        def shared_by_three() -> bool:
+            owned = [worker(x).owned for x in bots]
+            return sum(map(len, owned)) == count and len(set().union(*owned)) == count and len(owned[2]) >= 2
+
+        await until(shared_by_three, "the new worker took its share")
+        await until(lambda: all(not worker(x).in_flight.get(p) for x in bots for p in range(count)))
+        await until(lambda: sum(len(x.runtime.tables.by_chat) for x in bots) == len(groups), "tables adopted")
+        moved = [chat_id for chat_id in groups if c.runtime.tables.get(chat_id) is not None]
+        assert moved, "some tables moved to the new worker"
+        await c.runtime.wait_idle()
+        for chat_id in moved:
+            assert before[chat_id].runtime.tables.get(chat_id) is None
+            budget = c.runtime.presenter.sender.lanes[chat_id].budget
+            assert budget.history(time.monotonic()), "the group's requests count at its new owner"
+        probes = [r for r in world.requests[requests_before:] if r.method == "editMessageReplyMarkup"]
+        assert probes == [], "no DM looked over: nothing was lost"
+        for chat_id in groups:
+            await finish_round(driver, chat_id)
+        assert "NotOwner" not in caplog.text
+    finally:
+        await stop_bot(c)
