@@ -133,6 +133,7 @@ async def prepare(application: App) -> Runtime:
     else:
         restored = await runtime.restore()
         log.info("open tables restored: %d", len(restored))
+        runtime.background(deliveries.answer_owed(application.bot))  # (left spinning by a kill)
     runtime.turns.start()
     data.menu = asyncio.create_task(set_menu(application), name="command menu")
     data.gc_thresholds = tune_collector()

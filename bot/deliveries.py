@@ -23,18 +23,22 @@ reply sent again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Collection
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from telegram import Update
+from telegram import Bot, Update
+from telegram.error import TelegramError
 from telegram.ext import SimpleUpdateProcessor
 
-from storage import Store
+from storage import StorageError, Store
 
 log = logging.getLogger(__name__)
+ANSWER_WITHIN = 10.0  # seconds after a press's save its answer is still given (Telegram's wait: ~15)
+ANSWERS_CLEARED_WITHIN = 1.0  # seconds an answered press's owed answer stays saved, at most
 MEMORY = 50_000  # ids kept in memory (at 100 updates a second, the last 8 minutes)
 FORGET_EVERY = 10_000  # saved ids between two clean-ups of those Telegram will not send again
 
@@ -46,6 +50,12 @@ class Handling:
     update_id: int
     task: asyncio.Task[None] | None  # the handling's task (a task it starts sees this too: not it)
     saved: bool = False
+    query_id: str | None = None  # a press: its answer is owed once its action is saved
+
+    def owed(self) -> str | None:
+        """The press whose answer its table action owes (saved with it: a worker that ends before
+        answering leaves it to the next, ``Runtime.answer_owed``)."""
+        return self.query_id if not self.saved and asyncio.current_task() is self.task else None
 
     def unsaved(self) -> tuple[int, ...]:
         """The id for a table action to save with it: this update's, unsaved, in its own task."""
@@ -64,6 +74,8 @@ class Deliveries:
         self._saving: set[asyncio.Future[object]] = set()
         self._saved_since_clean_up = 0
         self._cleaning: asyncio.Task[int] | None = None
+        self._answered: list[int] = []  # presses answered whose owed answer is still saved
+        self._clearing: asyncio.TimerHandle | None = None
 
     async def load(self) -> None:
         """After start-up: forget what Telegram will not send again; every id up to the newest
@@ -116,12 +128,48 @@ class Deliveries:
         if not saving.cancelled() and saving.exception() is None:
             handling.saved = True
 
+    def answered(self, handling: Handling) -> None:
+        """A press is answered: if its action saved its answer as owed, that is cleared (a few at
+        a time, within ``ANSWERS_CLEARED_WITHIN`` s: a worker lost meanwhile has the next one
+        answer it again, which Telegram refuses, harmlessly)."""
+        if handling.query_id is None or not handling.saved:
+            return
+        self._answered.append(handling.update_id)
+        if self._clearing is None:
+            self._clearing = asyncio.get_running_loop().call_later(ANSWERS_CLEARED_WITHIN, self._clear)
+
+    def _clear(self) -> None:
+        ids, self._answered, self._clearing = self._answered, [], None
+        saving = asyncio.ensure_future(self.store.answers_given(ids))
+        self._saving.add(saving)
+        saving.add_done_callback(self._saving.discard)
+        saving.add_done_callback(_answers_cleared)
+
+    async def answer_owed(self, bot: Bot, count: int = 1, partitions: Collection[int] | None = None) -> None:
+        """Answer the presses whose actions were saved and whose answers never went (their process
+        ended in between), while Telegram still takes an answer: their buttons stop spinning."""
+        try:
+            owed = await self.store.owed_answers(ANSWER_WITHIN, count, partitions)
+        except StorageError as error:
+            log.warning("the presses owed an answer could not be read: %s", error)
+            return
+        for _, query_id in owed:
+            with contextlib.suppress(TelegramError):
+                await bot.answer_callback_query(query_id)
+        if owed:
+            log.info("%d presses saved by a process that ended before answering are answered", len(owed))
+            with contextlib.suppress(StorageError):
+                await self.store.answers_given([update_id for update_id, _ in owed])
+
     def taken_here(self, update_id: int) -> bool:
         """Taken by this process (being handled, or handled) and remembered yet."""
         return update_id in self.recent
 
     async def flush(self) -> None:
         """Wait until every id taken so far is saved (at shutdown, before the store closes)."""
+        if self._clearing is not None:
+            self._clearing.cancel()
+            self._clear()
         while self._saving or (self._cleaning is not None and not self._cleaning.done()):
             await asyncio.wait([*self._saving, *([self._cleaning] if self._cleaning else [])])
 
@@ -145,6 +193,11 @@ class Deliveries:
 def _cleaned(cleaning: asyncio.Task[int]) -> None:
     if not cleaning.cancelled() and (error := cleaning.exception()) is not None:
         log.warning("could not forget old update ids: %s", error)
+
+
+def _answers_cleared(clearing: asyncio.Future[None]) -> None:
+    if not clearing.cancelled() and (error := clearing.exception()) is not None:
+        log.warning("could not clear the answers given: %s", error)
 
 
 class HandledUpdates(SimpleUpdateProcessor):

@@ -302,6 +302,9 @@ class Worker:
         self.owned.add(partition)
         await self._carry_budgets([saved.chat_id for saved in tables])
         runtime.adopt(tables, handed_over=handed_over)
+        deliveries = self.application.bot_data.deliveries
+        if deliveries is not None and not handed_over:  # (presses its last owner saved, unanswered)
+            runtime.background(deliveries.answer_owed(self.application.bot, self.count, {partition}))
         self.application.bot_data.metrics.takeovers.inc()
         self.notified.add(partition)
         self.wake.set()

@@ -341,6 +341,9 @@ V9_WORKER_LEASES: tuple[str, ...] = (
     )""",
     # 1 once its last owner let it go cleanly (everything sent and saved): no orphan search then
     "ALTER TABLE partitions ADD COLUMN handed_over INTEGER NOT NULL DEFAULT 0",
+    # A press saved with its action and not answered yet: its query, and its table's chat
+    "ALTER TABLE updates_taken ADD COLUMN query_id TEXT",
+    "ALTER TABLE updates_taken ADD COLUMN chat_id INTEGER",
     """CREATE TABLE chat_budgets (
         chat_id  INTEGER PRIMARY KEY,            -- a group whose table moved to another worker
         sent     TEXT    NOT NULL                -- JSON: its last minute's requests [[time, share]]
@@ -353,6 +356,8 @@ PG_V9_WORKER_LEASES: tuple[str, ...] = (
         alive_until timestamptz NOT NULL
     )""",
     "ALTER TABLE partitions ADD COLUMN handed_over integer NOT NULL DEFAULT 0",
+    "ALTER TABLE updates_taken ADD COLUMN query_id text",
+    "ALTER TABLE updates_taken ADD COLUMN chat_id bigint",
     """CREATE TABLE chat_budgets (
         chat_id  bigint PRIMARY KEY,
         sent     text   NOT NULL

@@ -14,7 +14,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo
@@ -200,6 +200,16 @@ class Store:
         """Forget the updates Telegram will not send again (see ``storage/updates.py``); how many."""
         return await self._write(updates.forget, to_db(self._now() - updates.KEEP), newest)
 
+    async def owed_answers(
+        self, within: float, count: int = 1, partitions: Collection[int] | None = None
+    ) -> list[tuple[int, str]]:
+        """Presses saved in the last ``within`` seconds whose answers are owed (``updates.owed_answers``)."""
+        since = to_db(self._now() - timedelta(seconds=within))
+        return await self._read(updates.owed_answers, since, count, partitions)
+
+    async def answers_given(self, update_ids: Sequence[int]) -> None:
+        await self._write(updates.answered, update_ids)
+
     async def update_taken(self, update_id: int) -> bool:
         return await self._read(updates.taken, update_id)
 
@@ -329,6 +339,7 @@ class Store:
         seats: Mapping[int, int] | None = None,
         joined: Collection[int] = (),
         taken: Sequence[int] = (),
+        owed: str | None = None,
     ) -> bool:
         """Book one engine action's ``Paid`` events and save the table, in one transaction.
 
@@ -367,6 +378,7 @@ class Store:
                 fence=self.fence,
                 taken=taken,
                 messages=messages,
+                owed=owed,
             )
         except BaseException:
             if messages is not None:

@@ -145,6 +145,7 @@ def commit_action(
     fence: Fence | None = None,
     taken: Sequence[int] = (),
     messages: Mapping[str, Any] | None = None,
+    owed: str | None = None,
 ) -> Query[bool]:
     """Book one action's movements and save the table (``state``: its
     :func:`~storage.jsontext.compact_json`); False (and no change) on a replayed batch.
@@ -157,7 +158,8 @@ def commit_action(
     ``seats`` (None: left as saved) are the people seated after the action with the coins the
     table states for them, ``joined`` those who sat down with it; see :func:`save_seats`.
     ``taken``: the updates this action answers, marked taken in the same transaction
-    (``storage/updates.py``); ``UpdateTaken`` and no change if one was taken already.
+    (``storage/updates.py``); ``UpdateTaken`` and no change if one was taken already. ``owed``: the
+    first is a press whose answer is still to come (its query's id).
     """
     legs = wallet.action_legs(table_id, round_no, action_seq, payments)
     deadline_text = None if deadline is None else to_db(deadline)
@@ -186,7 +188,8 @@ def commit_action(
         )
     if closed and new_escrow != 0:
         raise EscrowMismatch(f"table {table_id} cannot close holding {new_escrow} coins in escrow")
-    if taken and (yield from updates.remember(taken, now_text, fence)) < len(taken):
+    owing = None if owed is None else (owed, saved["chat_id"])
+    if taken and (yield from updates.remember(taken, now_text, fence, owing)) < len(taken):
         raise UpdateTaken(taken)
     yield from wallet.book(legs, now_text=now_text, table_id=table_id, round_no=round_no)
     if seats is not None or closed:

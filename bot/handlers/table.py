@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from telegram.ext import CallbackQueryHandler, ChatMemberHandler, CommandHandler
 
 from bot import callbacks
 from bot.acting import Refused, act, join, leave, refusal_text
+from bot.deliveries import HANDLING
 from bot.handlers.common import (
     Context,
     actor,
@@ -330,6 +332,9 @@ async def button_pressed(update: Update, context: Context) -> None:
     query, user = update.callback_query, update.effective_user
     assert query is not None and user is not None
     runtime = runtime_of(context)
+    handling = HANDLING.get()
+    if handling is not None and handling.task is asyncio.current_task():
+        handling.query_id = query.id  # (owed with its action: answered by the next worker if need be)
     language = await runtime.preferences.person_language(user.id, user.language_code)
     try:
         reply_with = await _carry_out(query, context, user, language)
@@ -348,6 +353,9 @@ async def button_pressed(update: Update, context: Context) -> None:
         return
     _forget_unkept_dm(runtime, query, user.id)
     await answer(query, *reply_with)
+    deliveries = context.application.bot_data.deliveries
+    if handling is not None and deliveries is not None:
+        deliveries.answered(handling)
 
 
 def timed_out(runtime: Runtime, query: CallbackQuery, person: int) -> bool:
