@@ -343,9 +343,8 @@ async def button_pressed(update: Update, context: Context) -> None:
         text = t(language, "error.turn_over") if timed_out(runtime, query, user.id) else None
         await answer(query, text or refusal_text(language, error), isinstance(error, Refused))
         return
-    except NotOwner as lost:  # another worker owns this chat now: a press again reaches it
-        log.warning("a button press was not saved: %s", lost)
-        await answer(query, t(language, "press.failed"), True)
+    except NotOwner as lost:  # another worker owns this chat now: the press, still in the inbox,
+        log.warning("a button press was left to its chat's owner: %s", lost)  # is its to answer
         return
     except Exception:
         log.exception("a button press failed")
