@@ -522,7 +522,9 @@ async def put(application: App, updates: Sequence[tuple[Update, dict[str, Any]]]
 
 async def chat_of(store: Store, update: Update) -> int:
     """The chat whose owner handles ``update``: its own, or for a press in someone's DM on a
-    table's button, the table's group's (that chat's owner holds the table)."""
+    table's button, the table's group's (that chat's owner holds the table); for the notice in a
+    supergroup that it was upgraded from a group, the old group's (both notices go to the worker
+    holding the table, whichever comes first)."""
     query = update.callback_query
     if query is not None and query.message is not None:
         chat = query.message.chat
@@ -532,6 +534,9 @@ async def chat_of(store: Store, update: Update) -> int:
             if group is not None:
                 return group
         return chat.id
+    message = update.effective_message
+    if message is not None and message.migrate_from_chat_id:  # (the old chat's owner holds its table)
+        return message.migrate_from_chat_id
     chat = update.effective_chat
     if chat is not None:
         return chat.id

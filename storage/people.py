@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from storage.models import GAMES, ChatSettings, Person
+from storage.partitions import Fence, fenced
 from storage.sql import Query, first, run
 from storage.timeutil import from_db_required
 
@@ -89,8 +90,10 @@ def update_chat(chat_id: int, changes: dict[str, object], now_text: str) -> Quer
     )
 
 
-def migrate_chat(old: int, new: int, now_text: str) -> Query[None]:
-    """A group became a supergroup (a new chat id): its settings, tables and rounds follow it."""
+def migrate_chat(old: int, new: int, now_text: str, fence: Fence | None = None) -> Query[None]:
+    """A group became a supergroup (a new chat id): its settings, tables and rounds follow it
+    (fenced by the old chat's partition: only the worker holding its table moves it)."""
+    yield from fenced(fence, old)
     yield from run(
         """
         INSERT INTO chats (id, language, turn_seconds, lobby_seconds, allowed_games, created_at, updated_at)

@@ -282,7 +282,7 @@ class Store:
     async def migrate_chat(self, old: int, new: int) -> None:
         """A group was upgraded to a supergroup: its settings, tables (with their escrow) and history
         move to the new chat id, in one transaction."""
-        await self._write(people.migrate_chat, old, new, self._now_text())
+        await self._write(people.migrate_chat, old, new, self._now_text(), self.fence)
 
     # -- wallet -------------------------------------------------------------------------------
 

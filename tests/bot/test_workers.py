@@ -326,7 +326,12 @@ async def test_a_partition_that_could_not_be_loaded_is_let_go_and_taken_at_the_n
         await stop_bot(bot)
 
 
-async def test_a_table_whose_group_upgrades_into_another_workers_partition_goes_to_that_worker(world, pair):
+@pytest.mark.parametrize("notices", ["as sent", "the other order", "the new chat's only"])
+async def test_a_table_whose_group_upgrades_into_another_workers_partition_goes_to_that_worker(
+    world, pair, notices
+):
+    """Issue 47, point 8: either notice moves the table; both are handled by the old chat's owner
+    (the one holding the table), whichever order they come in, and the other is a no-op."""
     a, b = bots = pair
     old = groups_of(world, [a], each=1)[0]
     new = next(chat for chat in range(-100_100_000, -100_200_000, -1) if worker(b).owns(chat))
@@ -334,7 +339,9 @@ async def test_a_table_whose_group_upgrades_into_another_workers_partition_goes_
     await open_round(driver, lambda chat: owner_of(bots, chat), old)
     table_id = a.runtime.tables.get(old).table_id
 
-    for update in world.upgrade_group(old, new):  # both service messages, as Telegram sends them
+    told = world.upgrade_group(old, new)  # both service messages, as Telegram sends them
+    told = {"as sent": told, "the other order": told[::-1], "the new chat's only": told[1:]}[notices]
+    for update in told:
         await driver.deliver(update)
     await until(lambda: b.runtime.tables.get(new) is not None, "the new chat's worker holds the table")
     assert a.runtime.tables.get(old) is None and a.runtime.tables.get(new) is None
