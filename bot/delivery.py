@@ -139,11 +139,13 @@ class Delivery:
     ) -> None:
         """A new message to an unsure DM (its table taken as saved, or a new message to it timed
         out): one the bot never learnt of loses its buttons (``bot.orphans``), each try a request of
-        this parcel's."""
+        this parcel's; found, it is deleted (the new message says all it said, and more: a prompt
+        left with its question, its turn over, would mislead)."""
         for message_id in orphans.suspects(wanted.live, wanted.person, anew, sent):
             try:
                 async with self.presenter.sender.one_more(job):
                     if await orphans.take_buttons(self.presenter.bot, wanted.person, message_id):
+                        self.presenter.clean_up(Cleanup(wanted.person, message_id, delete=True))
                         return
             except TelegramError as error:  # (a 429, Telegram down): not worth waiting for
                 log.info("DM %s: no look for a message the bot never learnt of (%s)", wanted.person, error)

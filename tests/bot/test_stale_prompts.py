@@ -86,7 +86,8 @@ async def test_a_prompt_shown_whose_answer_timed_out_is_not_left_live_beside_its
     await bot.runtime.presenter.sender.drain()  # (the prompt is sent again after a pause)
     prompt = newest(bot, 2)
     assert labels(prompt) == ["补牌", "不补"] and prompt.message_id != lost[0], "sent again"
-    assert bot.world.messages[(2, lost[0])].buttons == [], "the copy it never knew lost its buttons"
+    orphan = bot.world.messages[(2, lost[0])]
+    assert orphan.buttons == [] and orphan.deleted, "the copy it never knew is gone (issue 47, point 6)"
     assert live_table(bot).unsure == {}, "looked for once"
     await bot.driver.press(2, 2, "不补")
     assert "小红  ✋ 不补" in bot.world.messages[(GROUP, live_table(bot).message_id)].text
