@@ -51,12 +51,16 @@ class Hearing:
         self.asking_since: float | None = None  # a poll in flight, since then
         self.last_heard = clock()
         self.waiting_seen: float | None = None  # by webhook: updates seen waiting, no post since
+        # Told of each change (with several workers, the one that polls tells the others).
+        self.told: Callable[[float | None, float | None], None] | None = None
 
     def deaf(self, since: float | None = None) -> None:
         """The bot cannot hear now (since ``since``, or now)."""
         if self.deaf_since is None:
             self.deaf_since = self.clock() if since is None else since
             log.warning("updates are not coming in: turns' clocks are held")
+            if self.told is not None:
+                self.told(self.deaf_since, None)
 
     def heard(self) -> None:
         """Updates come in: a deaf spell, if any, is over."""
@@ -69,6 +73,16 @@ class Hearing:
         if since is not None:
             self.spells.append((since, now))
             log.warning("updates come in again after %.1f s: turns' clocks go on", now - since)
+            if self.told is not None:
+                self.told(since, now)
+
+    def learn(self, since: float, until: float | None) -> None:
+        """Another worker (the one that polls) tells of a deaf spell: begun (``until`` None) or over."""
+        if until is None:
+            self.deaf_since = self.deaf_since if self.deaf_since is not None else since
+            return
+        self.deaf_since = None
+        self.spells.append((since, until))
 
     def is_deaf(self) -> bool:
         now = self.clock()

@@ -73,6 +73,7 @@ RELEASE_AT_ONCE = 4  # partitions let go of in one look, at most (a new worker's
 BATCH = 200  # updates read from the inbox at once, per partition
 WORKER_LOCKS = 0x7061_6977  # "paiw": the advisory locks that say a worker is alive (one each)
 MOVED = "paiju_table_moved"  # a table went to another chat's partition (a group upgraded): its id
+HEARD = "paiju_hearing"  # the polling worker's deaf spells ("since until", until "-" while it lasts)
 RECEIVER = 0  # (of WORKER_LOCKS; a worker's own is never 0) held by the worker that polls Telegram
 PARTITION_LOCKS = 0x7061_6970  # "paip": one advisory lock a partition
 LEASE = 5.0  # seconds a worker's lease runs past its renewal, by the database's clock
@@ -156,6 +157,7 @@ class Worker:
             pass  # (another worker drew the same number)
         await self.conn.add_listener(CHANNEL, self._notified)
         await self.conn.add_listener(MOVED, self._moved)
+        await self.conn.add_listener(HEARD, self._heard_of)
         self.conn.add_termination_listener(self._cut_off)
 
     def _cut_off(self, conn: object) -> None:
@@ -197,6 +199,7 @@ class Worker:
             await self._run(partitions.forget(self.name))
             await self.conn.remove_listener(CHANNEL, self._notified)
             await self.conn.remove_listener(MOVED, self._moved)
+            await self.conn.remove_listener(HEARD, self._heard_of)
 
     # -- the lease ------------------------------------------------------------------------------------
     async def renew(self) -> None:
@@ -448,11 +451,30 @@ class Worker:
         log.info("worker %s takes the updates from Telegram (polling)", self.name)
         runtime = self.application.bot_data.runtime
         assert runtime is not None
+        runtime.hearing.told = self._tell_hearing  # (every worker's turns wait while this one is deaf)
 
         async def keep(updates: Sequence[Update]) -> None:  # in one transaction
             await put(self.application, [(update, update.to_dict()) for update in updates])
 
         await hearing.poll(self.application.bot, kinds, keep, runtime.hearing)
+
+    def _tell_hearing(self, since: float | None, until: float | None) -> None:
+        runtime = self.application.bot_data.runtime
+        if runtime is not None:
+            payload = f"{since} {'-' if until is None else until}"
+            runtime.background(self._notify(HEARD, payload))
+
+    async def _notify(self, channel: str, payload: str) -> None:
+        with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+            await self._value("SELECT pg_notify($1, $2)", channel, payload)
+
+    def _heard_of(self, conn: object, pid: int, channel: str, payload: str) -> None:
+        runtime = self.application.bot_data.runtime
+        if runtime is None or pid == self.conn.get_server_pid():
+            return  # (its own)
+        with contextlib.suppress(ValueError):
+            since, until = payload.split()
+            runtime.hearing.learn(float(since), None if until == "-" else float(until))
 
     # -- a table that moves to another partition (its group became a supergroup: a new chat id) ------
     def owns(self, chat_id: int) -> bool:

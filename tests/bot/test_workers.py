@@ -440,3 +440,15 @@ async def test_a_partition_let_go_is_handed_over_clean_with_its_groups_last_minu
         assert "NotOwner" not in caplog.text
     finally:
         await stop_bot(c)
+
+
+async def test_the_polling_workers_deaf_spells_hold_every_workers_turns(pair):
+    """Issue 47, point 9, with workers: the worker that polls tells the others when updates stop
+    coming in and when they come again, so every worker's turns are held and given the time back."""
+    a, b = pair
+    a.runtime.hearing.told = worker(a)._tell_hearing  # (a is the one polling: as Worker._polling sets)
+    a.runtime.hearing.deaf()
+    await until(lambda: b.runtime.hearing.is_deaf(), "b knows the bot is deaf")
+    a.runtime.hearing.heard()
+    await until(lambda: not b.runtime.hearing.is_deaf(), "and that it hears again")
+    assert list(b.runtime.hearing.spells) == list(a.runtime.hearing.spells)
