@@ -302,8 +302,8 @@ class Worker:
             with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
                 await self._value("SELECT pg_advisory_unlock($1, $2)", PARTITION_LOCKS, partition)
             raise
-        self.owned.add(partition)
         await self._carry_budgets([saved.chat_id for saved in tables])
+        self.owned.add(partition)
         runtime.adopt(tables, handed_over=handed_over)
         deliveries = self.application.bot_data.deliveries
         if deliveries is not None and not handed_over:  # (presses its last owner saved, unanswered)
