@@ -473,8 +473,10 @@ class Worker:
         if runtime is None or pid == self.conn.get_server_pid():
             return  # (its own)
         with contextlib.suppress(ValueError):
-            since, until = payload.split()
-            runtime.hearing.learn(float(since), None if until == "-" else float(until))
+            since_text, until_text = payload.split()
+            since, until = float(since_text), None if until_text == "-" else float(until_text)
+            if math.isfinite(since) and (until is None or math.isfinite(until)):
+                runtime.hearing.learn(since, until)
 
     # -- a table that moves to another partition (its group became a supergroup: a new chat id) ------
     def owns(self, chat_id: int) -> bool:
