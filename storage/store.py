@@ -37,7 +37,7 @@ from storage.models import (
     SavedRound,
     SavedTable,
 )
-from storage.partitions import Fence
+from storage.partitions import Fence, NotOwner
 from storage.postgres import PostgresLock, hold_postgres, is_postgres_url, open_postgres
 from storage.schema import migrate
 from storage.sql import Query, Violation
@@ -576,5 +576,8 @@ class Store:
 def _unsaved_lost(table_id: int, write: asyncio.Future[object]) -> None:
     """What a table's messages show could not be written (it stays in memory; a restart edits
     those messages again)."""
-    if not write.cancelled() and write.exception() is not None:
-        log.warning("table %s: what its messages show could not be saved: %r", table_id, write.exception())
+    error = None if write.cancelled() else write.exception()
+    if isinstance(error, NotOwner):  # (its partition went to another worker, which shows them)
+        log.info("table %s: what its messages show is left to its new owner", table_id)
+    elif error is not None:
+        log.warning("table %s: what its messages show could not be saved: %r", table_id, error)
