@@ -267,29 +267,38 @@ class Runtime:
         return adopted
 
     async def let_go(
-        self, chats: Callable[[int], bool], timeout: float = 10.0
+        self, chats: Callable[[int], bool], timeout: float = 10.0, *, lost: bool = False
     ) -> tuple[list[LiveTable], bool]:
         """Forget the tables of the chats ``chats`` says (another worker takes them over): each
         once its chat's current change is done, its clock disarmed; then what they queued for
         their group and their people's DMs goes out (at most ``timeout`` seconds: what is left is
         not sent from here, the next owner sends it), whatever the other chats have queued. The
-        tables let go, and whether all they queued went out."""
+        tables let go, and whether all they queued went out. ``lost``: another worker holds them
+        already (this one was cut off, or paused past its lease): nothing queued goes out, from
+        the first moment (before this worker may send again)."""
         gone = [live for live in list(self.tables.by_chat.values()) if chats(live.chat_id)]
-        sent_all = True
+        shown_in = {chat for live in gone for chat in (live.chat_id, *live.dm_ids, *live.seated())}
+        tables = {live.table_id for live in gone}
+
+        def queued(key: object) -> bool:
+            return getattr(key, "table_id", None) in tables
+
+        if lost:
+            self.presenter.sender.take_all(shown_in, queued)
         for live in gone:
             async with self.tables.lock(live.chat_id):
                 self.turns.disarm(live.table_id)
                 self.tables.let_go(live)
-        if gone:
-            shown_in = {chat for live in gone for chat in (live.chat_id, *live.dm_ids, *live.seated())}
-            tables = {live.table_id for live in gone}
-            try:
-                async with asyncio.timeout(timeout):
-                    await self.presenter.sender.drain(shown_in)
-            except TimeoutError:  # sent from here too, it would show twice (its shown state unsaved)
-                self.presenter.sender.take_all(shown_in, lambda key: getattr(key, "table_id", None) in tables)
-                sent_all = False
-        return gone, sent_all
+        if lost:
+            self.presenter.sender.take_all(shown_in, queued)  # (queued meanwhile by work under way)
+            return gone, False
+        try:
+            async with asyncio.timeout(timeout):
+                await self.presenter.sender.drain(shown_in)
+        except TimeoutError:  # sent from here too, it would show twice (its shown state unsaved)
+            self.presenter.sender.take_all(shown_in, queued)
+            return gone, False
+        return gone, True
 
     async def _redraw(self, live: LiveTable) -> None:
         async with self.tables.lock(live.chat_id):

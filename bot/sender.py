@@ -70,6 +70,7 @@ class Sender:
         self.limits = limits
         self.clock = clock
         self.lanes: dict[int, Lane] = {}
+        self.groups_sent_to: set[int] = set()  # groups sent to since ``history`` last told of them
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self._wakes: dict[int, asyncio.Event] = {}
         self.new = NewMessages(clock(), limits.new_per_second)
@@ -97,9 +98,12 @@ class Sender:
             lane = self.lanes[chat_id] = Lane(chat_id, self.limits.budget(chat_id, self.clock()))
         return lane
 
-    def history(self, chats: Collection[int]) -> dict[int, list[tuple[float, int]]]:
-        """What these groups got in the last minute (``GroupBudget.history``), for the worker that
-        takes their tables over: a group's 20 a minute holds across owners."""
+    def history(self, chats: Collection[int] | None = None) -> dict[int, list[tuple[float, int]]]:
+        """What these groups got in the last minute (``GroupBudget.history``; None: those sent to
+        since the last time), for the worker that takes their tables over, cleanly or after this
+        one died: a group's 20 a minute holds across owners."""
+        if chats is None:
+            chats, self.groups_sent_to = self.groups_sent_to, set()
         found = {}
         for chat_id in chats:
             lane = self.lanes.get(chat_id)
@@ -197,6 +201,8 @@ class Sender:
         while lane.jobs:
             wake.clear()
             job, wait = lane.next(self.clock())
+            if job is not None and isinstance(lane.budget, GroupBudget):
+                self.groups_sent_to.add(lane.chat_id)
             if job is None:
                 if lane.jobs:
                     await _sleep(wake, wait)

@@ -48,7 +48,7 @@ import secrets
 import socket
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import asyncpg
@@ -175,7 +175,9 @@ class Worker:
             self._poller.cancel()
         runtime = self.application.bot_data.runtime
         if runtime is not None and lost:
-            runtime.background(runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) in lost))
+            runtime.background(
+                runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) in lost, lost=True)
+            )
 
     async def _reconnect(self) -> None:
         lock = await hold_postgres(self.store.backend.url, shared=True)  # type: ignore[attr-defined]
@@ -230,6 +232,23 @@ class Worker:
                 await self.renew()
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
                 log.warning("worker %s could not renew its lease: %s", self.name, error)
+                continue
+            await self._keep_budgets()
+
+    async def _keep_budgets(self, chats: Collection[int] | None = None) -> None:
+        """What groups got in the last minute (those sent to since the last time, or ``chats``),
+        kept for the worker that holds their tables next, even if this one dies (every second)."""
+        runtime = self.application.bot_data.runtime
+        if runtime is None:
+            return
+        sent = runtime.presenter.sender.history(chats)
+        now = time.time()
+        try:
+            await self.store.keep_budgets(
+                {chat: [(now - ago, share) for ago, share in requests] for chat, requests in sent.items()}
+            )
+        except StorageError as error:  # (the next owner then counts from what was kept before)
+            log.warning("worker %s: the groups' last minute could not be kept: %s", self.name, error)
 
     async def _end_lapsed(self) -> None:
         """End the sessions of the workers whose leases lapsed: their locks go, and with them their
@@ -250,11 +269,9 @@ class Worker:
         if runtime is not None:
             runtime.presenter.sender.share(self.workers)
         share = math.ceil(self.count / self.workers)
-        if len(self.owned) > share:
-            for partition in sorted(self.owned, reverse=True)[
-                : min(RELEASE_AT_ONCE, len(self.owned) - share)
-            ]:
-                await self.release(partition)
+        if len(self.owned) > share:  # (let go of at once: each waits for its groups' budgets)
+            going = sorted(self.owned, reverse=True)[: min(RELEASE_AT_ONCE, len(self.owned) - share)]
+            await asyncio.gather(*(self.release(partition) for partition in going))
             return
         if len(self.owned) == share:
             return
@@ -338,12 +355,7 @@ class Worker:
         gone, sent_all = await runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) == partition)
         # What its messages show, and what its groups got in the last minute, for the next owner.
         self.store.save_shown_now(live.table_id for live in gone)
-        sent = runtime.presenter.sender.history([live.chat_id for live in gone])
-        now = time.time()
-        with contextlib.suppress(StorageError):  # (the next owner then counts from nothing)
-            await self.store.keep_budgets(
-                {chat: [(now - ago, share) for ago, share in requests] for chat, requests in sent.items()}
-            )
+        await self._keep_budgets([live.chat_id for live in gone])
         await self.store.backend.commits.drain()  # every write of it committed (fenced: still ours)
         if sent_all:  # (else what was cut off may show: its next owner looks over the DMs)
             with contextlib.suppress(StorageError):
