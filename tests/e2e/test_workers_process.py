@@ -28,25 +28,12 @@ from tests.e2e.workers_stage import (
     play_to_the_end,
     press_shown,
     settled,
+    world_of,
 )
 from tests.postgres_server import waits_on_a_lock
 from tests.waiting import until
 
 PARTITIONS = int(WORKERS_PARTITIONS)
-
-
-def world_of(tables: int, seats: int = 3) -> tuple[World, dict[int, list[int]]]:
-    """A world with ``tables`` groups, each with its own ``seats`` people (a person sits at one table)."""
-    world = World()
-    groups: dict[int, list[int]] = {}
-    for index in range(tables):
-        chat_id = -1_000_000 - index
-        people = [1000 * (index + 1) + seat for seat in range(1, seats + 1)]
-        for person in people:
-            world.add_person(person, f"玩家{person}")
-        world.add_group(chat_id, f"牌局群{index + 1}", people)
-        groups[chat_id] = people
-    return world, groups
 
 
 @pytest.fixture

@@ -185,3 +185,17 @@ async def play_to_the_end(stage: Workers, chat_id: int, people: list[int], timeo
         return False
 
     await until(step, f"the round in {chat_id} settled", timeout)
+
+
+def world_of(tables: int, seats: int = 3) -> tuple[World, dict[int, list[int]]]:
+    """A world with ``tables`` groups, each with its own ``seats`` people (a person sits at one table)."""
+    world = World()
+    groups: dict[int, list[int]] = {}
+    for index in range(tables):
+        chat_id = -1_000_000 - index
+        people = [1000 * (index + 1) + seat for seat in range(1, seats + 1)]
+        for person in people:
+            world.add_person(person, f"玩家{person}")
+        world.add_group(chat_id, f"牌局群{index + 1}", people)
+        groups[chat_id] = people
+    return world, groups

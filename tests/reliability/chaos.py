@@ -44,7 +44,7 @@ from aiohttp import web
 
 from faketg.world import Message, Request, World
 from tests.e2e.process import BotProcess, free_port, processes_of
-from tests.e2e.workers_stage import make_workers
+from tests.e2e.workers_stage import make_workers, world_of
 from tests.waiting import until
 
 SEED_ENV = "PAIJU_CHAOS_SEED"
@@ -71,20 +71,6 @@ def chaos_seed() -> int:
 
 def name_of(person: int) -> str:
     return f"玩家{person}"
-
-
-def cast(tables: int, seats: int = 3) -> tuple[World, dict[int, list[int]]]:
-    """A world with ``tables`` groups, each with its own ``seats`` people."""
-    world = World()
-    groups: dict[int, list[int]] = {}
-    for index in range(tables):
-        chat_id = -1_000_000 - index
-        people = [1000 * (index + 1) + seat for seat in range(1, seats + 1)]
-        for person in people:
-            world.add_person(person, name_of(person))
-        world.add_group(chat_id, f"牌局群{index + 1}", people)
-        groups[chat_id] = people
-    return world, groups
 
 
 @dataclass
@@ -677,7 +663,7 @@ def _clock(moment: float) -> str:
 async def measure(folder: Path, url: str) -> tuple[float, float]:
     """Takeover times of two workers on an empty database: after a SIGSTOP of one, and after a
     SIGKILL of one (seconds until the other owns every partition)."""
-    world, _ = cast(1)
+    world, _ = world_of(1)
     stage = await make_workers(world, folder, url)
     conn = await asyncpg.connect(url)
     try:

@@ -24,7 +24,7 @@ import asyncpg
 from bot.workers import LEASE
 from faketg.world import World
 from tests.e2e.process import BotProcess, make_stage, storage_check
-from tests.e2e.workers_stage import make_workers, open_table
+from tests.e2e.workers_stage import make_workers, open_table, world_of
 from tests.reliability import chaos
 from tests.reliability.chaos import SETTINGS, Ownership, People, Played, Table, Tap
 from tests.reliability.players import paid_twice
@@ -154,7 +154,7 @@ async def test_one_bot_paused_and_killed_at_random_while_three_tables_play(tmp_p
     seed = chaos.chaos_seed()
     rng = random.Random(seed)
     events = chaos.one_process_schedule(rng)
-    world, groups = chaos.cast(3)
+    world, groups = world_of(3)
     run = Run(seed, world, [str(event) for event in events])
     stage = await make_stage(world, tmp_path)
     stage.bot.extra_env.update(SETTINGS)
@@ -195,7 +195,7 @@ async def test_two_workers_one_paused_past_its_lease_one_killed_while_four_table
     long_hold = rng.uniform(LEASE + 2, 12.0)  # past it: the other takes over
     gaps = [rng.uniform(1.0, 3.0) for _ in range(3)]
     short_target, killed_index = rng.randrange(2), rng.randrange(2)
-    world, groups = chaos.cast(4)
+    world, groups = world_of(4)
     run = Run(
         seed,
         world,
