@@ -94,6 +94,8 @@ class Delivery:
             return
         elif last is not None and wanted.text is not None:  # the new round goes on in the last one's
             self.presenter.drop_cleanup(wanted.chat_id, last[0])  # message: its end is not to come after
+        if message_id is not None and earlier is None and last is None and shown == wanted.shown:
+            return  # it shows that already (an edit in flight when this was wanted): never sent twice
         ended = earlier is not None and isinstance(wanted, PersonalMessage) and answered(shown, wanted.timer)
         try:
             if ended:  # its buttons go before the next prompt shows: never two live prompts at once

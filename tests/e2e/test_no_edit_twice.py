@@ -1,0 +1,41 @@
+"""No identical edit twice (issue 47, point 10; issue 51, point 3): with someone on 托管, the end
+of a round changes each DM once, then the autopilot's readiness presents the table again while
+those edits are still in flight (Telegram slow to answer): what they already show is not sent
+again (Telegram would refuse it: "message is not modified")."""
+
+from __future__ import annotations
+
+import pytest
+
+from faketg.harness import GROUP, make_world
+from faketg.server import Faults
+from tests.bot.scenarios import open_and_start
+from tests.e2e.process import make_stage
+from tests.e2e.rounds import dm_buttons, table_of
+from tests.waiting import until
+
+
+@pytest.fixture
+async def stage(tmp_path):
+    staged = await make_stage(make_world(), tmp_path)
+    staged.bot.extra_env["PAIJU_TURN_SECONDS"] = "10"
+    await staged.bot.start()
+    yield staged
+    staged.emulator.faults = Faults()
+    await staged.bot.stop()
+    await staged.emulator.stop()
+
+
+async def test_a_round_end_with_someone_on_autopilot_edits_each_dm_once(stage):
+    world = stage.world
+    await open_and_start(stage, [1, 2, 3])
+    await stage.driver.press(1, GROUP, "当庄")
+    await until(lambda: dm_buttons(stage, 2) or dm_buttons(stage, 3), "someone is asked to draw")
+    await until(lambda: "🤖" in table_of(stage).text, "a deadline acts: 托管", timeout=20)
+    stage.emulator.faults = Faults(always={"editMessageText": "slow"}, slow_seconds=1.0)
+    await until(lambda: {"补牌", "不补"} & set(dm_buttons(stage, 1)), "the banker is asked", timeout=20)
+    await stage.driver.press(1, 1, "不补" if "不补" in dm_buttons(stage, 1) else "补牌")
+    await until(lambda: "结算" in table_of(stage).text, "the round is over", timeout=30)
+    await until(lambda: stage.emulator.in_flight == 0, "every edit answered", timeout=30)
+    refused = [r for r in world.requests if r.error == 400 and r.chat_id in (1, 2, 3)]
+    assert refused == [], [(r.method, r.chat_id) for r in refused]
