@@ -50,12 +50,9 @@ class Handling:
     update_id: int
     task: asyncio.Task[None] | None  # the handling's task (a task it starts sees this too: not it)
     saved: bool = False
-    query_id: str | None = None  # a press: its answer is owed once its action is saved
-
-    def owed(self) -> str | None:
-        """The press whose answer its table action owes (saved with it: a worker that ends before
-        answering leaves it to the next, ``Runtime.answer_owed``)."""
-        return self.query_id if not self.saved and asyncio.current_task() is self.task else None
+    # A press: saved with its table action as owed an answer (a process that ends before
+    # answering leaves it to the next, ``Deliveries.answer_owed``).
+    query_id: str | None = None
 
     def unsaved(self) -> tuple[int, ...]:
         """The id for a table action to save with it: this update's, unsaved, in its own task."""

@@ -62,13 +62,18 @@ class Hearing:
             if self.told is not None:
                 self.told(self.deaf_since, None)
 
+    def _deaf_since(self, now: float) -> float | None:
+        """When the spell going on began: the bot was told, or a poll has stalled since it was sent."""
+        if self.deaf_since is not None:
+            return self.deaf_since
+        asking = self.asking_since
+        return asking if asking is not None and now > asking + LONG_POLL + STALLED else None
+
     def heard(self) -> None:
-        """Updates come in: a deaf spell, if any, is over."""
+        """Updates come in: a deaf spell, if any, is over (a poll that stalled, answered at last)."""
         now = self.clock()
         self.last_heard, self.waiting_seen = now, None
-        since = self.deaf_since
-        if since is None and self.asking_since is not None and now > self.asking_since + LONG_POLL + STALLED:
-            since = self.asking_since  # (a poll that stalled, answered at last)
+        since = self._deaf_since(now)
         self.deaf_since = None
         if since is not None:
             self.spells.append((since, now))
@@ -85,17 +90,12 @@ class Hearing:
         self.spells.append((since, until))
 
     def is_deaf(self) -> bool:
-        now = self.clock()
-        asking = self.asking_since
-        return self.deaf_since is not None or (asking is not None and now > asking + LONG_POLL + STALLED)
+        return self._deaf_since(self.clock()) is not None
 
     def deaf_within(self, start: float, end: float) -> float:
         """Seconds the bot was deaf between ``start`` and ``end`` (the spell going on included)."""
-        spells = list(self.spells)
-        if self.deaf_since is not None:
-            spells.append((self.deaf_since, end))
-        elif self.is_deaf() and self.asking_since is not None:
-            spells.append((self.asking_since, end))
+        going_on = self._deaf_since(self.clock())
+        spells = [*self.spells, *([] if going_on is None else [(going_on, end)])]
         return sum(max(0.0, min(end, to) - max(start, since)) for since, to in spells)
 
 

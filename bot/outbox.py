@@ -236,16 +236,17 @@ class GroupBudget:
         self.replies += share is Share.REPLY
 
     def history(self, now: float) -> list[tuple[float, int]]:
-        """The requests of the last minute, each as (seconds ago, share): what the next owner of
-        the group's table must count (``carry``)."""
+        """The requests of the last minute, each as (when, share): what the next owner of the
+        group's table must count (``carry``)."""
         self._forget_before(now)
-        return [(now - at, int(share)) for at, share in self.sent]
+        return [(at, int(share)) for at, share in self.sent]
 
     def carry(self, history: list[tuple[float, int]], now: float) -> None:
-        """Count requests another worker made to this group (``history``) as made here."""
-        for ago, share in sorted(history, reverse=True):
-            if 0 <= ago < WINDOW + WINDOW_MARGIN:
-                self.sent.append((now - ago, Share(share)))
+        """Count requests another worker made to this group (``history``, by this budget's clock)
+        as made here."""
+        for at, share in history:
+            if now - WINDOW - WINDOW_MARGIN < at <= now:
+                self.sent.append((at, Share(share)))
                 self.replies += share == Share.REPLY
         self.sent = deque(sorted(self.sent, key=lambda sent: sent[0]))
 

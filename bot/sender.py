@@ -100,23 +100,29 @@ class Sender:
 
     def history(self, chats: Collection[int] | None = None) -> dict[int, list[tuple[float, int]]]:
         """What these groups got in the last minute (``GroupBudget.history``; None: those sent to
-        since the last time), for the worker that takes their tables over, cleanly or after this
-        one died: a group's 20 a minute holds across owners."""
+        since the last time), each request as (wall-clock time, share), for the worker that takes
+        their tables over, cleanly or after this one died: a group's 20 a minute holds across
+        owners."""
         if chats is None:
             chats, self.groups_sent_to = self.groups_sent_to, set()
+        now = self.clock()
+        to_wall = time.time() - now
         found = {}
         for chat_id in chats:
             lane = self.lanes.get(chat_id)
             if lane is not None and isinstance(lane.budget, GroupBudget):
-                found[chat_id] = lane.budget.history(self.clock())
+                found[chat_id] = [(at + to_wall, share) for at, share in lane.budget.history(now)]
         return found
 
     def carry(self, histories: dict[int, list[tuple[float, int]]]) -> None:
-        """Count what other workers sent to these groups in the last minute as sent from here."""
+        """Count what other workers sent to these groups in the last minute (``history``'s form)
+        as sent from here."""
+        now = self.clock()
+        to_wall = time.time() - now
         for chat_id, history in histories.items():
             budget = self._lane(chat_id).budget
             if isinstance(budget, GroupBudget):
-                budget.carry(history, self.clock())
+                budget.carry([(at - to_wall, share) for at, share in history], now)
 
     def want(self, job: Parcel, *, newer: bool = True) -> None:
         """Queue ``job`` (merged with the queued one of its key: its payload replaces the queued one's

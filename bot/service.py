@@ -212,7 +212,7 @@ class Tables:
             joined = [event.person for event in events if isinstance(event, Joined)]
             handling = HANDLING.get()  # the update being handled: its id is saved with its action
             taken = handling.unsaved() if handling is not None else ()
-            owed = handling.owed() if handling is not None and taken else None
+            owed = handling.query_id if handling is not None and taken else None
             booked = await self.store.commit_action(
                 live.table_id,
                 round_no=live.round_no,

@@ -14,7 +14,8 @@ group of one). The chats are cut into partitions (``chat_id mod count``, ``stora
   stops sending and acting (``may_act``) once ``LEASE - LEASE_MARGIN`` seconds have passed on its own
   clock since the start of its last renewal that went through, before any other worker can take
   over; back and renewed in time, it goes on; taken over, its writes are refused (the fence), its
-  session is gone, and it lets its tables go as a worker cut off does. Every ``REBALANCE`` seconds each worker
+  session is gone, and it lets its tables go as a worker cut off does.
+- **Sharing.** Every ``REBALANCE`` seconds each worker
   counts the workers alive (those holding a worker lock), takes free partitions up to its share
   (``ceil(count / workers)``) and lets go of those beyond it, a few at a time: a new worker gets its
   share, a lost one's share is taken by the others within a couple of ``REBALANCE``.
@@ -241,12 +242,8 @@ class Worker:
         runtime = self.application.bot_data.runtime
         if runtime is None:
             return
-        sent = runtime.presenter.sender.history(chats)
-        now = time.time()
         try:
-            await self.store.keep_budgets(
-                {chat: [(now - ago, share) for ago, share in requests] for chat, requests in sent.items()}
-            )
+            await self.store.keep_budgets(runtime.presenter.sender.history(chats))
         except StorageError as error:  # (the next owner then counts from what was kept before)
             log.warning("worker %s: the groups' last minute could not be kept: %s", self.name, error)
 
@@ -337,14 +334,9 @@ class Worker:
         runtime = self.application.bot_data.runtime
         assert runtime is not None
         try:
-            kept = await self.store.budgets(chats)
+            runtime.presenter.sender.carry(await self.store.budgets(chats))
         except StorageError as error:
             log.warning("worker %s: the groups' last minute is not known (%s)", self.name, error)
-            return
-        now = time.time()
-        runtime.presenter.sender.carry(
-            {chat: [(now - at, share) for at, share in requests] for chat, requests in kept.items()}
-        )
 
     async def release(self, partition: int) -> None:
         """Let ``partition`` go to another worker, leaving nothing half-done (see the docstring)."""

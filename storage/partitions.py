@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from storage.errors import StorageError
+from storage.jsontext import compact_json
 from storage.sql import Query, first, many, marks, rows, run, value
 
 
@@ -165,7 +166,7 @@ def keep_budgets(sent: Mapping[int, list[tuple[float, int]]]) -> Query[None]:
     yield from many(
         "INSERT INTO chat_budgets (chat_id, sent) VALUES (?, ?)"
         " ON CONFLICT (chat_id) DO UPDATE SET sent = excluded.sent",
-        [(chat_id, json.dumps(requests)) for chat_id, requests in sent.items()],
+        [(chat_id, compact_json(requests)) for chat_id, requests in sent.items()],
     )
 
 
