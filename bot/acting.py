@@ -54,6 +54,7 @@ async def ensure_person(runtime: Runtime, actor: Actor) -> tuple[Person, bool]:
     if person.language is None and actor.language_code:
         language = language_of(actor.language_code, runtime.settings.language)
         person = await runtime.preferences.set_person_language(actor.id, actor.name, language)
+    runtime.dms.read(person)  # (another worker may have learnt of their DM)
     return person, granted
 
 

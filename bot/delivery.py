@@ -124,8 +124,12 @@ class Delivery:
             if message_id is None and isinstance(wanted, PersonalMessage) and may_have_arrived(error):
                 orphans.lost(live, wanted.person)
             raise
+        unseen = live.opening_unseen
         await self._shown(wanted, message_id)
+        if unseen and not live.opening_unseen:  # every second it took is given back to the turn
+            self.presenter.reactions.round_shown(live, self.presenter.clock() - job.since)
         if isinstance(wanted, PersonalMessage):
+            self.presenter.dms.learn(wanted.person, refused=False)
             await self._take_orphans_buttons(job, wanted, anew, message_id)
         if last is not None and wanted.text is not None:
             if self.presenter.last_round.get(wanted.key) is last:  # the new round shows (anew or in it)

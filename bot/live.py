@@ -194,6 +194,16 @@ class LiveTable:
         """A round is under way (its deck is out)."""
         return self.engine.core.shuffle is not None
 
+    @property
+    def opening_unseen(self) -> bool:
+        """A round is under way whose table message (its base and 🔐 shuffle commitment) the group
+        has not been shown yet, as Telegram confirmed it: until it has, nothing of the round is
+        shown anywhere else (no DM, no Mini App hand, no call) and its turn's clock does not run."""
+        if not self.in_round:
+            return False
+        shown = self.shown.get("table")
+        return shown is None or shown.round_no != self.round_no
+
     def state(self) -> dict[str, Plain]:
         return state_of(self.engine, self.view, self.turn)
 
@@ -236,6 +246,12 @@ def turn_from_saved(state: Mapping[str, Plain], shown: Mapping[str, str], timer:
     )
 
 
-def shown_from_saved(shown: Mapping[str, str]) -> dict[str, Shown]:
-    """What each kept message shows, as saved (the turn's old entry left out)."""
-    return {key: Shown.from_saved(value) for key, value in shown.items() if key not in (REMINDED, TURN)}
+def shown_from_saved(shown: Mapping[str, str], round_no: int = 0) -> dict[str, Shown]:
+    """What each kept message shows, as saved (the turn's old entry left out). A table message
+    saved by older versions, which did not name the round it shows, shows ``round_no``, the one
+    under way: they dealt a round once it was queued."""
+    return {
+        key: Shown.from_saved(value, round_no if key == "table" else 0)
+        for key, value in shown.items()
+        if key not in (REMINDED, TURN)
+    }

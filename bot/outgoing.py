@@ -51,13 +51,20 @@ class Shown:
     buttons_hash: str
     turn: int | None = None  # the turn whose prompt it is (None: not a prompt)
     reminded: bool = False
+    round_no: int = 0  # a table message: the round under way it shows (0: none, a lobby, results)
 
     @classmethod
     def of(
-        cls, text: str | None, markup: Markup | None, turn: int | None = None, reminded: bool = False
+        cls,
+        text: str | None,
+        markup: Markup | None,
+        turn: int | None = None,
+        reminded: bool = False,
+        *,
+        round_no: int = 0,
     ) -> Shown:
         prompt = turn is not None and markup is not None  # (a DM's buttons with no turn ask nothing)
-        return cls(_hash(text), _hash(markup), turn if prompt else None, reminded and prompt)
+        return cls(_hash(text), _hash(markup), turn if prompt else None, reminded and prompt, round_no)
 
     @property
     def has_buttons(self) -> bool:
@@ -70,9 +77,9 @@ class Shown:
         return json.dumps(vars(self), separators=(",", ":"))  # (asdict's deep copy is not needed)
 
     @classmethod
-    def from_saved(cls, saved: str) -> Shown:
+    def from_saved(cls, saved: str, round_no: int = 0) -> Shown:
         """Read as saved: JSON, or the digest string of older versions
-        (``<text>:<buttons>[:<turn>.<reminded>]``)."""
+        (``<text>:<buttons>[:<turn>.<reminded>]``); ``round_no`` where they did not name one."""
         if saved.startswith("{"):
             fields = json.loads(saved)
             return cls(
@@ -80,12 +87,13 @@ class Shown:
                 str(fields["buttons_hash"]),
                 fields.get("turn"),
                 bool(fields.get("reminded")),
+                int(fields.get("round_no", round_no)),
             )
         text, buttons, *prompt = saved.split(":")
         if not prompt:
-            return cls(text, buttons)
+            return cls(text, buttons, round_no=round_no)
         turn, _, reminded = prompt[0].partition(".")
-        return cls(text, buttons, int(turn), reminded == "1")
+        return cls(text, buttons, int(turn), reminded == "1", round_no)
 
 
 def is_new_prompt(shown: Shown | None, wanted: Shown) -> bool:

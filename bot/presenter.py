@@ -27,6 +27,7 @@ from telegram import Bot
 
 from bot import orphans
 from bot.delivery import Delivery
+from bot.dm_reach import DmReach
 from bot.kinds import KINDS
 from bot.live import LiveTable
 from bot.outbox import Limits, Parcel, Priority, Share
@@ -61,6 +62,8 @@ class Reactions(Protocol):
 
     def delivered_late(self, live: LiveTable, seconds: float) -> None: ...
 
+    def round_shown(self, live: LiveTable, seconds: float) -> None: ...
+
 
 class Presenter:
     def __init__(
@@ -69,6 +72,7 @@ class Presenter:
         store: Store,
         limits: Limits,
         reactions: Reactions,
+        dms: DmReach,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bot = bot
@@ -77,7 +81,8 @@ class Presenter:
         self.delivery = Delivery(self)
         self.sender = Sender(self.delivery.deliver, limits, clock)
         self.reactions = reactions
-        self.replies = Replies(bot, self.sender, self.clean_up, clock)
+        self.dms = dms
+        self.replies = Replies(bot, self.sender, self.clean_up, clock, dms)
         self.reply = self.replies.reply
         # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
         # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
@@ -96,7 +101,8 @@ class Presenter:
                 self.clean_up(Cleanup(live.chat_id, old, delete=True))
         kind = KINDS[live.game]
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
-        self._want(TableMessage(live, text, markup, Shown.of(text, markup), live.engine.core.timer))
+        shown = Shown.of(text, markup, round_no=live.round_no if live.in_round else 0)
+        self._want(TableMessage(live, text, markup, shown, live.engine.core.timer))
 
     def want_dm(self, live: LiveTable, person: int, screen: Rendering, chat_title: str) -> None:
         """``person``'s DM for this table should show their cards and moves now (the views give the
@@ -221,14 +227,29 @@ class Presenter:
         new_buttons = (
             message_id is None or anew or shown is None or shown.buttons_hash != wanted.shown.buttons_hash
         )
+        new = message_id is None or anew
+        if wanted.person is None and live.opening_unseen:
+            self._want_opening(wanted, new, anew)
+            return
         if wanted.person is None:
             priority = _table_priority(live, new_buttons)
         else:
             priority = Priority.ACT if new_buttons and wanted.shown.turn is not None else Priority.INFO
-        new = message_id is None or anew
         self.sender.want(
             Parcel(wanted.chat_id, wanted.key, priority, self.clock(), Share.KEPT, new, anew, wanted)
         )
+
+    def _want_opening(self, wanted: Kept, new: bool, anew: bool) -> None:
+        """A new round's table message, its base and 🔐 commitment (the round waits for it: nothing
+        of it is shown elsewhere, its clock does not run, until the group has seen it): first in
+        the group's lane, from anywhere in the group's budget (the replies' share too), counted
+        late from when the round began (the turn gets that time back)."""
+        queued = self.sender.waiting(wanted.chat_id, wanted.key)
+        if queued is not None and queued.share is not Share.REPLY:  # the table before the round: replaced
+            self.sender.take(wanted.chat_id, wanted.key)
+        now = self.clock()
+        opening = Parcel(wanted.chat_id, wanted.key, Priority.ACT, now, Share.REPLY, new, anew, wanted)
+        self.sender.want(opening)  # (the opening already queued takes this state, keeping its place)
 
     async def flush(self, timeout: float = 10.0) -> None:
         """At shutdown: let what is queued go out, waiting at most ``timeout`` (what is left is sent

@@ -30,6 +30,18 @@ class Reactions:
         """A prompt reached its person ``seconds`` late: the turn gets that time back."""
         self.runtime.turns.delivered_late(live, seconds)
 
+    def round_shown(self, live: LiveTable, seconds: float) -> None:
+        """The group has seen the new round's table message, its base and 🔐 commitment, ``seconds``
+        after the round began: the round is dealt to its people now (their DMs, the Mini App's
+        hands) and its turn's clock runs, every one of those seconds given back to it."""
+        self.runtime.turns.delivered_late(live, seconds)
+        self.runtime.background(self._deal(live))
+
+    async def _deal(self, live: LiveTable) -> None:
+        async with self.runtime.tables.lock(live.chat_id):
+            if self.runtime.tables.get(live.chat_id) is live and live.in_round:
+                await self.runtime.present(live, [])
+
     async def group_moved(self, live: LiveTable, new_chat_id: int) -> None:
         """The group became a supergroup: the table follows it (or ends: see ``migrate``)."""
         async with self.runtime.tables.lock(live.chat_id):
@@ -47,15 +59,38 @@ class Reactions:
                 await self.abandon(live)
 
     async def dm_blocked(self, live: LiveTable, person: int) -> None:
-        """``person`` never opened a DM with the bot: the table says so once (with the link that
-        opens it), and from then on mentions them on the line for their turn."""
+        """Telegram refused a message to ``person``'s DM (never opened, or the bot blocked): learnt
+        for the whole bot (``bot/dm_reach.py``), and the table names them (``no_dm``)."""
         runtime = self.runtime
+        runtime.dms.learn(person, refused=True)
         async with runtime.tables.lock(live.chat_id):
             if person not in live.view.dm_failed and runtime.tables.get(live.chat_id) is live:
-                live.view.dm_failed.append(person)
-                live.view.notices.append(Notice("dm.failed", person, 0, live.round_no))
+                self.no_dm(live, person)
                 runtime.presenter.want_table(live, await runtime.screen(live.chat_id))
                 await runtime.turns.call(live)
+
+    def no_dm(self, live: LiveTable, person: int) -> None:
+        """``person`` cannot be told by DM (the caller holds the chat's lock, and shows the table):
+        the table says so once (with the link that opens it), and from then on mentions them on
+        the line for their turn."""
+        if person not in live.view.dm_failed:
+            live.view.dm_failed.append(person)
+            live.view.notices.append(Notice("dm.failed", person, 0, live.round_no))
+
+    async def dm_opened(self, live: LiveTable, person: int) -> None:
+        """``person`` opened their DM with the bot (or one reached it): their cards go there again,
+        and the table stops naming them for it."""
+        runtime = self.runtime
+        async with runtime.tables.lock(live.chat_id):
+            if runtime.tables.get(live.chat_id) is not live or person not in live.seated():
+                return
+            if person in live.view.dm_failed:
+                live.view.dm_failed.remove(person)
+                notices = live.view.notices
+                live.view.notices = [n for n in notices if (n.key, n.person) != ("dm.failed", person)]
+                runtime.presenter.want_table(live, await runtime.screen(live.chat_id))
+                await runtime.turns.call(live)
+            await runtime.send_private(live, [person])
 
     async def abandon(self, live: LiveTable) -> None:
         """End a table the bot can no longer show (removed from its group): the escrow goes back."""

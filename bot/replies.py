@@ -16,6 +16,7 @@ from dataclasses import replace
 from telegram import Bot
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter
 
+from bot.dm_reach import DmReach
 from bot.outbox import Parcel, Priority, Share
 from bot.outgoing import CallKey, Cleanup, RepeatKey, Reply, ReplyKey
 from bot.sender import Sender
@@ -29,7 +30,12 @@ AnyReplyKey = ReplyKey | RepeatKey | CallKey
 
 class Replies:
     def __init__(
-        self, bot: Bot, sender: Sender, clean_up: Callable[[Cleanup], None], clock: Callable[[], float]
+        self,
+        bot: Bot,
+        sender: Sender,
+        clean_up: Callable[[Cleanup], None],
+        clock: Callable[[], float],
+        dms: DmReach,
     ) -> None:
         self.bot = bot
         self.sender = sender
@@ -37,7 +43,7 @@ class Replies:
         self.clock = clock
         self._serials = itertools.count()
         self._repeats: dict[RepeatKey, float] = {}  # when each reply sent once in a while was last queued
-        self._no_dm: set[int] = set()  # people a reply to their DM could not reach (never opened one)
+        self.dms = dms  # whose DM Telegram refused (a reply about them goes to the group)
         self._riders: dict[int, list[Reply]] = {}  # each group's lines that go with its next reply
         self._calls: dict[int, tuple[int, int]] = {}  # each table's turn call sent: (chat, message)
 
@@ -79,7 +85,7 @@ class Replies:
         else:
             key = ReplyKey(next(self._serials))
         note = Reply(chat_id, text, markup, reply_to, priority=priority, since=now, asker=asker, seen=seen)
-        if dm is not None and not is_private_id(chat_id) and dm[0] not in self._no_dm:
+        if dm is not None and not is_private_id(chat_id) and not self.dms.refused(dm[0]):
             person, theirs, line = dm
             note = replace(
                 note, chat_id=person, text=theirs, reply_to=None, group=(chat_id, reply_to, line, text)
@@ -152,7 +158,7 @@ class Replies:
             message_id = await first.deliver(self.bot, text)
         except (Forbidden, ChatMigrated, BadRequest) as error:
             if first.group is not None:  # a DM they never opened: the reply goes to the group
-                self._no_dm.add(first.chat_id)
+                self.dms.learn(first.chat_id, refused=True)
                 group, reply_to, _, text = first.group
                 assert isinstance(job.key, AnyReplyKey)
                 self._queue(job.key, replace(first, chat_id=group, text=text, reply_to=reply_to, group=None))
@@ -170,7 +176,7 @@ class Replies:
             self._again(notes[1:])
             raise
         if is_private_id(first.chat_id):
-            self._no_dm.discard(first.chat_id)
+            self.dms.learn(first.chat_id, refused=False)
         if first.call is not None:
             self._calls[first.call] = (first.chat_id, message_id)
         if first.group is not None:  # their DM has it: the group's next reply carries a short line

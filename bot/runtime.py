@@ -22,6 +22,7 @@ from telegram import Bot
 from telegram.ext import JobQueue
 
 from bot import orphans
+from bot.dm_reach import DmReach
 from bot.escapes import Escapes
 from bot.hearing import Hearing
 from bot.kinds import KINDS
@@ -72,13 +73,15 @@ class Runtime:
         limits = limits or Limits.of_settings(
             settings.table_requests_per_minute, settings.bot_requests_per_second
         )
+        self.running: set[asyncio.Task[None]] = set()  # work started in the background
+        self.dms = DmReach(store, self.background)  # whose DM Telegram refused (bot/dm_reach.py)
+        self.dms.changed = self._dm_changed
         self.reactions = Reactions(self)
-        self.presenter = Presenter(bot, store, limits, self.reactions)
+        self.presenter = Presenter(bot, store, limits, self.reactions, self.dms)
         self.turns = TurnClock(self, jobs)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
         self._time_shown: tuple[float, str] = (float("nan"), "")
-        self.running: set[asyncio.Task[None]] = set()  # work started in the background
         self.watchers: Watchers = Watchers()  # told of every change of a table (the Mini App's hub)
         self.preferences = Preferences(settings, store)
         self.escapes = Escapes(lambda: self.clock())  # (a test may set the clock)
@@ -111,6 +114,10 @@ class Runtime:
         view. Nothing waits for Telegram here: the presenter sends within each chat's budget."""
         self.turns.arm(live)
         self.credit_elsewhere(live, events)
+        if any(isinstance(event, RoundStarted) for event in events):
+            for person in live.seated():  # whose DM Telegram refused before: named from the deal on
+                if self.dms.refused(person):
+                    self.reactions.no_dm(live, person)
         screen = await self.screen(live.chat_id)
         if any(isinstance(event, RoundStarted) for event in events):
             self.presenter.keep_last_round_dms(live)
@@ -237,15 +244,25 @@ class Runtime:
 
     async def send_private(self, live: LiveTable, people: Iterable[int]) -> None:
         """Bring these people's DMs up to date (those who never opened one have the table's link
-        and the popup instead)."""
+        and the popup instead); none while the group has not seen the round's table message (its
+        commitment goes before any card: ``Reactions.round_shown`` brings them then)."""
+        if live.opening_unseen:
+            return
         # The group's title as last seen, kept with the table (a restarted bot names it the same).
         title = live.view.title = self.chat_titles.get(live.chat_id) or live.view.title
         for person in dict.fromkeys(people):
-            if person not in live.view.dm_failed:
+            if person not in live.view.dm_failed and not self.dms.refused(person):
                 screen = Rendering(
                     await self.preferences.person_language(person), self.time_text, self.bot.username or ""
                 )
                 self.presenter.want_dm(live, person, screen, title)
+
+    def _dm_changed(self, person: int, refused: bool) -> None:
+        """What the bot knows of ``person``'s DM changed: the table they sit at follows it."""
+        live = self.tables.table_of(person)
+        if live is not None:
+            reaction = self.reactions.dm_blocked if refused else self.reactions.dm_opened
+            self.background(reaction(live, person))
 
     async def restore(self) -> list[LiveTable]:
         """At start-up: load every open table and re-arm its timer."""

@@ -161,7 +161,9 @@ class Tables:
             saved.message_id,
             dict(saved.dm_message_ids),
             saved=saved.state,  # what a failed save returns to, as for a table opened now
-            shown=shown_from_saved(saved.shown),
+            shown=shown_from_saved(
+                saved.shown, engine.core.round_no if engine.core.shuffle is not None else 0
+            ),
             turn=turn_from_saved(saved.state, saved.shown, engine.core.timer),
         )
 

@@ -72,7 +72,13 @@ class TurnClock:
         acting, prompted = KINDS[live.game].acting(live), asked(live)
         if delay is None and acting and not prompted:  # all on autopilot (托管): played at once
             moment, delay = DEADLINE, min(AUTOPILOT_SECONDS, max(0.0, turn.deadline - now))
-        elif delay is None and not live.reminded and prompted and remind_at > now - LATE_REMINDER:
+        elif (
+            delay is None
+            and not live.reminded
+            and prompted
+            and remind_at > now - LATE_REMINDER
+            and not live.opening_unseen  # (held until the group sees the round: no reminder before)
+        ):
             moment, delay = REMINDER, max(0.0, remind_at - now)
         else:
             moment, delay = DEADLINE, delay if delay is not None else max(0.0, turn.deadline - now)
@@ -214,13 +220,16 @@ class TurnClock:
 
     async def _hold_for_prompt(self, live: LiveTable, timer: int) -> bool:
         """The deadline of turn ``timer`` is held while someone's prompt waits to be sent (looked at
-        again every ``PROMPT_AWAITED`` s, one more turn at most); once it has gone, the turn starts
-        over from then, shown with its new deadline (``delivered_late`` leaves a held turn alone)."""
+        again every ``PROMPT_AWAITED`` s, one more turn at most), and for as long as the group has
+        not seen the round's table message (nobody has seen their cards); once it has gone, the
+        turn starts over from then, shown with its new deadline (``delivered_late`` leaves a held
+        turn alone)."""
         turn, core = live.turn, live.engine.core
         if turn.deadline is None or core.timer != timer:
             return False
-        waits = self.runtime.presenter.prompt_waits(live)
-        if waits and self.runtime.clock() <= turn.deadline + core.turn_seconds:
+        unseen = live.opening_unseen
+        waits = unseen or self.runtime.presenter.prompt_waits(live)
+        if waits and (unseen or self.runtime.clock() <= turn.deadline + core.turn_seconds):
             live.turn = replace(turn, held=True)
             self.arm(live, delay=PROMPT_AWAITED)
             return True
@@ -270,7 +279,8 @@ class TurnClock:
         """Those who must act and cannot be told by DM are called in the group by a new message (it
         notifies them), withdrawn when the turn is over; one call a turn."""
         people = [person for person in asked(live) if person in live.view.dm_failed]
-        replies, calling = self.runtime.presenter.replies, bool(people and live.turn.deadline)
+        replies = self.runtime.presenter.replies
+        calling = bool(people and live.turn.deadline) and not live.opening_unseen
         if not calling:
             replies.withdraw(live.chat_id, live.table_id)  # (nothing when no call is out)
         elif not live.turn.called:  # (the last turn's call is withdrawn first)

@@ -244,6 +244,10 @@ class Store:
     async def get_person(self, user_id: int) -> Person | None:
         return await self._read(people.get_person, user_id)
 
+    async def set_dm_refused(self, user_id: int, refused: bool) -> None:
+        """Telegram refused a message to the person's DM (``refused``), or they opened it."""
+        await self._write(people.set_dm_refused, user_id, refused)
+
     async def balance(self, user_id: int) -> int:
         """A person's coins; ``UnknownPerson`` before ``ensure_person``."""
         person = await self._read(people.get_person, user_id)

@@ -35,6 +35,7 @@ async def start(update: Update, context: Context) -> None:
     if is_group(chat):
         reply(context, update, t(language, "start.group"))
         return
+    runtime_of(context).dms.learn(user.id, refused=False)  # their DM is open: they are in it
     lines = [t(language, "start.welcome", name=name(user.first_name))]
     if granted:
         lines.append(t(language, "start.granted", amount=coins(runtime_of(context).settings.start_grant)))
@@ -53,10 +54,7 @@ async def _back_to_table(context: Context, person: int, table_id: int, language:
     live = runtime.tables.by_id(table_id)
     if live is None or person not in live.seated():
         return t(language, "start.table_gone")
-    async with runtime.tables.lock(live.chat_id):
-        if person in live.view.dm_failed:
-            live.view.dm_failed.remove(person)
-        await runtime.send_private(live, [person])
+    await runtime.reactions.dm_opened(live, person)
     return t(language, "start.back_to_table")
 
 

@@ -42,6 +42,8 @@ PAGE_STRINGS = (
     "miniapp.hole",
     "miniapp.score",
     "miniapp.autopilot",
+    "miniapp.dealing",
+    "miniapp.no_dm",
 )
 
 
@@ -61,6 +63,8 @@ class TableJSON(GameJSON):
     turn_seconds: int
     in_round: bool
     commitment: str
+    dealing: bool  # the round's table message is still on its way to the group: nobody's cards yet
+    no_dm: bool  # the viewer's DM refused the bot: their turns are called in the group
     language: str
     strings: dict[str, str]
     results: NotRequired[ResultsJSON | None]
@@ -79,8 +83,11 @@ def viewer_of(live: LiveTable, person: int) -> int:
 
 
 def table_view(live: LiveTable, viewer: int, language: str, now: float) -> TableJSON:
-    """The table as ``viewer`` may see it (a spectator: anyone not seated)."""
+    """The table as ``viewer`` may see it (a spectator: anyone not seated). A round the group has
+    not seen yet (its table message, with its commitment, still on its way) is shown as a
+    spectator sees it, with no deadline: nobody's cards are dealt to them before that."""
     engine, core, kind = live.engine, live.engine.core, KINDS[live.game]
+    dealt = not live.opening_unseen
     common = {
         "table": live.table_id,
         "game": live.game,
@@ -91,14 +98,17 @@ def table_view(live: LiveTable, viewer: int, language: str, now: float) -> Table
         "me": viewer,
         "seated": core.seat_of(viewer) is not None,
         "now": now,
-        "deadline": live.deadline,
+        "deadline": live.deadline if dealt else None,
         "turn_seconds": core.turn_seconds if live.in_round else core.lobby_seconds,
         "in_round": live.in_round,
         "commitment": live.view.commitment if live.in_round else "",
+        "dealing": not dealt,
+        "no_dm": viewer in live.view.dm_failed,
         "language": language,
         "strings": page_strings(language),
     }
-    view: TableJSON = {**common, **kind.app_part(live, viewer, language)}  # type: ignore[typeddict-item]
+    part = kind.app_part(live, viewer if dealt else SPECTATOR, language)
+    view: TableJSON = {**common, **part}  # type: ignore[typeddict-item]
     view["results"] = _results(live, language)
     return view
 

@@ -86,7 +86,8 @@ function render() {
   if (view.base) stakes.push(say("base", { amount: coins(view.base) }));
   if (view.pot !== null && view.pot !== undefined) stakes.push(say("pot", { amount: coins(view.pot) }));
   $("stakes").textContent = stakes.join(" · ");
-  const banner = view.closed ? say("closed") : view.seated ? "" : say("spectating");
+  const banner = view.closed ? say("closed") : !view.seated ? say("spectating")
+    : view.dealing ? say("dealing") : view.no_dm ? say("no_dm") : "";
   $("banner").hidden = !banner;
   $("banner").textContent = banner;
   const others = $("others");
