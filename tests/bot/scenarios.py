@@ -17,7 +17,7 @@ from faketg.harness import GROUP, Bot
 from faketg.world import JSON, Message
 
 if TYPE_CHECKING:
-    from bot.live import LiveTable
+    from bot.model.live_table import LiveTable
 
 
 class Played(Protocol):

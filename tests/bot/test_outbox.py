@@ -10,7 +10,7 @@ from bisect import bisect_right
 
 import pytest
 
-from bot.outbox import (
+from bot.send.rate_policy import (
     BOT_WINDOW_MARGIN,
     NEW_FLOOR,
     OPEN_POLL,

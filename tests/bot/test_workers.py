@@ -13,9 +13,9 @@ import asyncpg
 import pytest
 from telegram import Update
 
-from bot import workers
-from bot.deliveries import Deliveries
-from bot.workers import Worker
+from bot.cluster import workers
+from bot.cluster.workers import Worker
+from bot.updates.seen import Deliveries
 from faketg.driver import Driver
 from faketg.harness import start_bot, stop_bot
 from storage.partitions import partition_of

@@ -1,4 +1,4 @@
-"""Which updates were taken (``storage/updates.py``) and ``bot.deliveries.Deliveries`` on a real
+"""Which updates were taken (``storage/updates.py``) and ``bot.updates.seen.Deliveries`` on a real
 store: each update handled once, across a restart and past what memory keeps; forgotten once
 Telegram can no longer send it again."""
 
@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from bot.deliveries import Deliveries, Handling
+from bot.updates.seen import Deliveries, Handling
 from storage import UpdateTaken, open_store
 from tests.storage.storage_helpers import STATE
 
