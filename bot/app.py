@@ -24,7 +24,7 @@ from bot.send.rate_policy import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
 from bot.send.telegram_facts import retry_seconds
 from bot.settings import Settings
 from bot.tables.runtime import Runtime
-from bot.updates.seen import Deliveries, HandledUpdates
+from bot.updates.seen import HandledUpdates, SeenUpdates
 from storage import PostgresLock, hold, open_store
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ async def prepare(application: App) -> Runtime:
     )
     # requests counted by game from now on; the rounds settled so far read now if metrics are served
     await data.metrics.attach(runtime, read_rounds=settings.metrics != "off")
-    data.deliveries = deliveries = Deliveries(store)
+    data.deliveries = deliveries = SeenUpdates(store)
     await deliveries.load()
     if isinstance(application.update_processor, HandledUpdates):
         application.update_processor.deliveries = deliveries

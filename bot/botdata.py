@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from bot.send.rate_policy import Limits
     from bot.settings import Settings
     from bot.tables.runtime import Runtime
-    from bot.updates.seen import Deliveries
+    from bot.updates.seen import SeenUpdates
     from storage import DatabaseLock, PostgresLock, Store
 
 
@@ -39,7 +39,7 @@ class BotData:
         self.runtime: Runtime | None = None  # from start-up on (bot.app.prepare)
         self.store: Store | None = None  # the open store, closed by close() before the lock goes
         self.database_lock: DatabaseLock | PostgresLock | None = None  # this process's hold on the database
-        self.deliveries: Deliveries | None = None  # which updates were taken (bot/updates/seen.py)
+        self.deliveries: SeenUpdates | None = None  # which updates were taken (bot/updates/seen.py)
         self.worker: Worker | None = None  # on PostgreSQL: this process's chats (bot/cluster/workers.py)
         self.menu: asyncio.Task[None] | None = None  # setting the command menu in the background
         self.polling: asyncio.Task[None] | None = (

@@ -29,7 +29,7 @@ from bot.display.game_kinds import KINDS
 from bot.display.views.common import Rendering
 from bot.model.live_table import LiveTable
 from bot.send import orphans
-from bot.send.courier import Delivery
+from bot.send.courier import Courier
 from bot.send.messages import (
     Cleanup,
     CleanupKey,
@@ -74,7 +74,7 @@ class Presenter:
         self.bot = bot
         self.store = store
         self.clock = clock
-        self.delivery = Delivery(self)
+        self.delivery = Courier(self)
         self.sender = Sender(self.delivery.deliver, limits, clock)
         self.reactions = reactions
         self.replies = Replies(bot, self.sender, self.clean_up, clock)

@@ -208,8 +208,10 @@ class Metrics:
 
     def answered(self, method: str, sent: RequestData | None, status: int) -> None:
         """The Bot API answered a request (``bot.send.aiohttp_request.Observer``)."""
-        job = SENDING.get()
-        self._series(self.requests, method, job.priority.name.lower() if job is not None else "direct").inc()
+        parcel = SENDING.get()
+        self._series(
+            self.requests, method, parcel.priority.name.lower() if parcel is not None else "direct"
+        ).inc()
         pressed = None
         if method == "answerCallbackQuery" and sent is not None and status != 429:
             query = str(sent.parameters.get("callback_query_id"))
@@ -244,12 +246,12 @@ class Metrics:
         live = tables.table_of(chat_id) if is_private_id(chat_id) else tables.get(chat_id)
         return live.game if live is not None else None
 
-    def sent(self, job: Parcel, seconds: float) -> None:
-        """The outbox sent ``job`` (as it went: a new message or not), ``seconds`` after it was first
+    def sent(self, parcel: Parcel, seconds: float) -> None:
+        """The outbox sent ``parcel`` (as it went: a new message or not), ``seconds`` after it was first
         wanted (``Sender.on_sent``)."""
-        self._series(self.delivery, job.priority.name.lower()).observe(seconds)
-        if job.may_edit and not job.new_message:
-            self._series(self.as_edit, "dm" if is_private_id(job.chat_id) else "table").inc()
+        self._series(self.delivery, parcel.priority.name.lower()).observe(seconds)
+        if parcel.may_edit and not parcel.new_message:
+            self._series(self.as_edit, "dm" if is_private_id(parcel.chat_id) else "table").inc()
 
     def written(self, seconds: float, committed: bool) -> None:
         """A write batch ended (``Store.on_batch``)."""

@@ -29,7 +29,7 @@ RETRY = 3.0  # seconds before a send that failed for a passing reason (a network
 LATE = 1.0  # a prompt delivered later than this after its turn began gives the turn that time back
 
 
-class Delivery:
+class Courier:
     def __init__(self, presenter: Presenter) -> None:
         self.presenter = presenter
 

@@ -284,7 +284,7 @@ class Parcel:
 
 
 @dataclass
-class Lane:
+class ChatLane:
     """One chat's queue and budget. At most one request of a chat is in flight at a time."""
 
     chat_id: int

@@ -29,9 +29,9 @@ from dataclasses import replace
 from bot.send.rate_policy import (
     PROMPT_WAIT,
     SENDS_AT_ONCE,
+    ChatLane,
     EveryRequest,
     GroupBudget,
-    Lane,
     Limits,
     NewMessages,
     Parcel,
@@ -70,7 +70,7 @@ class Sender:
         self.deliver = deliver
         self.limits = limits
         self.clock = clock
-        self.lanes: dict[int, Lane] = {}
+        self.lanes: dict[int, ChatLane] = {}
         self.groups_sent_to: set[int] = set()  # groups sent to since ``history`` last told of them
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self._wakes: dict[int, asyncio.Event] = {}
@@ -93,10 +93,10 @@ class Sender:
         # answers to presses, which never wait behind a send.
         self._in_flight = asyncio.Semaphore(SENDS_AT_ONCE)
 
-    def _lane(self, chat_id: int) -> Lane:
+    def _lane(self, chat_id: int) -> ChatLane:
         lane = self.lanes.get(chat_id)
         if lane is None:
-            lane = self.lanes[chat_id] = Lane(chat_id, self.limits.budget(chat_id, self.clock()))
+            lane = self.lanes[chat_id] = ChatLane(chat_id, self.limits.budget(chat_id, self.clock()))
         return lane
 
     def history(self, chats: Collection[int] | None = None) -> dict[int, list[tuple[float, int]]]:
@@ -203,7 +203,7 @@ class Sender:
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
 
     # -- one chat ---------------------------------------------------------------------------------
-    async def _run(self, lane: Lane) -> None:
+    async def _run(self, lane: ChatLane) -> None:
         wake = self._wakes[lane.chat_id]
         while lane.jobs:
             wake.clear()
@@ -351,11 +351,11 @@ class Sender:
         finally:
             self.every.done(self.clock())
 
-    def _move_up(self, lane: Lane, wanted: Parcel) -> None:
+    def _move_up(self, lane: ChatLane, wanted: Parcel) -> None:
         """The lane's picked parcel waits for a token (its request has not started) and its chat now
         wants something more urgent: the same message (an informing DM become a prompt) or another
         (a prompt behind an old round's cleanup): the lane's place moves up to it (which of the two
-        goes is decided when the token comes: ``Lane.more_urgent``)."""
+        goes is decided when the token comes: ``ChatLane.more_urgent``)."""
         picked = lane.in_flight
         if picked is None or lane.started:
             return

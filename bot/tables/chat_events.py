@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Reactions:
+class ChatEvents:
     """The runtime's reactions to what happened to a table's chats (``Presenter.reactions``)."""
 
     def __init__(self, runtime: Runtime) -> None:

@@ -28,7 +28,7 @@ from bot.model.live_table import AUTOPILOT_ROUNDS, TURN, Action, Event, LiveTabl
 from bot.send import orphans
 from bot.send.rate_policy import Limits
 from bot.settings import Settings
-from bot.tables.chat_events import Reactions
+from bot.tables.chat_events import ChatEvents
 from bot.tables.escapes import Escapes
 from bot.tables.open_tables import Tables
 from bot.tables.preferences import Preferences
@@ -72,7 +72,7 @@ class Runtime:
         limits = limits or Limits.of_settings(
             settings.table_requests_per_minute, settings.bot_requests_per_second
         )
-        self.reactions = Reactions(self)
+        self.reactions = ChatEvents(self)
         self.presenter = Presenter(bot, store, limits, self.reactions)
         self.turns = TurnClock(self, jobs)
         self.zone = ZoneInfo(settings.timezone)

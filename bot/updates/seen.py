@@ -2,7 +2,7 @@
 
 Telegram sends an update again when it did not see it acknowledged: a webhook post whose answer
 was lost or late, a ``getUpdates`` batch taken just before a crash. Handled twice, a ``/leave``
-would confirm itself (an escape charged) and a press would act twice. ``Deliveries.first_time`` is
+would confirm itself (an escape charged) and a press would act twice. ``SeenUpdates.first_time`` is
 asked before any handler runs (``bot/app.py``), in webhook and polling modes alike.
 
 The recent ids are kept in memory (checked and claimed without waiting, so two deliveries of one
@@ -12,7 +12,7 @@ is looked up there: only a redelivery pays for that read; a new update's id is n
 
 The id is saved in the transaction of the table action the update makes (``HANDLING``:
 ``Store.commit_action(taken=…)``), or, for an update that makes none, once it is handled
-(``Deliveries.handle``: PTB's update processor ``HandledUpdates`` in one process, the inbox's
+(``SeenUpdates.handle``: PTB's update processor ``HandledUpdates`` in one process, the inbox's
 ``Worker`` with several). A process lost before that commit leaves nothing of the update saved:
 it waits in the inbox for the next owner of its chat, or, in one process, is handled if Telegram
 sends it again (its delivery not acknowledged): a lost worker loses no press, and none acts twice.
@@ -45,13 +45,13 @@ FORGET_EVERY = 10_000  # saved ids between two clean-ups of those Telegram will 
 
 @dataclass
 class Handling:
-    """The update a task is handling (``Deliveries.handle``), and whether its id is saved."""
+    """The update a task is handling (``SeenUpdates.handle``), and whether its id is saved."""
 
     update_id: int
     task: asyncio.Task[None] | None  # the handling's task (a task it starts sees this too: not it)
     saved: bool = False
     # A press: saved with its table action as owed an answer (a process that ends before
-    # answering leaves it to the next, ``Deliveries.answer_owed``).
+    # answering leaves it to the next, ``SeenUpdates.answer_owed``).
     query_id: str | None = None
 
     def unsaved(self) -> tuple[int, ...]:
@@ -62,7 +62,7 @@ class Handling:
 HANDLING: ContextVar[Handling | None] = ContextVar("handling", default=None)
 
 
-class Deliveries:
+class SeenUpdates:
     def __init__(self, store: Store, memory: int = MEMORY) -> None:
         self.store = store
         self.memory = memory
@@ -199,11 +199,11 @@ def _answers_cleared(clearing: asyncio.Future[None]) -> None:
 
 class HandledUpdates(SimpleUpdateProcessor):
     """PTB's update processor for one process (each update at once, in a task of its own) that
-    handles each through ``Deliveries.handle``, once the store is open (``deliveries`` set)."""
+    handles each through ``SeenUpdates.handle``, once the store is open (``deliveries`` set)."""
 
     def __init__(self, max_concurrent_updates: int) -> None:
         super().__init__(max_concurrent_updates)
-        self.deliveries: Deliveries | None = None
+        self.deliveries: SeenUpdates | None = None
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         if self.deliveries is None or not isinstance(update, Update):
