@@ -1,5 +1,5 @@
 """Benchmark 7: the Mini App's push. The bot in process (``faketg.harness.start_bot``) serves
-its web app (``bot.web.build_web_app`` with ``PAIJU_WEBAPP_URL``) on a real local port; a separate
+its web app (``bot.web.server.build_web_app`` with ``PAIJU_WEBAPP_URL``) on a real local port; a separate
 process opens N Server-Sent Events streams to it (N = 100; 20 quick), each as its own member of the
 group (4 seated, the rest spectators), with initData signed as Telegram would (in a header, for a
 ticket that opens the stream, asked again when told the membership checks are busy). The bot process then
@@ -33,11 +33,11 @@ from aiohttp import web
 
 from bench.report import median, percentile
 from bench.stage import cpu_seconds
-from bot.miniapp.auth import signed_for
-from bot.miniapp.hub import Hub
-from bot.miniapp.routes import HEADER
-from bot.views.common import MINI_APP
-from bot.web import build_web_app
+from bot.display.views.common import MINI_APP
+from bot.web.miniapp.auth import signed_for
+from bot.web.miniapp.hub import Hub
+from bot.web.miniapp.routes import HEADER
+from bot.web.server import build_web_app
 from faketg.harness import GROUP, make_world, start_bot, stop_bot
 
 TOKEN = "123456:BENCH-TOKEN"

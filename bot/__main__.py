@@ -10,10 +10,10 @@ import sys
 from dataclasses import replace
 
 from bot.app import build_application
-from bot.logs import configure_logging
+from bot.ops.logs import configure_logging
 from bot.serve import serve
 from bot.settings import LANGUAGES, Settings, SettingsError
-from bot.webhook import new_secret
+from bot.web.webhook import new_secret
 from storage import DatabaseInUse, DatabaseUnreachable, WriterNotStarted, hold
 
 NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
@@ -36,7 +36,7 @@ SANDBOX_ADVICE = "Stop the other sandbox first, or start this one with --fresh (
 def main(argv: list[str]) -> int:
     arguments = parse(argv)
     if arguments.command == "sandbox":
-        from bot.sandbox.server import main as sandbox
+        from bot.web.sandbox.server import main as sandbox
 
         configure_logging("", logging.WARNING)
         try:

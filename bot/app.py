@@ -14,17 +14,17 @@ from telegram.ext import ApplicationBuilder, ApplicationHandlerStop, TypeHandler
 from telegram.request import BaseRequest
 
 from bot.botdata import CONTEXT_TYPES, App, Context
-from bot.deliveries import Deliveries, HandledUpdates
+from bot.cluster.workers import Worker
+from bot.display.i18n import t
 from bot.handlers import account, chat_settings, gate, records, table
 from bot.handlers.common import RightsUnknown, rights_unknown
-from bot.i18n import t
-from bot.logs import log_context
-from bot.outbox import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
-from bot.request import AiohttpRequest, PollingRequest, RetryingRequest, env_proxy
-from bot.runtime import Runtime
+from bot.ops.logs import log_context
+from bot.send.aiohttp_request import AiohttpRequest, PollingRequest, RetryingRequest, env_proxy
+from bot.send.rate_policy import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
+from bot.send.telegram_facts import retry_seconds
 from bot.settings import Settings
-from bot.telegram import retry_seconds
-from bot.workers import Worker
+from bot.tables.runtime import Runtime
+from bot.updates.seen import HandledUpdates, SeenUpdates
 from storage import PostgresLock, hold, open_store
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ def build_application(
             polling = PollingRequest(connection_pool_size=1, proxy=proxy)
             builder = builder.get_updates_request(polling)
             sessions.append(polling)
-    builder = builder.updater(None)  # (updates come by webhook, or by bot/hearing.py's polling)
+    builder = builder.updater(None)  # (updates come by webhook, or by bot/updates/hearing.py's polling)
     if settings.base_url:
         base = settings.base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
@@ -119,7 +119,7 @@ async def prepare(application: App) -> Runtime:
     )
     # requests counted by game from now on; the rounds settled so far read now if metrics are served
     await data.metrics.attach(runtime, read_rounds=settings.metrics != "off")
-    data.deliveries = deliveries = Deliveries(store)
+    data.deliveries = deliveries = SeenUpdates(store)
     await deliveries.load()
     if isinstance(application.update_processor, HandledUpdates):
         application.update_processor.deliveries = deliveries
@@ -254,7 +254,7 @@ async def close(application: App) -> None:
 
 
 async def _once(update: Update, context: Context) -> None:
-    """Stop an update Telegram delivered again (see ``bot/deliveries.py``)."""
+    """Stop an update Telegram delivered again (see ``bot/updates/seen.py``)."""
     deliveries = context.bot_data.deliveries
     if deliveries is not None and not await deliveries.first_time(update.update_id):
         deliveries.leave_to_first()  # (its first delivery's handling saves the id, with its action)

@@ -19,11 +19,12 @@ from typing import Any
 
 from telegram.ext import CallbackContext
 
-from bot import hearing, webhook
 from bot.app import HANDLED_UPDATES, stop_menu
 from bot.botdata import App
 from bot.settings import Settings
-from bot.web import OPS_CAP, WebServer, build_ops_app, build_web_app
+from bot.updates import hearing
+from bot.web import webhook
+from bot.web.server import OPS_CAP, WebServer, build_ops_app, build_web_app
 from storage import BackupFailed, backup_if_due, prune
 
 log = logging.getLogger(__name__)

@@ -144,7 +144,7 @@ def _who() -> str:
 async def hold_postgres(url: str, *, shared: bool = False) -> PostgresLock:
     """Take the database, or raise :class:`DatabaseInUse` naming who holds it (their process and
     host, as they told the server). Never waits. The workers of a bot share it (``shared``: any
-    number at once, ``bot/workers.py``); a tool that must have it alone (``migrate-to``) holds it
+    number at once, ``bot/cluster/workers.py``); a tool that must have it alone (``migrate-to``) holds it
     whole, so neither starts while the other runs. The lock's connection is the holder's to use
     (``PostgresLock.conn``): the worker keeps its partitions' locks on it too."""
     conn = await connect(url, server_settings={"application_name": _who()})

@@ -331,7 +331,7 @@ PG_V8_WORKERS: tuple[str, ...] = (
 
 # A worker is alive while it renews its lease (``storage/partitions.py``): a stopped, hung or frozen
 # worker keeps its connection (and its advisory locks) open, but not its lease; another worker then
-# ends its sessions, and with them its locks (``bot/workers.py``). A group's requests of the last
+# ends its sessions, and with them its locks (``bot/cluster/workers.py``). A group's requests of the last
 # minute go with its table to the next worker (``chat_budgets``). Empty on SQLite, as above.
 V9_WORKER_LEASES: tuple[str, ...] = (
     """CREATE TABLE workers (

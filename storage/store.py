@@ -93,7 +93,7 @@ async def open_store(
 async def hold(target: str) -> DatabaseLock | PostgresLock:
     """Take the database for this process (``DatabaseInUse`` naming who holds it, never waiting):
     an SQLite file by OS locks on it (one bot on a file); a PostgreSQL database by an advisory lock
-    the bot's workers share (each worker then owns some chats: ``bot/workers.py``). Each goes with
+    the bot's workers share (each worker then owns some chats: ``bot/cluster/workers.py``). Each goes with
     its process, however it ends; ``release()`` lets it go sooner."""
     if is_postgres_url(target):
         return await hold_postgres(target, shared=True)
@@ -146,7 +146,7 @@ class Store:
         self._read = backend.read
         self._write = backend.commits.write
         self._write_in = backend.commits.write_in  # (the writes about one table keep their order)
-        # What this worker owns, when several share the database (``bot/workers.py``): every write
+        # What this worker owns, when several share the database (``bot/cluster/workers.py``): every write
         # to a table, and the mark of an update taken from the inbox, is fenced by it.
         self.fence: Fence | None = None
         # What tables' messages show, not written yet (``shown_later``): an update_messages'
@@ -400,8 +400,9 @@ class Store:
         view: Mapping[str, object] | None = None,
     ) -> None:
         """Set the table message id and/or merge DM message ids and what each kept message shows
-        (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``);
-        ``view``: what the table shows besides changed with no action (``bot.live.ViewState``)."""
+        (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved
+        (``bot.model.live_table.Turn``); ``view``: what the table shows besides changed with no action
+        (``bot.model.live_table.ViewState``)."""
         changes = self._with_unsaved(table_id, self._message_changes(message_id, dm_message_ids, shown))
         if turn is None and view is None:  # what Telegram confirmed: one write while one waits
             commits = self.backend.commits
@@ -491,7 +492,7 @@ class Store:
         """Every open table (to reload and re-arm timers at start-up)."""
         return await self._read(tables.open_tables)
 
-    # -- several workers on one database (``bot/workers.py``) ----------------------------------
+    # -- several workers on one database (``bot/cluster/workers.py``) ----------------------------------
 
     async def ensure_partitions(self, count: int) -> int:
         """The number of partitions the chats are shared in (``count`` if none were made before)."""

@@ -5,6 +5,9 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
+from bot.display.i18n import t
+from bot.display.views.common import coins, keyboard, name
+from bot.display.views.rules import rules_text
 from bot.handlers.common import (
     Context,
     answer,
@@ -19,10 +22,7 @@ from bot.handlers.common import (
     reply_about_them,
     runtime_of,
 )
-from bot.i18n import t
 from bot.settings import LANGUAGES
-from bot.views.common import coins, keyboard, name
-from bot.views.rules import rules_text
 
 LANGUAGE_PICK = "lang:"
 

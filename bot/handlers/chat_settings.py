@@ -5,6 +5,9 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
+from bot.display.game_kinds import KINDS
+from bot.display.i18n import t
+from bot.display.views.common import Markup, duration, keyboard
 from bot.handlers.common import (
     Context,
     answer,
@@ -16,10 +19,7 @@ from bot.handlers.common import (
     reply,
     runtime_of,
 )
-from bot.i18n import t
-from bot.kinds import KINDS
 from bot.settings import LANGUAGES
-from bot.views.common import Markup, duration, keyboard
 from storage import ChatSettings
 
 PREFIX = "cfg:"

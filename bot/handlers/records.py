@@ -5,6 +5,8 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CommandHandler
 
+from bot.display.i18n import t
+from bot.display.views.common import coins, name, short_hash, signed
 from bot.handlers.common import (
     Context,
     is_group,
@@ -14,8 +16,6 @@ from bot.handlers.common import (
     reply_about_them,
     runtime_of,
 )
-from bot.i18n import t
-from bot.views.common import coins, name, short_hash, signed
 from games.muxi import Kind
 from games.showhand import Category
 

@@ -12,9 +12,9 @@ from telegram import CallbackQuery, Update, User
 from telegram.constants import ChatMemberStatus
 from telegram.ext import CallbackQueryHandler, ChatMemberHandler, CommandHandler, MessageHandler, filters
 
-from bot import callbacks
-from bot.acting import Refused, act, join, leave, refusal_text
-from bot.deliveries import HANDLING
+from bot.display.game_kinds import KINDS
+from bot.display.i18n import t
+from bot.display.views.common import coins, keyboard, name
 from bot.handlers.common import (
     Context,
     actor,
@@ -29,12 +29,12 @@ from bot.handlers.common import (
     reply,
     runtime_of,
 )
-from bot.i18n import t
-from bot.kinds import KINDS
-from bot.live import LiveTable
-from bot.outbox import Priority
-from bot.runtime import Runtime
-from bot.views.common import coins, keyboard, name
+from bot.model import callbacks
+from bot.model.live_table import LiveTable
+from bot.send.rate_policy import Priority
+from bot.tables.acting import Refused, act, join, leave, refusal_text
+from bot.tables.runtime import Runtime
+from bot.updates.seen import HANDLING
 from games.errors import RuleError
 from games.events import Paid, PayReason
 from games.stakes import MIN_BALANCE

@@ -13,13 +13,13 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
-from bot.outbox import WINDOW, WINDOW_MARGIN, GroupBudget, Limits, Share
+from bot.send.rate_policy import WINDOW, WINDOW_MARGIN, GroupBudget, Limits, Share
 from faketg.driver import Driver, process
 from faketg.harness import GROUP, Bot
 from faketg.world import JSON, Message
 
 if TYPE_CHECKING:
-    from bot.live import LiveTable
+    from bot.model.live_table import LiveTable
 
 
 class Played(Protocol):

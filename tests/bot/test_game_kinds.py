@@ -8,15 +8,15 @@ import json
 
 import pytest
 
-from bot import callbacks
-from bot.i18n import t
-from bot.kinds import KINDS
-from bot.live import Acted, LiveTable, Turn, ViewState, view_from_plain
-from bot.miniapp.view import HIDDEN, SPECTATOR, table_view, viewer_of
-from bot.outgoing import Shown
-from bot.views import acted
-from bot.views.common import Rendering
-from bot.views.rules import rules_text
+from bot.display.game_kinds import KINDS
+from bot.display.i18n import t
+from bot.display.views import acted
+from bot.display.views.common import Rendering
+from bot.display.views.rules import rules_text
+from bot.model import callbacks
+from bot.model.live_table import Acted, LiveTable, Turn, ViewState, view_from_plain
+from bot.send.messages import Shown
+from bot.web.miniapp.view import HIDDEN, SPECTATOR, table_view, viewer_of
 from games import muxi, showhand
 from games.codec import to_plain
 from games.showhand import Timeout

@@ -10,14 +10,14 @@ from bisect import bisect_right
 
 import pytest
 
-from bot.outbox import (
+from bot.send.rate_policy import (
     BOT_WINDOW_MARGIN,
     NEW_FLOOR,
     OPEN_POLL,
     REPLY_PATIENCE,
     Bucket,
+    ChatLane,
     EveryRequest,
-    Lane,
     Limits,
     NewMessages,
     Parcel,
@@ -29,8 +29,8 @@ GROUP, PRIVATE = -100_1, 42
 KEPT_PRIORITIES = (Priority.ACT, Priority.PHASE, Priority.INFO, Priority.COSMETIC)
 
 
-def lane(chat_id: int = GROUP, limits: Limits | None = None, now: float = 0.0) -> Lane:
-    return Lane(chat_id, (limits or Limits()).budget(chat_id, now))
+def lane(chat_id: int = GROUP, limits: Limits | None = None, now: float = 0.0) -> ChatLane:
+    return ChatLane(chat_id, (limits or Limits()).budget(chat_id, now))
 
 
 def kept(key: object, since: float = 0.0, priority: Priority = Priority.PHASE, chat: int = GROUP) -> Parcel:
@@ -42,7 +42,7 @@ def reply(key: object, since: float = 0.0, chat: int = GROUP) -> Parcel:
 
 
 def run(
-    queue: Lane, arrivals: list[tuple[float, Parcel]], until: float, latency: float = 0.0
+    queue: ChatLane, arrivals: list[tuple[float, Parcel]], until: float, latency: float = 0.0
 ) -> list[tuple[float, Parcel]]:
     """Send whatever ``queue`` gives, the moment it gives it, until ``until`` (each request taking
     ``latency``); ``arrivals`` are put at their time. Returns (when sent, job)."""

@@ -9,7 +9,7 @@ from bisect import bisect_right
 
 import pytest
 
-from bot.outbox import Limits, Parcel, Priority, Share
+from bot.send.rate_policy import Limits, Parcel, Priority, Share
 from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start

@@ -10,8 +10,8 @@ import asyncio
 import pytest
 from telegram.error import TimedOut
 
-import bot.outgoing as outgoing
-import bot.request as bot_request
+import bot.send.aiohttp_request as bot_request
+import bot.send.messages as outgoing
 from faketg.harness import GROUP
 from faketg.world import ApiError
 from tests.bot.decks import stack, stack_showhand

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.metrics import GAME_KINDS
+from bot.ops.metrics import GAME_KINDS
 from faketg.harness import GROUP, make_world
 from tests.bot.scenarios import open_and_start
 from tests.e2e.process import make_stage, processes_of, storage_check

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from bot.app import MENU_LANGUAGES
-from bot.i18n import t
+from bot.display.i18n import t
 from faketg.harness import ADMIN, GROUP, make_world
 from faketg.server import Faults
 from tests.bot.scenarios import open_and_start
