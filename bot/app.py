@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from collections.abc import Sequence
 from random import Random
 
 from telegram import BotCommand, BotCommandScopeDefault, Update
@@ -21,9 +22,10 @@ from bot.handlers.common import RightsUnknown, rights_unknown
 from bot.ops.logs import log_context
 from bot.send.aiohttp_request import AiohttpRequest, PollingRequest, RetryingRequest, env_proxy
 from bot.send.rate_policy import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
-from bot.send.telegram_facts import retry_seconds
 from bot.settings import Settings
 from bot.tables.runtime import Runtime
+from bot.telegram_facts import retry_seconds
+from bot.updates import hearing
 from bot.updates.seen import HandledUpdates, SeenUpdates
 from storage import PostgresLock, hold, open_store
 
@@ -287,3 +289,26 @@ async def _on_error(update: object, context: Context) -> None:
         await rights_unknown(update, context, context.error)
         return
     log.error("an update failed", exc_info=context.error)
+
+
+def listen(application: App, kinds: Sequence[str]) -> None:
+    """One process by polling: its updates go to the Application's queue, as PTB's updater's do
+    (``stop_listening`` ends it). PTB's updater waits up to 30 s between tries once getUpdates
+    keeps failing; this one, a few seconds, and it tells the turns' clocks when the bot is deaf."""
+    runtime = application.bot_data.runtime
+    assert runtime is not None
+
+    async def put(updates: Sequence[Update]) -> None:
+        for update in updates:
+            await application.update_queue.put(update)
+
+    application.bot_data.polling = asyncio.create_task(
+        hearing.poll(application.bot, kinds, put, runtime.hearing), name="polling"
+    )
+
+
+async def stop_listening(application: App) -> None:
+    task, application.bot_data.polling = application.bot_data.polling, None
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

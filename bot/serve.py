@@ -19,7 +19,7 @@ from typing import Any
 
 from telegram.ext import CallbackContext
 
-from bot.app import HANDLED_UPDATES, stop_menu
+from bot.app import HANDLED_UPDATES, listen, stop_listening, stop_menu
 from bot.botdata import App
 from bot.settings import Settings
 from bot.updates import hearing
@@ -72,12 +72,12 @@ async def _take_updates(application: App, settings: Settings) -> None:
         assert secret is not None
         await webhook.register(application.bot, settings.webhook_url, secret, HANDLED_UPDATES)
         return
-    hearing.listen(application, HANDLED_UPDATES)
+    listen(application, HANDLED_UPDATES)
 
 
 async def _stop(application: App, servers: list[WebServer]) -> None:
     try:
-        await hearing.stop_listening(application)
+        await stop_listening(application)
         for server in servers:
             await server.stop()
         if application.running:

@@ -56,7 +56,7 @@ import asyncpg
 from telegram import Update
 
 from bot.model import callbacks
-from bot.send.telegram_facts import ChatKind, chat_kind
+from bot.telegram_facts import ChatKind, chat_kind
 from bot.updates import hearing
 from storage import PostgresLock, StorageError, Store, partitions
 from storage.inbox import CHANNEL

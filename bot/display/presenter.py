@@ -1,6 +1,6 @@
 """What the bot shows on Telegram: the messages it keeps up (each table's message, each person's DM
-for a table), sent by ``bot.send.sender`` within Telegram's limits (``bot.send.rate_policy``); replies are
-``bot.send.replies``'.
+for a table), sent by ``bot.send.sender`` within Telegram's limits (``bot.send.rate_policy``);
+replies are ``bot.send.replies``'.
 
 Nothing here waits for Telegram. ``want_table`` / ``want_dm`` render what a kept message should show
 now (a ``TableMessage`` / ``PersonalMessage``, ``bot.send.messages``) and queue it in its chat's lane,
@@ -10,8 +10,9 @@ what is saved is what Telegram confirmed). A job's priority follows what changed
 someone are what they must act on, a table whose buttons changed is a change of phase or turn, the
 rest informs or only decorates.
 
-What Telegram answers comes back to the runtime (``Reactions``): a group that became a supergroup
-or shut the bot out, a person who never opened a DM with the bot, a prompt delivered late.
+What Telegram answers comes back to the tables (``TableEvents``, through the courier): a group that
+became a supergroup or shut the bot out, a person who never opened a DM with the bot, a prompt
+delivered late, a new round's table seen.
 """
 
 from __future__ import annotations
@@ -21,15 +22,15 @@ import time
 from asyncio import timeout as asyncio_timeout
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Protocol
 
 from telegram import Bot
 
 from bot.display.game_kinds import KINDS
 from bot.display.views.common import Rendering
 from bot.model.live_table import LiveTable
+from bot.model.shown import Shown
 from bot.send import orphans
-from bot.send.courier import Courier
+from bot.send.courier import Courier, TableEvents
 from bot.send.dm_reach import DmReach
 from bot.send.messages import (
     Cleanup,
@@ -37,7 +38,6 @@ from bot.send.messages import (
     DmKey,
     Kept,
     PersonalMessage,
-    Shown,
     TableKey,
     TableMessage,
     is_new_prompt,
@@ -51,42 +51,31 @@ from storage import Store
 log = logging.getLogger(__name__)
 
 
-class Reactions(Protocol):
-    """What the runtime does about Telegram's answers (each takes the chat's lock itself)."""
-
-    async def group_moved(self, live: LiveTable, new_chat_id: int) -> None: ...
-
-    async def group_lost(self, live: LiveTable) -> None: ...
-
-    async def dm_blocked(self, live: LiveTable, person: int) -> None: ...
-
-    def delivered_late(self, live: LiveTable, seconds: float) -> None: ...
-
-    def round_shown(self, live: LiveTable, seconds: float) -> None: ...
-
-
 class Presenter:
     def __init__(
         self,
         bot: Bot,
         store: Store,
         limits: Limits,
-        reactions: Reactions,
+        reactions: TableEvents,
         dms: DmReach,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bot = bot
         self.store = store
         self.clock = clock
-        self.delivery = Courier(self)
-        self.sender = Sender(self.delivery.deliver, limits, clock)
+        self.sender = Sender(self._deliver, limits, clock)
         self.reactions = reactions
         self.dms = dms
         self.replies = Replies(bot, self.sender, self.clean_up, clock, dms)
         self.reply = self.replies.reply
+        self.courier = Courier(bot, store, self.sender, self.replies, self, reactions, dms, clock)
         # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
         # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
         self.last_round: dict[TableKey | DmKey, tuple[int, str | None]] = {}
+
+    async def _deliver(self, parcel: Parcel) -> float | None:
+        return await self.courier.deliver(parcel)
 
     # -- what the bot wants shown -----------------------------------------------------------------
     def want_table(self, live: LiveTable, screen: Rendering, *, anew: bool = False) -> None:
@@ -194,6 +183,11 @@ class Presenter:
         """The last round's message ``key`` shows now, if a new round is to leave it behind."""
         last = self.last_round.get(key)
         return last if last is not None and last[0] == message_id else None
+
+    def left_behind(self, key: TableKey | DmKey, last: tuple[int, str | None]) -> None:
+        """The new round shows (anew, or in the last round's message): ``last`` is left behind."""
+        if self.last_round.get(key) is last:
+            del self.last_round[key]
 
     def anew(self, wanted: Kept, message_id: int | None, shown: Shown | None) -> bool:
         """Is ``wanted`` to be a new message though ``message_id`` exists: a new round's first (the

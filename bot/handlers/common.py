@@ -16,9 +16,9 @@ from bot.botdata import Context
 from bot.display.i18n import t
 from bot.display.views.common import Markup, clean_name, name
 from bot.send.rate_policy import Priority
-from bot.send.telegram_facts import ANSWER_WITHIN, Failure, chat_kind, classify, popup_text, retry_seconds
 from bot.tables.acting import Actor, ensure_person
 from bot.tables.runtime import Runtime
+from bot.telegram_facts import ANSWER_WITHIN, Failure, chat_kind, classify, popup_text, retry_seconds
 from storage import Person
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ async def person_of(context: Context, user: User) -> tuple[Person, bool]:
 
 
 def is_group(chat: Chat) -> bool:
-    """Where a table may open (``bot.send.telegram_facts.ChatKind``)."""
+    """Where a table may open (``bot.telegram_facts.ChatKind``)."""
     return chat_kind(chat).is_group
 
 

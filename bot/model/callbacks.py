@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from bot.send.telegram_facts import CALLBACK_DATA_BYTES
+from bot.telegram_facts import CALLBACK_DATA_BYTES
 from games import muxi, showhand
 
 GAME_CODES = {"muxi": "m", "showhand": "s"}

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bot.send.messages import Shown
+from bot.model.shown import Shown
 from games.cards import Card
 from games.codec import Plain, from_plain, to_plain
 from games.muxi import MuxiAction, MuxiEvent

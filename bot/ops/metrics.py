@@ -34,7 +34,7 @@ from telegram.request import RequestData
 
 from bot.send.rate_policy import Parcel
 from bot.send.sender import SENDING
-from bot.send.telegram_facts import ANSWER_WITHIN, is_private_id
+from bot.telegram_facts import ANSWER_WITHIN, is_private_id
 
 if TYPE_CHECKING:
     from bot.cluster.workers import Worker

@@ -27,7 +27,7 @@ from telegram._utils.types import JSONDict, ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from bot.send.telegram_facts import JSON_BODY
+from bot.telegram_facts import JSON_BODY
 
 log = logging.getLogger(__name__)
 PAUSES = (0.3, 1.0, 2.0)  # before the 2nd, 3rd and 4th try
@@ -331,7 +331,7 @@ async def _acquire(slots: asyncio.Semaphore, pool_timeout: float | None) -> None
 
 def _json_body(request_data: RequestData) -> bytes:
     """The parameters as one JSON object (``application/json``, which the Bot API takes for every
-    method but uploads: ``bot.send.telegram_facts.JSON_BODY``). A form would need each value JSON-encoded and
+    method but uploads: ``bot.telegram_facts.JSON_BODY``). A form would need each value JSON-encoded and
     then percent-encoded, byte by byte in Python: 9 bytes for each Chinese character, and the bot's
     most costly step in sending a message under load. orjson writes it as UTF-8 (3 bytes for a
     Chinese character); what it refuses (a text holding a lone surrogate, an integer past 64 bits)

@@ -11,8 +11,6 @@ A kind of message and its key (what coalesces in the sender's lane: the latest p
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -20,80 +18,15 @@ from typing import TYPE_CHECKING
 from telegram import Bot, LinkPreviewOptions
 from telegram.constants import ParseMode
 
+from bot.model.shown import Markup, Shown
 from bot.send import raw
 from bot.send.rate_policy import Priority
-from bot.send.telegram_facts import is_private_id
+from bot.telegram_facts import is_private_id
 
 if TYPE_CHECKING:
-    from bot.display.views.common import Markup
     from bot.model.live_table import LiveTable
 
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # the DM link on a table needs no preview card
-
-
-_JSON = json.JSONEncoder(ensure_ascii=False)  # (json.dumps would build one for each message shown)
-
-
-def _hash(value: object) -> str:
-    return hashlib.blake2b(_JSON.encode(value).encode(), digest_size=6).hexdigest()
-
-
-NO_BUTTONS = _hash(None)
-
-
-@dataclass(frozen=True)
-class Shown:
-    """What a kept message shows: hashes of its text and its buttons (a change of either is seen);
-    a DM prompt also names its turn (the engine's timer) and whether it is that turn's reminder: a
-    new turn, or its reminder, is a new message though the same buttons may be pressed."""
-
-    text_hash: str
-    buttons_hash: str
-    turn: int | None = None  # the turn whose prompt it is (None: not a prompt)
-    reminded: bool = False
-    round_no: int = 0  # a table message: the round under way it shows (0: none, a lobby, results)
-
-    @classmethod
-    def of(
-        cls,
-        text: str | None,
-        markup: Markup | None,
-        turn: int | None = None,
-        reminded: bool = False,
-        *,
-        round_no: int = 0,
-    ) -> Shown:
-        prompt = turn is not None and markup is not None  # (a DM's buttons with no turn ask nothing)
-        return cls(_hash(text), _hash(markup), turn if prompt else None, reminded and prompt, round_no)
-
-    @property
-    def has_buttons(self) -> bool:
-        return self.buttons_hash != NO_BUTTONS
-
-    def without_buttons(self) -> Shown:
-        return Shown(self.text_hash, NO_BUTTONS)
-
-    def to_saved(self) -> str:
-        return json.dumps(vars(self), separators=(",", ":"))  # (asdict's deep copy is not needed)
-
-    @classmethod
-    def from_saved(cls, saved: str, round_no: int = 0) -> Shown:
-        """Read as saved: JSON, or the digest string of older versions
-        (``<text>:<buttons>[:<turn>.<reminded>]``); ``round_no`` where they did not name one."""
-        if saved.startswith("{"):
-            fields = json.loads(saved)
-            return cls(
-                str(fields["text_hash"]),
-                str(fields["buttons_hash"]),
-                fields.get("turn"),
-                bool(fields.get("reminded")),
-                int(fields.get("round_no", round_no)),
-            )
-        text, buttons, *prompt = saved.split(":")
-        if not prompt:
-            return cls(text, buttons, round_no=round_no)
-        turn, _, reminded = prompt[0].partition(".")
-        return cls(text, buttons, int(turn), reminded == "1", round_no)
 
 
 def is_new_prompt(shown: Shown | None, wanted: Shown) -> bool:

@@ -8,7 +8,7 @@ refuses.
 So such a DM is unsure (``LiveTable.unsure``): every DM of a table taken as saved (:func:`adopted`),
 and one whose new message timed out (:func:`lost`), until its next new message (what was cut off,
 wanted again). Then the few ids between the DM's last known message and the new one, down from the
-new one (:func:`bot.send.telegram_facts.ids_between`), lose their buttons (:func:`take_buttons`): a person's
+new one (:func:`bot.telegram_facts.ids_between`), lose their buttons (:func:`take_buttons`): a person's
 message cannot be edited, the bot's without buttons is not modified, an id with no message is not
 found, and each is left as it is; the first that had buttons ends the look. It costs requests only
 then, at most ``PROBES`` a DM; a DM with nothing to send since is sure at once (:func:`sure`).
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from telegram import Bot
 from telegram.error import BadRequest
 
-from bot.send import telegram_facts
+from bot import telegram_facts
 from bot.send.messages import edit
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from telegram import Bot
 from telegram.constants import ParseMode
 from telegram.warnings import PTBUserWarning
 
-from bot.send.telegram_facts import message_text
+from bot.telegram_facts import message_text
 
 METHODS = ("sendMessage", "editMessageText", "editMessageReplyMarkup")
 WITH_TEXT = ("sendMessage", "editMessageText")
@@ -29,7 +29,7 @@ warnings.filterwarnings(
 
 async def call(bot: Bot, method: str, **params: object) -> Any:
     """Send ``method`` with ``params`` (None values left out, objects as their JSON); the raw result.
-    A text longer than Telegram takes is cut to fit (``bot.send.telegram_facts.message_text``): a table or a
+    A text longer than Telegram takes is cut to fit (``bot.telegram_facts.message_text``): a table or a
     reply that grew past it still shows, rather than being refused for good."""
     assert method in METHODS, method
     text = params.get("text")

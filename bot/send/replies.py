@@ -20,7 +20,7 @@ from bot.send.dm_reach import DmReach
 from bot.send.messages import CallKey, Cleanup, RepeatKey, Reply, ReplyKey
 from bot.send.rate_policy import Parcel, Priority, Share
 from bot.send.sender import Sender
-from bot.send.telegram_facts import MESSAGE_CHARACTERS, is_private_id, utf16_length
+from bot.telegram_facts import MESSAGE_CHARACTERS, is_private_id, utf16_length
 
 log = logging.getLogger(__name__)
 REPEAT = 5.0  # the same reply to the same person in one chat is sent once in this many seconds

@@ -37,7 +37,7 @@ from bot.send.rate_policy import (
     Parcel,
     Priority,
 )
-from bot.send.telegram_facts import is_private_id
+from bot.telegram_facts import is_private_id
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[Parcel], Awaitable[float | None]]

@@ -8,14 +8,47 @@ holds it.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from bot.display.game_kinds import KINDS
 from bot.model.live_table import LiveTable, Notice
 from games.table import Cancel
 
 if TYPE_CHECKING:
-    from bot.tables.runtime import Runtime
+    from collections.abc import Coroutine, Iterable
+    from typing import Any
+
+    from bot.display.presenter import Presenter
+    from bot.display.views.common import Rendering
+    from bot.model.live_table import Event
+    from bot.send.dm_reach import DmReach
+    from bot.tables.open_tables import Tables
+    from bot.tables.preferences import Preferences
+    from bot.tables.turn_clock import TurnClock
+    from storage import Store
+
+
+class EventsHost(Protocol):
+    """What the chat events need of the bot that runs the tables (``bot.tables.runtime.Runtime``)."""
+
+    tables: Tables
+    turns: TurnClock
+    presenter: Presenter
+    preferences: Preferences
+    dms: DmReach
+    store: Store
+    chat_titles: dict[int, str]
+
+    def background(self, work: Coroutine[Any, Any, None]) -> None: ...
+
+    async def present(self, live: LiveTable, events: list[Event]) -> None: ...
+
+    def credit_elsewhere(self, live: LiveTable, events: list[Event]) -> None: ...
+
+    async def send_private(self, live: LiveTable, people: Iterable[int]) -> None: ...
+
+    async def screen(self, chat_id: int) -> Rendering: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +56,7 @@ log = logging.getLogger(__name__)
 class ChatEvents:
     """The runtime's reactions to what happened to a table's chats (``Presenter.reactions``)."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: EventsHost) -> None:
         self.runtime = runtime
 
     def delivered_late(self, live: LiveTable, seconds: float) -> None:

@@ -34,6 +34,7 @@ from bot.tables.escapes import Escapes
 from bot.tables.open_tables import Tables
 from bot.tables.preferences import Preferences
 from bot.tables.turn_clock import TurnClock
+from bot.tables.watchers import Watchers
 from bot.updates.hearing import Hearing
 from games.codec import Plain, to_plain
 from games.errors import RuleError
@@ -43,13 +44,6 @@ from games.table import Credit, Leave, Ready
 from storage import SavedTable, Store
 
 log = logging.getLogger(__name__)
-
-
-class Watchers:
-    """Who is told that a table changed (nobody, unless the Mini App's hub takes this place)."""
-
-    def changed(self, live: LiveTable) -> None:
-        """``live`` changed (the caller holds its chat's lock): called once per presented change."""
 
 
 class Runtime:

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from apscheduler.jobstores.base import JobLookupError
 from telegram.ext import CallbackContext, Job, JobQueue
@@ -29,7 +29,36 @@ from games.errors import StaleTimer
 from games.table import Timeout
 
 if TYPE_CHECKING:
-    from bot.tables.runtime import Runtime
+    from collections.abc import Callable, Coroutine
+
+    from bot.display.presenter import Presenter
+    from bot.display.views.common import Rendering
+    from bot.model.live_table import Event
+    from bot.tables.open_tables import Tables
+    from bot.tables.watchers import Watchers
+    from bot.updates.hearing import Hearing
+
+
+class ClockHost(Protocol):
+    """What a turn clock needs of the bot that runs it (``bot.tables.runtime.Runtime``)."""
+
+    tables: Tables
+    presenter: Presenter
+    hearing: Hearing
+    watchers: Watchers
+    clock: Callable[[], float]
+    may_act: Callable[[], bool]
+
+    def background(self, work: Coroutine[Any, Any, None]) -> None: ...
+
+    async def present(self, live: LiveTable, events: list[Event]) -> None: ...
+
+    async def save_between_actions(
+        self, live: LiveTable, *, turn: bool = False, view: bool = False
+    ) -> None: ...
+
+    async def screen(self, chat_id: int) -> Rendering: ...
+
 
 log = logging.getLogger(__name__)
 RETRY_TIMEOUT = 5.0  # seconds before a deadline whose action failed is tried again
@@ -50,7 +79,7 @@ def asked(live: LiveTable) -> list[int]:
 class TurnClock:
     """Every table's turn clock (see the module's docstring)."""
 
-    def __init__(self, runtime: Runtime, jobs: JobQueue[Any] | None) -> None:
+    def __init__(self, runtime: ClockHost, jobs: JobQueue[Any] | None) -> None:
         self.runtime = runtime
         self.jobs = jobs
         self._stopped = False  # shutting down: nothing is armed any more

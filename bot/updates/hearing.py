@@ -24,13 +24,10 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from telegram import Bot, Update
 from telegram.error import TelegramError
-
-if TYPE_CHECKING:
-    from bot.botdata import App
 
 log = logging.getLogger(__name__)
 LONG_POLL = 25  # seconds getUpdates waits for news (Telegram's long poll)
@@ -130,29 +127,6 @@ async def poll(bot: Bot, kinds: Sequence[str], put: Put, hearing: Hearing) -> No
         hearing.heard()
         hearing.asking_since = None
         failed = 0
-
-
-def listen(application: App, kinds: Sequence[str]) -> None:
-    """One process by polling: its updates go to the Application's queue, as PTB's updater's do
-    (``stop_listening`` ends it). PTB's updater waits up to 30 s between tries once getUpdates
-    keeps failing; this one, a few seconds, and it tells the turns' clocks when the bot is deaf."""
-    runtime = application.bot_data.runtime
-    assert runtime is not None
-
-    async def put(updates: Sequence[Update]) -> None:
-        for update in updates:
-            await application.update_queue.put(update)
-
-    application.bot_data.polling = asyncio.create_task(
-        poll(application.bot, kinds, put, runtime.hearing), name="polling"
-    )
-
-
-async def stop_listening(application: App) -> None:
-    task, application.bot_data.polling = application.bot_data.polling, None
-    if task is not None:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 async def look_at_webhook(bot: Bot, hearing: Hearing) -> None:

@@ -15,7 +15,7 @@ from bot.display.views.common import Rendering
 from bot.display.views.rules import rules_text
 from bot.model import callbacks
 from bot.model.live_table import Acted, LiveTable, Turn, ViewState, view_from_plain
-from bot.send.messages import Shown
+from bot.model.shown import Shown
 from bot.web.miniapp.view import HIDDEN, SPECTATOR, table_view, viewer_of
 from games import muxi, showhand
 from games.codec import to_plain

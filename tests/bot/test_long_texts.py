@@ -5,7 +5,7 @@ from telegram import Update
 
 from bot.handlers.common import answer
 from bot.send import raw
-from bot.send.telegram_facts import ELLIPSIS, MESSAGE_CHARACTERS, POPUP_CHARACTERS, utf16_length
+from bot.telegram_facts import ELLIPSIS, MESSAGE_CHARACTERS, POPUP_CHARACTERS, utf16_length
 from faketg.harness import GROUP
 
 

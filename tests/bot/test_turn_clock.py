@@ -9,7 +9,7 @@ import json
 import sqlite3
 
 from bot.model.live_table import Turn
-from bot.send.messages import Shown
+from bot.model.shown import Shown
 from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start, remind

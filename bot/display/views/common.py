@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.display.i18n import t
+from bot.model.shown import Markup
 from games.cards import BIG_JOKER, SMALL_JOKER, Card
 
 # Red suits as emoji (♥️ ♦️: red on every phone, in either theme); black suits as text (♠︎ ♣︎, with
@@ -91,11 +92,6 @@ def short_hash(commitment: str) -> str:
 
 
 Row = Sequence[tuple[str, str]]
-
-
-#: An inline keyboard as the Bot API's JSON (``{"inline_keyboard": [[{"text", "callback_data"}]]}``):
-#: the presenter compares and sends it as it is, with no PTB objects built and turned back into JSON.
-Markup = dict[str, list[list[dict[str, str]]]]
 
 
 def keyboard(rows: Iterable[Row]) -> Markup | None:

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable
 
 from bot.model.live_table import LiveTable
-from bot.tables.runtime import Watchers
+from bot.tables.watchers import Watchers
 from bot.web.miniapp.streams import Full, StreamLimits
 from bot.web.miniapp.view import SPECTATOR, table_view, viewer_of
 from storage.jsontext import compact_json

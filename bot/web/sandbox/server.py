@@ -26,11 +26,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from aiohttp import web
 from telegram import Update
 
-from bot.app import build_application, close, prepare
+from bot.app import build_application, close, listen, prepare, stop_listening
 from bot.botdata import App
 from bot.display.views.common import MINI_APP
 from bot.settings import Settings
-from bot.updates.hearing import listen, stop_listening
 from bot.web.miniapp.auth import signed_for
 from bot.web.miniapp.routes import MiniApp
 from faketg.server import Emulator
