@@ -6,7 +6,7 @@ Nothing here waits for Telegram. ``want_table`` / ``want_dm`` render what a kept
 now (a ``TableMessage`` / ``PersonalMessage``, ``bot.send.messages``) and queue it in its chat's lane,
 where a later change replaces it (latest wins); nothing is sent when the message already shows it
 (``Shown``, saved with the table: a restarted bot sends only what changed while it was down, and
-what is saved is what Telegram confirmed). A job's priority follows what changed: new buttons for
+what is saved is what Telegram confirmed). A parcel's priority follows what changed: new buttons for
 someone are what they must act on, a table whose buttons changed is a change of phase or turn, the
 rest informs or only decorates.
 
@@ -120,8 +120,8 @@ class Presenter:
         DM shows none of this turn (its reminder waiting does not count): they cannot act yet."""
         timer = live.engine.core.timer
         for person in live.seated():
-            job = self.sender.waiting(person, DmKey(live.table_id, person), in_flight=True)
-            wanted = None if job is None else job.payload
+            parcel = self.sender.waiting(person, DmKey(live.table_id, person), in_flight=True)
+            wanted = None if parcel is None else parcel.payload
             if not isinstance(wanted, PersonalMessage) or wanted.timer != timer:
                 continue
             if wanted.shown.turn is None:  # not a prompt (none, or 托管's button)
@@ -171,10 +171,10 @@ class Presenter:
         anything wanted after the new round (``since``: when it was), wherever the group has room.
         One already queued for the message is replaced, unless not ``newer``."""
         if since is None:
-            job = Parcel(cleanup.chat_id, cleanup.key, Priority.COSMETIC, self.clock(), payload=cleanup)
+            parcel = Parcel(cleanup.chat_id, cleanup.key, Priority.COSMETIC, self.clock(), payload=cleanup)
         else:
-            job = Parcel(cleanup.chat_id, cleanup.key, Priority.PHASE, since, Share.REPLY, payload=cleanup)
-        self.sender.want(job, newer=newer)
+            parcel = Parcel(cleanup.chat_id, cleanup.key, Priority.PHASE, since, Share.REPLY, payload=cleanup)
+        self.sender.want(parcel, newer=newer)
 
     def drop_cleanup(self, chat_id: int, message_id: int) -> None:
         self.sender.take(chat_id, CleanupKey(chat_id, message_id))
@@ -206,8 +206,8 @@ class Presenter:
     def _want(self, wanted: Kept) -> None:
         live, message_id = wanted.live, wanted.message_id
         if isinstance(wanted, PersonalMessage):  # what the DM shown now was still to show, if anything
-            job = self.sender.waiting(wanted.chat_id, wanted.key)
-            queued = None if job is None else job.payload
+            parcel = self.sender.waiting(wanted.chat_id, wanted.key)
+            queued = None if parcel is None else parcel.payload
             if isinstance(queued, PersonalMessage):
                 prompt = queued.shown.turn is not None  # (托管's button asks nothing: it is a record)
                 wanted = replace(wanted, record=queued.record if prompt else queued.text)

@@ -287,7 +287,7 @@ class Metrics:
             escrow += live.engine.core.escrow_total
         self.escrow.set(escrow)
         sender = runtime.presenter.sender
-        self.queued.set(sum(len(lane.jobs) for lane in sender.lanes.values()))
+        self.queued.set(sum(len(lane.parcels) for lane in sender.lanes.values()))
         self.new_budget.set(sender.new.rate(sender.clock()))
         await self._read_rounds(runtime)
         self.round_cost.clear()

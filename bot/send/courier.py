@@ -1,9 +1,9 @@
-"""Sending what the presenter wants shown (``bot.display.presenter``: the ``Keeper``), one job at a
+"""Sending what the presenter wants shown (``bot.display.presenter``: the ``Keeper``), one parcel at a
 time, as the sender (``bot.send.sender``) hands them out within Telegram's limits; and what
 Telegram's answers mean for it (told to the tables: ``TableEvents``).
 
 A kept message (``TableMessage``, ``PersonalMessage``) that is a new prompt or a new round's table
-goes as a new message when its job holds a new-message token, else as an edit; the message it takes
+goes as a new message when its parcel holds a new-message token, else as an edit; the message it takes
 the place of is left behind (``Cleanup``): the record of what they did, or deleted. What a message
 shows is saved only once Telegram has confirmed it.
 """
@@ -97,26 +97,26 @@ class Courier:
         self.bot, self.store, self.sender, self.replies = bot, store, sender, replies
         self.keeper, self.events, self.dms, self.clock = keeper, events, dms, clock
 
-    async def deliver(self, job: Parcel) -> float | None:
-        """Send what ``job`` holds; a 429's (or a passing failure's) wait, else None."""
+    async def deliver(self, parcel: Parcel) -> float | None:
+        """Send what ``parcel`` holds; a 429's (or a passing failure's) wait, else None."""
         try:
-            match job.payload:
+            match parcel.payload:
                 case Reply() as reply:
-                    await self.replies.send(job, reply)
+                    await self.replies.send(parcel, reply)
                 case Cleanup() as cleanup:
                     await self._send_cleanup(cleanup)
                 case TableMessage() | PersonalMessage() as wanted:
-                    await self._send_kept(job, wanted)
+                    await self._send_kept(parcel, wanted)
         except TelegramError as error:
             failure = telegram_facts.classify(error)
             if failure is telegram_facts.Failure.RATE_LIMITED:
                 assert isinstance(error, RetryAfter)
-                self.sender.rate_limited(job.chat_id)
+                self.sender.rate_limited(parcel.chat_id)
                 return telegram_facts.retry_seconds(error)
             if failure is telegram_facts.Failure.PASSING:
-                log.warning("chat %s could not be sent to now: %s", job.chat_id, error)
+                log.warning("chat %s could not be sent to now: %s", parcel.chat_id, error)
                 return RETRY
-            log.warning("chat %s refused a message: %s", job.chat_id, error)
+            log.warning("chat %s refused a message: %s", parcel.chat_id, error)
         return None
 
     async def _send_cleanup(self, cleanup: Cleanup) -> None:
@@ -139,8 +139,8 @@ class Courier:
             with contextlib.suppress(BadRequest):  # (too old to edit, say)
                 await self.bot.delete_message(person, message_id)
 
-    async def _send_kept(self, job: Parcel, wanted: Kept) -> None:
-        """Show ``wanted``. A new prompt (or round's table) goes as a new message when the job has
+    async def _send_kept(self, parcel: Parcel, wanted: Kept) -> None:
+        """Show ``wanted``. A new prompt (or round's table) goes as a new message when the parcel has
         its new-message token (the message before is left behind once it is sent), else as an edit
         of it (the sender found the budget too busy); a message gone since it was wanted is sent
         anew."""
@@ -149,10 +149,10 @@ class Courier:
         earlier, last = None, self.keeper.last_round_of(wanted.key, message_id)
         # Wanted as a new message (whether it goes as one, or as an edit for want of a token)?
         anew = wanted.text is not None and (message_id is None or self.keeper.anew(wanted, message_id, shown))
-        if message_id is not None and job.new_message and anew:
+        if message_id is not None and parcel.new_message and anew:
             earlier, message_id = message_id, None
-        elif message_id is None and not job.new_message and wanted.text is not None:
-            self._send_anew_later(job, wanted)  # no token was taken for it
+        elif message_id is None and not parcel.new_message and wanted.text is not None:
+            self._send_anew_later(parcel, wanted)  # no token was taken for it
             return
         elif last is not None and wanted.text is not None:  # the new round goes on in the last one's
             self.keeper.drop_cleanup(wanted.chat_id, last[0])  # message: its end is not to come after
@@ -162,7 +162,7 @@ class Courier:
         try:
             if ended:  # its buttons go before the next prompt shows: never two live prompts at once
                 assert earlier is not None and isinstance(wanted, PersonalMessage)
-                async with self.sender.one_more(job):  # (two requests for this parcel)
+                async with self.sender.one_more(parcel):  # (two requests for this parcel)
                     await self._end_prompt(wanted.person, earlier, wanted.record)
             message_id = await wanted.deliver(self.bot, message_id)
         except ChatMigrated as moved:
@@ -175,7 +175,7 @@ class Courier:
             failure = telegram_facts.classify(error)
             if failure is telegram_facts.Failure.MESSAGE_GONE:  # somebody deleted it: send it anew
                 self._forget_message(live, person)
-                self._send_anew_later(job, wanted)
+                self._send_anew_later(parcel, wanted)
                 return
             if failure is telegram_facts.Failure.CHAT_GONE and person is not None:
                 await self.events.dm_blocked(live, person)
@@ -189,20 +189,20 @@ class Courier:
         unseen = live.opening_unseen
         await self._shown(wanted, message_id)
         if unseen and not live.opening_unseen:  # every second it took is given back to the turn
-            self.events.round_shown(live, self.clock() - job.since)
+            self.events.round_shown(live, self.clock() - parcel.since)
         if isinstance(wanted, PersonalMessage):
             self.dms.learn(wanted.person, refused=False)
-            await self._take_orphans_buttons(job, wanted, anew, message_id)
+            await self._take_orphans_buttons(parcel, wanted, anew, message_id)
         if last is not None and wanted.text is not None:
             self.keeper.left_behind(wanted.key, last)  # the new round shows (anew or in it)
             if earlier is not None and last[1] is not None:  # the last round's table: its results
-                self.keeper.clean_up(Cleanup(wanted.chat_id, earlier, last[1]), since=job.since)
+                self.keeper.clean_up(Cleanup(wanted.chat_id, earlier, last[1]), since=parcel.since)
         elif earlier is not None and isinstance(wanted, PersonalMessage) and not ended:
             self._leave_behind(wanted.person, earlier, shown, wanted.record)
-        self._late(job, wanted, shown)
+        self._late(parcel, wanted, shown)
 
     async def _take_orphans_buttons(
-        self, job: Parcel, wanted: PersonalMessage, anew: bool, sent: int | None
+        self, parcel: Parcel, wanted: PersonalMessage, anew: bool, sent: int | None
     ) -> None:
         """A new message to an unsure DM (its table taken as saved, or a new message to it timed
         out): one the bot never learnt of loses its buttons (``bot.send.orphans``), each try a request of
@@ -210,7 +210,7 @@ class Courier:
         left with its question, its turn over, would mislead)."""
         for message_id in orphans.suspects(wanted.live, wanted.person, anew, sent):
             try:
-                async with self.sender.one_more(job):
+                async with self.sender.one_more(parcel):
                     if await orphans.take_buttons(self.bot, wanted.person, message_id):
                         self.keeper.clean_up(Cleanup(wanted.person, message_id, delete=True))
                         return
@@ -227,7 +227,7 @@ class Courier:
         elif shown is None or shown.has_buttons:
             self.keeper.clean_up(Cleanup(person, message_id, delete=True))
 
-    def _late(self, job: Parcel, wanted: Kept, shown: Shown | None) -> None:
+    def _late(self, parcel: Parcel, wanted: Kept, shown: Shown | None) -> None:
         """A turn's first prompt to reach them (a reminder to someone who had the prompt comes late
         by design), or the table's change of turn, that came late: the turn gets the time back."""
         live = wanted.live
@@ -235,8 +235,8 @@ class Courier:
             wanted.person is not None and (shown is None or shown.turn != wanted.timer)
         )
         turn_prompt = wanted.timer and wanted.timer == live.engine.core.timer and first
-        if job.priority <= Priority.PHASE and turn_prompt:
-            late = self.clock() - job.since
+        if parcel.priority <= Priority.PHASE and turn_prompt:
+            late = self.clock() - parcel.since
             if late > LATE:
                 self.events.delivered_late(live, late)
 
@@ -269,10 +269,12 @@ class Courier:
         except Exception:  # what is shown is kept in memory; the next change saves it again
             log.exception("table %s: what its messages show could not be saved", live.table_id)
 
-    def _send_anew_later(self, job: Parcel, wanted: Kept) -> None:
+    def _send_anew_later(self, parcel: Parcel, wanted: Kept) -> None:
         """Queue ``wanted`` again as a new message (unless a newer state is wanted by then)."""
         self.sender.want(
-            Parcel(job.chat_id, job.key, job.priority, job.since, Share.KEPT, True, payload=wanted),
+            Parcel(
+                parcel.chat_id, parcel.key, parcel.priority, parcel.since, Share.KEPT, True, payload=wanted
+            ),
             newer=False,
         )
 

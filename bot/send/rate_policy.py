@@ -22,8 +22,8 @@ table message) that would wait longer than ``PROMPT_WAIT`` for that budget goes 
 message before it instead (seen, though not notified). An operator may cap every request across
 chats (``requests_per_second``, where Telegram holds a bot to 30 a second of everything): then every
 request takes a place in that window too (``EveryRequest``). A 429 blocks only its own chat, for its
-``retry_after``. Within a lane the most urgent job goes first (``Priority``), then the longest
-waiting; a job for something kept up is coalesced: one job per message, whatever changed
+``retry_after``. Within a lane the most urgent parcel goes first (``Priority``), then the longest
+waiting; a parcel for something kept up is coalesced: one parcel per message, whatever changed
 meanwhile, and it sends the latest state when its turn comes.
 """
 
@@ -111,7 +111,7 @@ class Priority(IntEnum):
 
 
 class Share(IntEnum):
-    """The part of a chat's budget a job spends (a private chat has one)."""
+    """The part of a chat's budget a parcel spends (a private chat has one)."""
 
     KEPT = 0  # what the bot keeps up: the table message, a DM
     REPLY = 1  # what is sent once: replies to commands, notices, an old round's buttons taken away
@@ -150,10 +150,10 @@ class Bucket:
 
 
 class Budget(Protocol):
-    """A chat's budget: when a job of a share may go, and what it spent."""
+    """A chat's budget: when a parcel of a share may go, and what it spent."""
 
     def wait(self, share: Share, now: float, kept_waiting: bool) -> float:
-        """Seconds until a job of ``share`` may go (0: now); ``kept_waiting``: a kept job is queued."""
+        """Seconds until a parcel of ``share`` may go (0: now); ``kept_waiting``: a kept parcel is queued."""
         ...
 
     def take(self, share: Share, now: float) -> None: ...
@@ -210,7 +210,7 @@ class GroupBudget:
         return total < self.limit and (replies < self.reply_ceiling or not kept_waiting)
 
     def _window_wait(self, share: Share, now: float, kept_waiting: bool) -> float:
-        """Seconds until the last 60 s have room for a job of ``share``."""
+        """Seconds until the last 60 s have room for a parcel of ``share``."""
         self._forget_before(now)
         total, replies = len(self.sent), self.replies
         if self._fits(share, total, replies, kept_waiting):
@@ -261,8 +261,8 @@ class GroupBudget:
 
 @dataclass(slots=True)
 class Parcel:
-    """Something to send to one chat, waiting in its lane (a "job" in the code that handles it;
-    named so as not to be taken for PTB's ``Job``). ``key`` names it: a kept message is one parcel
+    """Something to send to one chat, waiting in its lane (not a job: PTB's ``Job`` is a timer's).
+    ``key`` names it: a kept message is one parcel
     however often it changes (coalesced: the latest payload wins); a reply has a key of its own (or
     one that repeats it drops)."""
 
@@ -289,7 +289,7 @@ class ChatLane:
 
     chat_id: int
     budget: Budget
-    jobs: dict[Hashable, Parcel] = field(default_factory=dict)
+    parcels: dict[Hashable, Parcel] = field(default_factory=dict)
     blocked_until: float = 0.0  # a 429's retry_after
     in_flight: Parcel | None = None  # the parcel taken off the queue to be sent (one at a time)
     started: bool = False  # its request has started (until then it may still change, or be taken)
@@ -299,77 +299,77 @@ class ChatLane:
     def busy(self) -> bool:
         return self.in_flight is not None
 
-    def put(self, job: Parcel, *, newer: bool = True) -> bool:
-        """Queue ``job``, or merge it into the queued one with its key (the more urgent priority
-        and the earlier place; its payload if ``newer``, else the queued one's stays: a job put back
+    def put(self, parcel: Parcel, *, newer: bool = True) -> bool:
+        """Queue ``parcel``, or merge it into the queued one with its key (the more urgent priority
+        and the earlier place; its payload if ``newer``, else the queued one's stays: a parcel put back
         after a failure never replaces what was wanted since); False when it merged."""
-        known = self.jobs.get(job.key)
+        known = self.parcels.get(parcel.key)
         if known is None:
-            self.jobs[job.key] = job
+            self.parcels[parcel.key] = parcel
             return True
         if newer:
-            known.payload = job.payload
-        known.priority = min(known.priority, job.priority)
-        known.since = min(known.since, job.since)
-        known.new_message = known.new_message or job.new_message  # (a 429's job is older)
-        known.may_edit = known.may_edit or job.may_edit
+            known.payload = parcel.payload
+        known.priority = min(known.priority, parcel.priority)
+        known.since = min(known.since, parcel.since)
+        known.new_message = known.new_message or parcel.new_message  # (a 429's parcel is older)
+        known.may_edit = known.may_edit or parcel.may_edit
         return False
 
     def next(self, now: float) -> tuple[Parcel | None, float]:
-        """The job to send now, taken off the queue with its budget spent; else (None, seconds to
+        """The parcel to send now, taken off the queue with its budget spent; else (None, seconds to
         wait before asking again: 0 when there is nothing to wait for, or a request is in flight)."""
-        if self.busy or not self.jobs:
+        if self.busy or not self.parcels:
             return None, 0.0
         if now < self.blocked_until:
             return None, self.blocked_until - now
-        kept_waiting = any(job.share is Share.KEPT for job in self.jobs.values())
+        kept_waiting = any(parcel.share is Share.KEPT for parcel in self.parcels.values())
         ready_in = {share: self.budget.wait(share, now, kept_waiting) for share in Share}
         best: Parcel | None = None
         wait = float("inf")
-        for job in self.jobs.values():
-            if ready_in[job.share] > 0:
-                wait = min(wait, ready_in[job.share])
-            elif best is None or job.order(now) < best.order(now):
-                best = job
+        for parcel in self.parcels.values():
+            if ready_in[parcel.share] > 0:
+                wait = min(wait, ready_in[parcel.share])
+            elif best is None or parcel.order(now) < best.order(now):
+                best = parcel
         if best is None:
             return None, wait
-        del self.jobs[best.key]
+        del self.parcels[best.key]
         self.budget.take(best.share, now)
         self.in_flight, self.started, self.called_off = best, False, False
         return best, 0.0
 
-    def more_urgent(self, job: Parcel, now: float, *, new_message: bool) -> Parcel | None:
-        """A parcel queued while ``job`` (picked, its budget spent) waited for the bot's token, more
+    def more_urgent(self, parcel: Parcel, now: float, *, new_message: bool) -> Parcel | None:
+        """Another parcel queued while ``parcel`` (picked, its budget spent) waited for the bot's token, more
         urgent than it and spending the same part of the chat's budget (a new message only if the
-        token was one): it takes ``job``'s place, which goes back to the queue."""
+        token was one): it takes ``parcel``'s place, which goes back to the queue."""
         best: Parcel | None = None
-        for parcel in self.jobs.values():
+        for other in self.parcels.values():
             if (
-                parcel.key != job.key  # (a newer state of the same message replaces its payload)
-                and parcel.order(now) < job.order(now)
-                and (parcel.share is job.share or isinstance(self.budget, PrivateBudget))
-                and (new_message or not parcel.new_message)
-                and (best is None or parcel.order(now) < best.order(now))
+                other.key != parcel.key  # (a newer state of the same message replaces its payload)
+                and other.order(now) < parcel.order(now)
+                and (other.share is parcel.share or isinstance(self.budget, PrivateBudget))
+                and (new_message or not other.new_message)
+                and (best is None or other.order(now) < best.order(now))
             ):
-                best = parcel
+                best = other
         if best is None:
             return None
-        del self.jobs[best.key]
-        self.put(job, newer=False)
+        del self.parcels[best.key]
+        self.put(parcel, newer=False)
         self.in_flight = best
         return best
 
-    def late(self, job: Parcel, now: float) -> None:
-        """``job``'s request goes out only now (it waited for the bot's budget): the chat's budget
+    def late(self, parcel: Parcel, now: float) -> None:
+        """``parcel``'s request goes out only now (it waited for the bot's budget): the chat's budget
         counts it from now, or a burst after the wait could pass the chat's limit."""
-        self.budget.taken_late(job.share, now)
+        self.budget.taken_late(parcel.share, now)
 
-    def done(self, job: Parcel, now: float, retry_after: float | None = None) -> None:
-        """The request of ``job`` is over; a 429 blocks this chat and queues the job again."""
+    def done(self, parcel: Parcel, now: float, retry_after: float | None = None) -> None:
+        """The request of ``parcel`` is over; a 429 blocks this chat and queues the parcel again."""
         self.in_flight, self.started, self.called_off = None, False, False
         if retry_after is not None:
             self.blocked_until = max(self.blocked_until, now + retry_after)
-            self.put(job, newer=False)
+            self.put(parcel, newer=False)
 
 
 class EveryRequest:

@@ -93,10 +93,10 @@ class Replies:
         self._queue(key, note)
 
     def _queue(self, key: AnyReplyKey, note: Reply, *, newer: bool = True) -> None:
-        job = Parcel(
+        parcel = Parcel(
             note.chat_id, key, note.priority, note.since, Share.REPLY, new_message=True, payload=note
         )
-        self.sender.want(job, newer=newer)
+        self.sender.want(parcel, newer=newer)
 
     def call(self, chat_id: int, table_id: int, text: str, reply_to: int | None) -> None:
         """A short message calling people to their turn, in the reply share: a mention notifies in a
@@ -114,9 +114,9 @@ class Replies:
             self.clean_up(Cleanup(*sent, delete=True))
 
     # -- sending ------------------------------------------------------------------------------------
-    async def send(self, job: Parcel, first: Reply) -> None:
+    async def send(self, parcel: Parcel, first: Reply) -> None:
         """Send ``first``, with the replies waiting in its group that can go with it as one message."""
-        await self._send(job, [(job.key, first), *self._waiting_with(first)])
+        await self._send(parcel, [(parcel.key, first), *self._waiting_with(first)])
 
     def _waiting_with(self, first: Reply) -> list[tuple[object, Reply]]:
         """The other replies waiting in ``first``'s group that can go with it as one message (the
@@ -129,9 +129,9 @@ class Replies:
         waiting = sorted(
             [
                 *(
-                    (job.key, job.payload)
-                    for job in self.sender.waiting_in(first.chat_id)
-                    if isinstance(job.payload, Reply) and job.payload.mergeable
+                    (parcel.key, parcel.payload)
+                    for parcel in self.sender.waiting_in(first.chat_id)
+                    if isinstance(parcel.payload, Reply) and parcel.payload.mergeable
                 ),
                 *((None, rider) for rider in riders),
             ],
@@ -149,7 +149,7 @@ class Replies:
                 self.sender.take(note.chat_id, key)
         return taken
 
-    async def _send(self, job: Parcel, notes: list[tuple[object, Reply]]) -> None:
+    async def _send(self, parcel: Parcel, notes: list[tuple[object, Reply]]) -> None:
         """Send one reply, or several waiting together as one message (each part naming whom it
         answers; the message answers the first command)."""
         first = notes[0][1]
@@ -160,8 +160,10 @@ class Replies:
             if first.group is not None:  # a DM they never opened: the reply goes to the group
                 self.dms.learn(first.chat_id, refused=True)
                 group, reply_to, _, text = first.group
-                assert isinstance(job.key, AnyReplyKey)
-                self._queue(job.key, replace(first, chat_id=group, text=text, reply_to=reply_to, group=None))
+                assert isinstance(parcel.key, AnyReplyKey)
+                self._queue(
+                    parcel.key, replace(first, chat_id=group, text=text, reply_to=reply_to, group=None)
+                )
                 return
             if isinstance(error, BadRequest):
                 if len(notes) > 1:  # which part was refused is not known: each goes on alone

@@ -1,13 +1,13 @@
 """Drives the outbox (``bot.send.rate_policy``): one task per chat with something to send, none for the
 others.
 
-``Sender.want(job)`` queues a job and returns at once; the chat's task sends it through ``deliver``
-(the presenter: it renders nothing, it sends what it holds for that job's key) when the chat's
-budget allows, the most urgent first. ``deliver`` returns a 429's ``retry_after`` (the job is queued
+``Sender.want(parcel)`` queues a parcel and returns at once; the chat's task sends it through ``deliver``
+(the presenter: it renders nothing, it sends what it holds for that parcel's key) when the chat's
+budget allows, the most urgent first. ``deliver`` returns a 429's ``retry_after`` (the parcel is queued
 again and only this chat waits) or None. New messages also wait for a token of the bot's budget
 across chats, and so does every request when the operator caps them all (``EveryRequest``); tokens
 are granted in priority order. A new message that may go as an edit instead (a prompt to someone
-who has a DM, a new round's table message) does so when, with the jobs already waiting ahead of
+who has a DM, a new round's table message) does so when, with the parcels already waiting ahead of
 it, its token would be more than ``PROMPT_WAIT`` away and an edit's sooner: decided as it goes
 out, whenever it was wanted. A 429 in two chats within a second is taken for one about the bot,
 not a chat: the new-messages budget halves.
@@ -41,7 +41,7 @@ from bot.telegram_facts import is_private_id
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[Parcel], Awaitable[float | None]]
-# Across chats, how long a job of each priority waits behind newer more urgent ones at most (no
+# Across chats, how long a parcel of each priority waits behind newer more urgent ones at most (no
 # chat's requests starve): a prompt and a table's change of phase are one step; a reply comes 10 s
 # behind them; what only informs (a DM, a table's turn everyone acting on was told of by DM) a
 # minute behind, cosmetic edits two: under a steady backlog their changes merge meanwhile.
@@ -53,10 +53,10 @@ BEHIND = {
     Priority.COSMETIC: 120.0,
 }
 GLOBAL_WINDOW = 1.0  # 429s in two chats this close together are about the bot, not a chat
-# One waiting for a token of the bot's budget: its rank, its order among equals, the job, whether
+# One waiting for a token of the bot's budget: its rank, its order among equals, the parcel, whether
 # it goes as a new message, and the future its grant sets.
 _Waiting = tuple[float, int, Parcel, bool, "asyncio.Future[None]"]
-# The job whose request the current task is sending (the metrics count requests by its priority).
+# The parcel whose request the current task is sending (the metrics count requests by its priority).
 SENDING: ContextVar[Parcel | None] = ContextVar("sending", default=None)
 
 
@@ -77,7 +77,7 @@ class Sender:
         self.new = NewMessages(clock(), limits.new_per_second)
         self.every = EveryRequest(limits.requests_per_second) if limits.requests_per_second else None
         # Those waiting for a token of the bot's budget, by rank (kept sorted: ``_edit_sooner`` counts
-        # those ahead of a job by bisection, with thousands waiting under load).
+        # those ahead of a parcel by bisection, with thousands waiting under load).
         self._waiting: list[_Waiting] = []
         self._new_waiting: list[tuple[float, int]] = []  # of those, the new messages' (rank, order)
         self._waiting_of: dict[int, _Waiting] = {}  # each chat's (at most one: one request at a time)
@@ -85,9 +85,9 @@ class Sender:
         self._order = itertools.count()
         self._last_429: tuple[float, int] = (float("-inf"), 0)
         self.received_429 = 0
-        self.on_sent: Callable[[Parcel, float], None] | None = None  # a job as sent, seconds since wanted
+        self.on_sent: Callable[[Parcel, float], None] | None = None  # a parcel as sent, seconds since wanted
         # Waited for before each request (a worker's lease: nothing is sent while it is not sure; a
-        # job called off meanwhile, its table let go, is not sent).
+        # parcel called off meanwhile, its table let go, is not sent).
         self.gate: Callable[[], Awaitable[None]] | None = None
         # Requests in flight at once, all chats together: the connection pool keeps room for the
         # answers to presses, which never wait behind a send.
@@ -125,19 +125,19 @@ class Sender:
             if isinstance(budget, GroupBudget):
                 budget.carry([(at - to_wall, share) for at, share in history], now)
 
-    def want(self, job: Parcel, *, newer: bool = True) -> None:
-        """Queue ``job`` (merged with the queued one of its key: its payload replaces the queued one's
+    def want(self, parcel: Parcel, *, newer: bool = True) -> None:
+        """Queue ``parcel`` (merged with the queued one of its key: its payload replaces the queued one's
         unless not ``newer``); its chat's task sends it."""
-        lane = self._lane(job.chat_id)
-        lane.put(job, newer=newer)
-        self._move_up(lane, job)
-        task = self.tasks.get(job.chat_id)
+        lane = self._lane(parcel.chat_id)
+        lane.put(parcel, newer=newer)
+        self._move_up(lane, parcel)
+        task = self.tasks.get(parcel.chat_id)
         if task is None or task.done():  # (a task that has just ended is still listed until its callback)
-            self._wakes[job.chat_id] = asyncio.Event()
-            task = self.tasks[job.chat_id] = asyncio.create_task(self._run(lane))
-            task.add_done_callback(lambda done, chat=job.chat_id: self._ended(chat, done))
+            self._wakes[parcel.chat_id] = asyncio.Event()
+            task = self.tasks[parcel.chat_id] = asyncio.create_task(self._run(lane))
+            task.add_done_callback(lambda done, chat=parcel.chat_id: self._ended(chat, done))
         else:
-            self._wakes[job.chat_id].set()
+            self._wakes[parcel.chat_id].set()
 
     def take(self, chat_id: int, key: Hashable) -> Parcel | None:
         """The parcel waiting for ``key`` (the latest one), taken: nothing is to be sent for it any
@@ -146,7 +146,7 @@ class Sender:
         lane = self.lanes.get(chat_id)
         if lane is None:
             return None
-        parcel = lane.jobs.pop(key, None)
+        parcel = lane.parcels.pop(key, None)
         picked = lane.in_flight
         if picked is not None and not lane.started and picked.key == key and not lane.called_off:
             parcel = parcel or picked
@@ -160,7 +160,7 @@ class Sender:
         for chat_id in chats:
             lane = self.lanes.get(chat_id)
             picked = [] if lane is None or lane.in_flight is None else [lane.in_flight.key]
-            for key in [*(lane.jobs if lane is not None else ()), *picked]:
+            for key in [*(lane.parcels if lane is not None else ()), *picked]:
                 if which(key):
                     self.take(chat_id, key)
 
@@ -170,15 +170,15 @@ class Sender:
         lane = self.lanes.get(chat_id)
         if lane is None:
             return None
-        parcel, picked = lane.jobs.get(key), lane.in_flight
+        parcel, picked = lane.parcels.get(key), lane.in_flight
         if parcel is None and picked is not None and picked.key == key and not lane.called_off:
             return picked if in_flight or not lane.started else None
         return parcel
 
     def waiting_in(self, chat_id: int) -> list[Parcel]:
-        """The jobs waiting in a chat's queue."""
+        """The parcels waiting in a chat's queue."""
         lane = self.lanes.get(chat_id)
-        return [] if lane is None else list(lane.jobs.values())
+        return [] if lane is None else list(lane.parcels.values())
 
     def pending(self, chat_id: int) -> bool:
         return chat_id in self.tasks
@@ -205,13 +205,13 @@ class Sender:
     # -- one chat ---------------------------------------------------------------------------------
     async def _run(self, lane: ChatLane) -> None:
         wake = self._wakes[lane.chat_id]
-        while lane.jobs:
+        while lane.parcels:
             wake.clear()
-            job, wait = lane.next(self.clock())
-            if job is not None and isinstance(lane.budget, GroupBudget):
+            parcel, wait = lane.next(self.clock())
+            if parcel is not None and isinstance(lane.budget, GroupBudget):
                 self.groups_sent_to.add(lane.chat_id)
-            if job is None:
-                if lane.jobs:
+            if parcel is None:
+                if lane.parcels:
                     await _sleep(wake, wait)
                 continue
             retry_after: float | None = None
@@ -220,18 +220,18 @@ class Sender:
                 if self.gate is not None:
                     await self.gate()
                 # As a new message? (one that may be an edit goes as one when the budget is busy)
-                as_new = job.new_message and not (job.may_edit and self._edit_sooner(job))
+                as_new = parcel.new_message and not (parcel.may_edit and self._edit_sooner(parcel))
                 if as_new or self.every is not None:
-                    await self._token(job, as_new)
+                    await self._token(parcel, as_new)
                     placed = self.every
-                    lane.late(job, self.clock())
+                    lane.late(parcel, self.clock())
                 async with self._in_flight:
-                    urgent = lane.more_urgent(job, self.clock(), new_message=as_new)
+                    urgent = lane.more_urgent(parcel, self.clock(), new_message=as_new)
                     if urgent is not None:  # wanted while this one waited: it goes in its place
-                        job, as_new = urgent, urgent.new_message
+                        parcel, as_new = urgent, urgent.new_message
                     # What is sent is what is wanted when the request starts: a newer payload
                     # wanted while this one waited for its token replaces it; one called off is not sent.
-                    newer = lane.jobs.get(job.key)
+                    newer = lane.parcels.get(parcel.key)
                     if newer is not None and newer.new_message and not as_new:
                         # A new prompt wanted while an edit of its DM waited: a new message now if
                         # the new-message budget has room, else an edit if it may be one.
@@ -241,25 +241,25 @@ class Sender:
                         elif not newer.may_edit:
                             continue
                     lane.started = True
-                    newer = lane.jobs.pop(job.key, None)
+                    newer = lane.parcels.pop(parcel.key, None)
                     if newer is not None:
-                        job.payload, job.priority = newer.payload, min(job.priority, newer.priority)
+                        parcel.payload, parcel.priority = newer.payload, min(parcel.priority, newer.priority)
                     elif lane.called_off:
                         continue
-                    sent = job if as_new == job.new_message else replace(job, new_message=as_new)
+                    sent = parcel if as_new == parcel.new_message else replace(parcel, new_message=as_new)
                     sending = SENDING.set(sent)
                     try:
                         retry_after = await self.deliver(sent)
                     finally:
                         SENDING.reset(sending)
                 if retry_after is None and self.on_sent is not None:
-                    self.on_sent(sent, self.clock() - job.since)
+                    self.on_sent(sent, self.clock() - parcel.since)
             except Exception:
                 log.exception("sending to chat %s failed", lane.chat_id)
             finally:
                 if placed is not None:  # its answer came (or it was not sent after all)
                     placed.done(self.clock())
-                lane.done(job, self.clock(), retry_after)
+                lane.done(parcel, self.clock(), retry_after)
 
     def _ended(self, chat_id: int, task: asyncio.Task[None]) -> None:
         """A chat's task is over (nothing left, or cancelled even before it ran); its lane stays:
@@ -268,7 +268,7 @@ class Sender:
             del self.tasks[chat_id], self._wakes[chat_id]
 
     def rate_limited(self, chat_id: int) -> None:
-        """Telegram answered 429 in this chat (its wait is the job's ``retry_after``). Two private
+        """Telegram answered 429 in this chat (its wait is the parcel's ``retry_after``). Two private
         chats, each kept to its one a second, refused within a second: that is about the bot (a
         group's 429 may be about the group alone: its limit for edits is Telegram's to tighten)."""
         self.received_429 += 1
@@ -283,9 +283,9 @@ class Sender:
 
     # -- the bot's budget across chats, granted in priority order ---------------------------------
     @staticmethod
-    def _rank(job: Parcel) -> float:
+    def _rank(parcel: Parcel) -> float:
         """The most urgent first, aged (``BEHIND``)."""
-        return job.since + BEHIND[job.priority]
+        return parcel.since + BEHIND[parcel.priority]
 
     def _budget_wait(self, new_message: bool, ahead: int = 0, new_ahead: int = 0) -> float:
         """Seconds until the bot's budget has a token for a request of this kind, after ``ahead``
@@ -296,10 +296,10 @@ class Sender:
             waits.append(self.new.wait(now, new_ahead))
         return max(waits, default=0.0)
 
-    def _edit_sooner(self, job: Parcel) -> bool:
-        """Would ``job``'s new message wait longer than ``PROMPT_WAIT``, and an edit less (the
+    def _edit_sooner(self, parcel: Parcel) -> bool:
+        """Would ``parcel``'s new message wait longer than ``PROMPT_WAIT``, and an edit less (the
         new-message budget is what holds it, not the cap on every request)?"""
-        place = (self._rank(job), math.inf)
+        place = (self._rank(parcel), math.inf)
         ahead = bisect.bisect_right(self._waiting, place)
         new = self._budget_wait(True, ahead, bisect.bisect_right(self._new_waiting, place))
         return new > PROMPT_WAIT and self._budget_wait(False, ahead) < new
@@ -326,26 +326,26 @@ class Sender:
         if new_message:
             self.new.take(now)
 
-    async def _token(self, job: Parcel, new_message: bool) -> None:
-        """Wait for the tokens ``job`` needs, granted in rank order."""
+    async def _token(self, parcel: Parcel, new_message: bool) -> None:
+        """Wait for the tokens ``parcel`` needs, granted in rank order."""
         if not self._waiting and self._budget_wait(new_message) == 0:
             self._take(new_message)
             return
         granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._enqueue((self._rank(job), next(self._order), job, new_message, granted))
+        self._enqueue((self._rank(parcel), next(self._order), parcel, new_message, granted))
         if self._granter is None:
             self._granter = asyncio.create_task(self._grant())
         await granted
 
     @contextlib.asynccontextmanager
-    async def one_more(self, job: Parcel) -> AsyncIterator[None]:
-        """``job`` takes a second request, made inside this (a prompt's end before the prompt): under
+    async def one_more(self, parcel: Parcel) -> AsyncIterator[None]:
+        """``parcel`` takes a second request, made inside this (a prompt's end before the prompt): under
         the cap on every request it waits for a second place in the bot's window, at its rank, held
         until that request's answer came (as the first's)."""
         if self.every is None:
             yield
             return
-        await self._token(job, False)
+        await self._token(parcel, False)
         try:
             yield
         finally:
@@ -365,8 +365,8 @@ class Sender:
         rank = min(self._rank(picked), self._rank(wanted))
         if waiting is not None and rank < waiting[0]:  # (found by bisection: thousands may wait)
             index = bisect.bisect_left(self._waiting, waiting[:2])  # (its rank and order: unique)
-            _, order, job, new_message, granted = self._dequeue(index)
-            self._enqueue((rank, order, job, new_message, granted))
+            _, order, parcel, new_message, granted = self._dequeue(index)
+            self._enqueue((rank, order, parcel, new_message, granted))
 
     def _next_ready(self) -> tuple[int | None, float]:
         """The first waiting in rank order whose token is there (a new message and an edit may

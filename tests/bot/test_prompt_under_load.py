@@ -113,7 +113,9 @@ def dm_bookkeeping(bot, person):
 def cleanups(bot):
     """The messages left behind still queued to be brought to their last state."""
     lanes = bot.runtime.presenter.sender.lanes.values()
-    return [job.payload for lane in lanes for job in lane.jobs.values() if isinstance(job.payload, Cleanup)]
+    return [
+        job.payload for lane in lanes for job in lane.parcels.values() if isinstance(job.payload, Cleanup)
+    ]
 
 
 def live_buttons(world, person):
