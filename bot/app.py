@@ -121,10 +121,10 @@ async def prepare(application: App) -> Runtime:
     )
     # requests counted by game from now on; the rounds settled so far read now if metrics are served
     await data.metrics.attach(runtime, read_rounds=settings.metrics != "off")
-    data.deliveries = deliveries = SeenUpdates(store)
-    await deliveries.load()
+    data.seen_updates = seen_updates = SeenUpdates(store)
+    await seen_updates.load()
     if isinstance(application.update_processor, HandledUpdates):
-        application.update_processor.deliveries = deliveries
+        application.update_processor.seen_updates = seen_updates
     store.on_batch, runtime.presenter.sender.on_sent = data.metrics.written, data.metrics.sent
     if store.backend.postgresql:  # a worker: the open tables come with the partitions it takes
         assert isinstance(data.database_lock, PostgresLock)
@@ -135,7 +135,7 @@ async def prepare(application: App) -> Runtime:
     else:
         restored = await runtime.restore()
         log.info("open tables restored: %d", len(restored))
-        runtime.background(deliveries.answer_owed(application.bot))  # (left spinning by a kill)
+        runtime.background(seen_updates.answer_owed(application.bot))  # (left spinning by a kill)
     runtime.turns.start()
     data.menu = asyncio.create_task(set_menu(application), name="command menu")
     data.gc_thresholds = tune_collector()
@@ -240,8 +240,8 @@ async def close(application: App) -> None:
             if data.runtime is not None:
                 await data.runtime.wait_background()
                 await halt(application)  # done already when polling stopped; not when run in process
-            if data.deliveries is not None:
-                await data.deliveries.flush()
+            if data.seen_updates is not None:
+                await data.seen_updates.flush()
         finally:
             if data.store is not None:
                 await data.store.close()
@@ -257,9 +257,9 @@ async def close(application: App) -> None:
 
 async def _once(update: Update, context: Context) -> None:
     """Stop an update Telegram delivered again (see ``bot/updates/seen.py``)."""
-    deliveries = context.bot_data.deliveries
-    if deliveries is not None and not await deliveries.first_time(update.update_id):
-        deliveries.leave_to_first()  # (its first delivery's handling saves the id, with its action)
+    seen_updates = context.bot_data.seen_updates
+    if seen_updates is not None and not await seen_updates.first_time(update.update_id):
+        seen_updates.leave_to_first()  # (its first delivery's handling saves the id, with its action)
         context.bot_data.metrics.redelivered.inc()
         log.info("update %d was delivered again: handled once already", update.update_id)
         raise ApplicationHandlerStop

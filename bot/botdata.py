@@ -39,7 +39,7 @@ class BotData:
         self.runtime: Runtime | None = None  # from start-up on (bot.app.prepare)
         self.store: Store | None = None  # the open store, closed by close() before the lock goes
         self.database_lock: DatabaseLock | PostgresLock | None = None  # this process's hold on the database
-        self.deliveries: SeenUpdates | None = None  # which updates were taken (bot/updates/seen.py)
+        self.seen_updates: SeenUpdates | None = None  # which updates were taken (bot/updates/seen.py)
         self.worker: Worker | None = None  # on PostgreSQL: this process's chats (bot/cluster/workers.py)
         self.menu: asyncio.Task[None] | None = None  # setting the command menu in the background
         self.polling: asyncio.Task[None] | None = (

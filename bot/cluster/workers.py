@@ -320,9 +320,9 @@ class Worker:
         await self._carry_budgets([saved.chat_id for saved in tables])
         self.owned.add(partition)
         runtime.adopt(tables, handed_over=handed_over)
-        deliveries = self.application.bot_data.deliveries
-        if deliveries is not None and not handed_over:  # (presses its last owner saved, unanswered)
-            runtime.background(deliveries.answer_owed(self.application.bot, self.count, {partition}))
+        seen_updates = self.application.bot_data.seen_updates
+        if seen_updates is not None and not handed_over:  # (presses its last owner saved, unanswered)
+            runtime.background(seen_updates.answer_owed(self.application.bot, self.count, {partition}))
         self.application.bot_data.metrics.takeovers.inc()
         self.notified.add(partition)
         self.wake.set()
@@ -397,7 +397,7 @@ class Worker:
         # From the oldest each time: Telegram posts several updates at once (up to 40 connections),
         # so an older one may be put in the inbox after a newer one was handed over.
         after = 0
-        deliveries = self.application.bot_data.deliveries
+        seen_updates = self.application.bot_data.seen_updates
         while partition in self.owned:
             waiting = await self.store.waiting_updates({partition}, after, BATCH)
             taken_here: list[int] = []
@@ -407,7 +407,7 @@ class Worker:
                     return
                 if update_id in self.fed:
                     continue
-                if deliveries.taken_here(update_id):
+                if seen_updates.taken_here(update_id):
                     # Handled here: read before its id was saved, a redelivery put while it was
                     # saved, or its saving failed. Not handed over again: saved (again), which takes
                     # it out of the inbox.
@@ -423,7 +423,7 @@ class Worker:
                 task.add_done_callback(lambda _, update_id=update_id: self.fed.discard(update_id))
             if taken_here:
                 # (one that fails stays: saved at a later look, or by the next owner's handling)
-                await asyncio.gather(*(deliveries.save(i) for i in taken_here), return_exceptions=True)
+                await asyncio.gather(*(seen_updates.save(i) for i in taken_here), return_exceptions=True)
             if noticed is not None and waiting:
                 self.application.bot_data.metrics.inbox_lag.observe(time.monotonic() - noticed)
                 noticed = None
@@ -433,8 +433,8 @@ class Worker:
     async def _handle(self, update: Update) -> None:
         """Handle an update from the inbox; its id is saved in its table action's transaction, or
         once it is handled (``bot/updates/seen.py``)."""
-        deliveries = self.application.bot_data.deliveries
-        await deliveries.handle(update.update_id, self.application.process_update(update))
+        seen_updates = self.application.bot_data.seen_updates
+        await seen_updates.handle(update.update_id, self.application.process_update(update))
 
     async def _wait_in_flight(self, partitions: Iterable[int]) -> None:
         tasks = [task for partition in partitions for task in self.in_flight.get(partition, ())]

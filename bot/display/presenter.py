@@ -57,7 +57,7 @@ class Presenter:
         bot: Bot,
         store: Store,
         limits: Limits,
-        reactions: TableEvents,
+        chat_events: TableEvents,
         dms: DmReach,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -65,11 +65,11 @@ class Presenter:
         self.store = store
         self.clock = clock
         self.sender = Sender(self._deliver, limits, clock)
-        self.reactions = reactions
+        self.chat_events = chat_events
         self.dms = dms
         self.replies = Replies(bot, self.sender, self.clean_up, clock, dms)
         self.reply = self.replies.reply
-        self.courier = Courier(bot, store, self.sender, self.replies, self, reactions, dms, clock)
+        self.courier = Courier(bot, store, self.sender, self.replies, self, chat_events, dms, clock)
         # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
         # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
         self.last_round: dict[TableKey | DmKey, tuple[int, str | None]] = {}

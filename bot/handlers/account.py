@@ -54,7 +54,7 @@ async def _back_to_table(context: Context, person: int, table_id: int, language:
     live = runtime.tables.by_id(table_id)
     if live is None or person not in live.seated():
         return t(language, "start.table_gone")
-    await runtime.reactions.dm_opened(live, person)
+    await runtime.chat_events.dm_opened(live, person)
     return t(language, "start.back_to_table")
 
 

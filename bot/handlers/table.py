@@ -299,7 +299,7 @@ async def bot_removed(update: Update, context: Context) -> None:
     async with runtime.tables.lock(chat.id):
         live = runtime.tables.get(chat.id)
         if live is not None:
-            await runtime.reactions.abandon(live)
+            await runtime.chat_events.abandon(live)
 
 
 async def group_upgraded(update: Update, context: Context) -> None:
@@ -315,7 +315,7 @@ async def group_upgraded(update: Update, context: Context) -> None:
         return
     runtime = runtime_of(context)
     async with runtime.tables.lock(old):
-        live = await runtime.reactions.migrate(old, new)
+        live = await runtime.chat_events.migrate(old, new)
     if live is None:
         return
     worker = context.bot_data.worker
@@ -352,9 +352,9 @@ async def button_pressed(update: Update, context: Context) -> None:
         return
     _forget_unkept_dm(runtime, query, user.id)
     await answer(query, *reply_with)
-    deliveries = context.application.bot_data.deliveries
-    if handling is not None and deliveries is not None:
-        deliveries.answered(handling)
+    seen_updates = context.application.bot_data.seen_updates
+    if handling is not None and seen_updates is not None:
+        seen_updates.answered(handling)
 
 
 def timed_out(runtime: Runtime, query: CallbackQuery, person: int) -> bool:

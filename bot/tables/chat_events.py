@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 class ChatEvents:
-    """The runtime's reactions to what happened to a table's chats (``Presenter.reactions``)."""
+    """The runtime's reactions to what happened to a table's chats (``Presenter.chat_events``)."""
 
     def __init__(self, runtime: EventsHost) -> None:
         self.runtime = runtime

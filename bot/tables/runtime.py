@@ -70,8 +70,8 @@ class Runtime:
         self.running: set[asyncio.Task[None]] = set()  # work started in the background
         self.dms = DmReach(store, self.background)  # whose DM Telegram refused (bot/send/dm_reach.py)
         self.dms.changed = self._dm_changed
-        self.reactions = ChatEvents(self)
-        self.presenter = Presenter(bot, store, limits, self.reactions, self.dms)
+        self.chat_events = ChatEvents(self)
+        self.presenter = Presenter(bot, store, limits, self.chat_events, self.dms)
         self.turns = TurnClock(self, jobs)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
@@ -111,7 +111,7 @@ class Runtime:
         if any(isinstance(event, RoundStarted) for event in events):
             for person in live.seated():  # whose DM Telegram refused before: named from the deal on
                 if self.dms.refused(person):
-                    self.reactions.no_dm(live, person)
+                    self.chat_events.no_dm(live, person)
         screen = await self.screen(live.chat_id)
         if any(isinstance(event, RoundStarted) for event in events):
             self.presenter.keep_last_round_dms(live)
@@ -255,7 +255,7 @@ class Runtime:
         """What the bot knows of ``person``'s DM changed: the table they sit at follows it."""
         live = self.tables.table_of(person)
         if live is not None:
-            reaction = self.reactions.dm_blocked if refused else self.reactions.dm_opened
+            reaction = self.chat_events.dm_blocked if refused else self.chat_events.dm_opened
             self.background(reaction(live, person))
 
     async def restore(self) -> list[LiveTable]:

@@ -199,14 +199,14 @@ def _answers_cleared(clearing: asyncio.Future[None]) -> None:
 
 class HandledUpdates(SimpleUpdateProcessor):
     """PTB's update processor for one process (each update at once, in a task of its own) that
-    handles each through ``SeenUpdates.handle``, once the store is open (``deliveries`` set)."""
+    handles each through ``SeenUpdates.handle``, once the store is open (``seen_updates`` set)."""
 
     def __init__(self, max_concurrent_updates: int) -> None:
         super().__init__(max_concurrent_updates)
-        self.deliveries: SeenUpdates | None = None
+        self.seen_updates: SeenUpdates | None = None
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        if self.deliveries is None or not isinstance(update, Update):
+        if self.seen_updates is None or not isinstance(update, Update):
             await coroutine
             return
-        await self.deliveries.handle(update.update_id, coroutine)
+        await self.seen_updates.handle(update.update_id, coroutine)
