@@ -2,9 +2,9 @@
 
 Every write is a storage function (a :data:`~storage.sql.Query`) run whole inside one
 transaction; one that raises leaves nothing and the others stand (:func:`transactions`).
-One batch runs at a time (in SQLite's writer process; on PostgreSQL's writer connection), so
-writes need no lock between them in this process and are committed in the order they were made; a
-batch costs one commit (one fsync) however many writes it holds.
+One batch runs at a time (on SQLite's writer thread; on PostgreSQL's writer connection), so writes
+need no lock between them in this process and are committed in the order they were made; a batch
+costs one commit (one fsync) however many writes it holds.
 
 The batch itself is a storage function (:func:`transactions`), so both databases run the same
 code; ``GroupCommit`` is told how to run one (``run_batch``) by the backend.
@@ -26,7 +26,6 @@ T = TypeVar("T")
 MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
 Outcome = tuple[bool, object]  # (ok, the write's result or its error)
 Slot = tuple[Callable[..., Any], int]  # a joinable write's storage function and key
-Call = tuple[Callable[..., Query[object]], tuple[Any, ...], dict[str, Any]]  # a write, as sent
 
 
 class _Abandoned(Exception):
@@ -40,8 +39,8 @@ class Ticket:
     write was made (``Task.cancel`` counts it at once, before the task even wakes up) or once the
     caller has said so (``abandoned``, which stays set even if the task is uncancelled later, as
     ``asyncio.timeout`` does). Under ``lock`` the batch either sees that and skips the write, or
-    marks it ``started``; the caller reads ``started`` under the same lock (whichever thread the
-    batch is begun on: SQLite's are begun as they are sent to the writer's process).
+    marks it ``started``; the caller reads ``started`` under the same lock (a batch may run on
+    another thread).
     """
 
     __slots__ = ("abandoned", "cancels", "lock", "started", "task")
@@ -73,18 +72,6 @@ class Job:
         self.ticket = Ticket(detached)
         self.outcome: asyncio.Future[object] = asyncio.get_running_loop().create_future()
 
-    @classmethod
-    def sent(cls, fn: Callable[..., Query[object]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Job:
-        """A write as another process runs it (``storage/writer_process.py``): begun already, by
-        its sender, and nobody here to cancel it or to wait for its outcome."""
-        job = cls.__new__(cls)
-        job.fn, job.args, job.kwargs = fn, args, kwargs
-        job.ticket = Ticket(detached=True)
-        return job
-
-    def call(self) -> Call:
-        return self.fn, self.args, self.kwargs
-
     def join(self, fold: Callable[[dict[str, Any], dict[str, Any]], None], later: dict[str, Any]) -> bool:
         """Fold a later write's arguments into this one's (``fold(these, later)``), unless its batch
         has begun it (read under the ticket's lock, as the batch marks it begun): did it?"""
@@ -95,7 +82,7 @@ class Job:
             return True
 
 
-SKIPPED = object()  # the outcome of a write whose caller was cancelled before it began
+_SKIPPED = object()  # the outcome of a write whose caller was cancelled before it began
 
 
 def transactions(jobs: Sequence[Job]) -> Query[list[Outcome]]:
@@ -141,8 +128,8 @@ def _each(
     for index, job in enumerate(jobs):
         if index in decided:
             continue
-        if index not in returned and not begin(job):
-            decided[index] = (True, SKIPPED)  # cancelled while queued: never begun, in no run
+        if index not in returned and not _begin(job):
+            decided[index] = (True, _SKIPPED)  # cancelled while queued: never begun, in no run
             continue
         if alone:
             yield from run("SAVEPOINT write")
@@ -172,7 +159,7 @@ def _each(
     return ran
 
 
-def begin(job: Job) -> bool:
+def _begin(job: Job) -> bool:
     """Mark a job begun, unless its caller was cancelled before: may it run?"""
     with job.ticket.lock:
         if job.ticket.cancelled():
@@ -199,7 +186,7 @@ def _settle(job: Job, ok: bool, value: object) -> None:
     if job.outcome.done():
         return
     if ok or job.ticket.abandoned:
-        job.outcome.set_result(None if value is SKIPPED else value)
+        job.outcome.set_result(None if value is _SKIPPED else value)
     else:
         job.outcome.set_exception(value)  # type: ignore[arg-type]
 
@@ -225,7 +212,7 @@ class _Lane:
     def enqueue(self, job: Job) -> None:
         self.queue.append(job)
         if self.committer is None:
-            # An idle lane begins its batch at once, in the caller's step (SQLite's writer process
+            # An idle lane begins its batch at once, in the caller's step (SQLite's writer thread
             # has it before the event loop runs anything else); writes made meanwhile go in the next.
             self.committer = asyncio.create_task(self._commit(self._begin()))
             self.committer.add_done_callback(self._ended)
@@ -250,7 +237,7 @@ class _Lane:
         jobs, self.queue = self.queue[:size], self.queue[size:]
         try:
             call = asyncio.ensure_future(self.commits.run_batch(jobs))
-        except Exception as error:  # (it failed as a whole before it was sent: each write says why)
+        except Exception as error:  # (refused before it began, the store closed: each write says why)
             call = asyncio.get_running_loop().create_future()
             call.set_exception(error)
         call.add_done_callback(functools.partial(_settle_batch, jobs))
@@ -300,13 +287,10 @@ class GroupCommit:
         then none of them stands and each caller gets that error. ``fn`` may run twice in its
         batch (:func:`transactions`): what it does must follow from the database's state and its
         arguments alone (no effect outside the database, its arguments neither changed nor read
-        only once); and on SQLite it runs in another process: ``fn`` is a module's own function,
-        its arguments and its result plain data (they are pickled). A cancelled caller's write is
-        all or nothing, and decided when the caller's ``CancelledError`` is raised: if it had not
-        begun it never will; if it was running it is undone unless it had returned, and the caller
-        waits for its batch to end, so what it reads next is final. (SQLite's writer is a process of
-        its own, ``storage/writer_process.py``: there a write is begun when it is sent, and runs to its
-        end whatever its caller does, as one that had returned.)
+        only once); on SQLite it runs on the writer's thread. A cancelled caller's write is all or
+        nothing, and decided when the caller's ``CancelledError`` is raised: if it had not begun it
+        never will; if it was running it is undone unless it had returned, and the caller waits for
+        its batch to end, so what it reads next is final.
         """
         return await self.write_in(None, fn, *args, **kwargs)
 
