@@ -83,6 +83,21 @@ class SqliteBackend:
         self.writer = writer
         self.reader = reader
         self.commits = GroupCommit(writer.run_batch)
+        # The Store's writes (``storage/store.py``: ``Backend``), all through the group commit.
+        self.write = self.commits.write
+        self.write_in = self.commits.write_in
+        self.write_later = self.commits.write_later
+        self.write_joined = self.commits.write_joined
+        self.seal = self.commits.seal
+        self.drain = self.commits.drain
+
+    @property
+    def on_batch(self) -> Callable[[float, bool], None] | None:
+        return self.commits.on_batch
+
+    @on_batch.setter
+    def on_batch(self, observer: Callable[[float, bool], None] | None) -> None:
+        self.commits.on_batch = observer
 
     async def read(self, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` on the reader (query-only; in WAL mode it sees the last

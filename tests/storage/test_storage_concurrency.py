@@ -13,6 +13,7 @@ import textwrap
 import threading
 import time
 
+import asyncpg
 import pytest
 
 from games.events import ESCROW
@@ -174,8 +175,8 @@ async def test_a_cancelled_write_is_skipped_if_queued_and_rolled_back_if_running
         queued = asyncio.create_task(
             store.commit_action(table.id, round_no=1, action_seq=1, state={"x": 1}, deadline=None)
         )
-        lane = store.backend.commits.lanes[0]
-        await until(lambda: len(lane.queue) == 1, "the action queued")
+        commits = store.backend.commits
+        await until(lambda: len(commits.queue) == 1, "the action queued")
         queued.cancel()  # still queued behind the held write: its caller need not wait for it
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(queued, timeout=1)
@@ -417,8 +418,8 @@ async def queued_behind_a_held_write(store, *writes):
     await held.wait_entered()
     try:
         tasks = [asyncio.create_task(store._write(*write)) for write in writes]
-        lane = store.backend.commits.lanes[0]  # (held: its queue is not taken meanwhile)
-        await until(lambda: len(lane.queue) == len(writes), "the writes queued")
+        commits = store.backend.commits  # (held: its queue is not taken meanwhile)
+        await until(lambda: len(commits.queue) == len(writes), "the writes queued")
     finally:
         held.release()
     await held.task
@@ -511,9 +512,9 @@ async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing
     first = asyncio.create_task(store._write(waits_then_renames, gate))  # holds its batch
     await until(gate.reached, "the first batch began")
     second = asyncio.create_task(store.ensure_person(2, "Hong"))  # queued behind that batch
-    lane = store.backend.commits.lanes[0]
-    await until(lambda: len(lane.queue) == 1, "the second write queued")
-    lane.committer.cancel()  # as when the event loop closes
+    commits = store.backend.commits
+    await until(lambda: len(commits.queue) == 1, "the second write queued")
+    commits.committer.cancel()  # as when the event loop closes
     await asyncio.sleep(0.01)
     gate.open()
     assert await first == "done"  # its batch ended, committed, and its caller was told so
@@ -524,7 +525,7 @@ async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing
     assert (await store.ensure_person(3, "Qiang"))[1], "a later write gets a new committer"
 
 
-@pytest.mark.sqlite_only  # the write is held on SQLite's writer thread
+@pytest.mark.sqlite_only  # the write is held on SQLite's writer thread (PostgreSQL joins no writes)
 async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits(store, monkeypatch):
     """Telegram's confirmations come faster than the writer: those made while one waits join it,
     as if each were written in turn; a caller that stops waiting does not undo it."""
@@ -535,10 +536,10 @@ async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits
     await store.update_messages(table.id, dm_message_ids={5: 50, 6: 60}, shown={"5": "a", "6": "x"})
     written, real = [], store.backend.commits.enqueue
 
-    def counted(fn, args, kwargs, key=None, detached=False):
+    def counted(fn, args, kwargs, detached=False):
         if fn is module.update_messages:
             written.append(kwargs)
-        return real(fn, args, kwargs, key, detached)
+        return real(fn, args, kwargs, detached)
 
     monkeypatch.setattr(store.backend.commits, "enqueue", counted)  # each write queued
     held = HeldWrite(store)
@@ -592,13 +593,14 @@ async def test_an_edit_written_with_an_action_is_not_undone_by_a_later_one_joini
     assert saved.shown == {"5": "new"} and saved.dm_message_ids == {5: 51} and saved.message_id == 7
 
 
-async def test_a_lane_whose_task_was_cancelled_before_it_ran_still_takes_writes(store):
+@pytest.mark.sqlite_only  # SQLite's group commit
+async def test_a_committer_cancelled_before_it_ran_leaves_the_group_commit_taking_writes(store):
     """As a closing event loop cancels the tasks it has not run yet: the batch begun with it ends,
-    and the lane begins the next write's."""
+    and the next write begins a batch of its own."""
     await store.ensure_person(1, "Ming")
     commits = store.backend.commits
     first = commits.enqueue(renamed, (1, "one"), {})
-    commits.lanes[0].committer.cancel()
+    commits.committer.cancel()
     assert await first.outcome == "one"
     assert await asyncio.wait_for(store._write(renamed, 1, "two"), 10) == "two"
     assert (await store.get_person(1)).name == "two"
@@ -614,7 +616,7 @@ async def test_a_write_to_an_idle_writer_is_begun_on_its_thread_in_the_step_that
     try:
         assert gate._reached.wait(5), "begun on the writer's thread while this step goes on"
         second = commits.enqueue(renamed, (1, "two"), {})
-        assert commits.lanes[0].queue == [second], "the next batch waits for this one"
+        assert commits.queue == [second], "the next batch waits for this one"
     finally:
         gate.open()
     assert await first.outcome == "done" and await second.outcome == "two"
@@ -640,3 +642,75 @@ async def test_a_write_from_another_event_loop_is_refused_not_left_waiting(store
         assert await busy == "done"
     assert (await store.chat_settings(-5)).turn_seconds is None
     assert (await store.update_chat_settings(-5, turn_seconds=30)).turn_seconds == 30, "from its own loop"
+
+
+@contextlib.asynccontextmanager
+async def row_locked(url: str):
+    """Another PostgreSQL session holds person 1's row (``FOR UPDATE``) until the block ends."""
+    blocker = await asyncpg.connect(url)
+    try:
+        async with blocker.transaction():
+            await blocker.execute("SELECT 1 FROM people WHERE id = 1 FOR UPDATE")
+            yield blocker
+    finally:
+        await blocker.close()
+
+
+async def waits_for_the_lock(blocker) -> bool:
+    return bool(await blocker.fetchval("SELECT count(*) FROM pg_locks WHERE NOT granted"))
+
+
+@pytest.mark.postgresql_only  # each write a transaction of its own, side by side
+async def test_the_writes_about_one_table_commit_in_order_and_the_others_side_by_side(store, database_target):
+    for person, name in ((1, "Ming"), (2, "Hong"), (3, "Qiang"), (4, "Li")):
+        await store.ensure_person(person, name)
+    async with row_locked(database_target) as blocker:
+        first = asyncio.create_task(store._write_in(7, renamed, 1, "one"))  # waits for the row
+        await until(lambda: waits_for_the_lock(blocker), "the first write waits for the row")
+        after = asyncio.create_task(store._write_in(7, renamed, 2, "two"))  # waits for the first
+        beside = asyncio.create_task(store._write_in(8, renamed, 3, "three"))  # another table's
+        unkeyed = asyncio.create_task(store._write(renamed, 4, "four"))  # no table's
+        assert await asyncio.wait_for(asyncio.gather(beside, unkeyed), 10) == ["three", "four"]
+        await asyncio.sleep(0.05)
+        assert not first.done() and not after.done()
+        assert (await store.get_person(2)).name == "Hong"
+    assert await first == "one" and await after == "two"
+    assert [(await store.get_person(p)).name for p in (1, 2, 3, 4)] == ["one", "two", "three", "four"]
+
+
+@pytest.mark.postgresql_only  # a write waiting for a row lock held by another session
+async def test_a_cancelled_write_on_postgresql_is_skipped_if_waiting_and_undone_if_running(
+    store, database_target
+):
+    for person, name in ((1, "Ming"), (2, "Hong")):
+        await store.ensure_person(person, name)
+    async with row_locked(database_target) as blocker:
+        running = asyncio.create_task(store._write_in(7, renamed, 1, "one"))  # begun, waits for the row
+        await until(lambda: waits_for_the_lock(blocker), "the write waits for the row")
+        waiting = asyncio.create_task(store._write_in(7, renamed, 2, "two"))  # waits for the one before
+        await asyncio.sleep(0.05)
+        waiting.cancel()  # not begun: its caller need not wait for it
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(waiting, timeout=1)
+        running.cancel()  # running: its caller waits until it is undone
+        await asyncio.sleep(0.05)
+        assert not running.done()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert [(await store.get_person(p)).name for p in (1, 2)] == ["Ming", "Hong"]  # undone; never run
+    assert await store._write_in(7, renamed, 2, "two") == "two"
+    await store.backend.drain()
+    assert not store.backend._last, "no write left running"
+
+
+async def test_each_write_batch_is_told_with_its_seconds_and_whether_the_database_took_it(store):
+    """(The bot's ``paiju_database_write_seconds``; a write refused by its own error is undone by a
+    database that works: not a failed batch.)"""
+    told: list[tuple[float, bool]] = []
+    store.on_batch = lambda seconds, committed: told.append((seconds, committed))
+    await store.ensure_person(1, "Ming")
+    with pytest.raises(Refused):
+        await store._write(renamed, 1, "refused", True)
+    assert [committed for _, committed in told] == [True, True]
+    assert all(0 <= seconds < 10 for seconds, _ in told)
+    assert (await store.get_person(1)).name == "Ming"
