@@ -14,7 +14,7 @@ from bot.ops.logs import configure_logging
 from bot.serve import serve
 from bot.settings import LANGUAGES, Settings, SettingsError
 from bot.web.webhook import new_secret
-from storage import DatabaseInUse, DatabaseUnreachable, WriterNotStarted, hold
+from storage import DatabaseInUse, DatabaseUnreachable, hold
 
 NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
 
@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
     except DatabaseInUse as error:  # from prepare() too, if another bot took the file meanwhile
         print(in_use(error, BOT_ADVICE), file=sys.stderr)
         return 2
-    except (DatabaseUnreachable, WriterNotStarted) as error:
+    except DatabaseUnreachable as error:
         print(f"Not started: {error}.", file=sys.stderr)
         return 2
     except Exception:  # logged through the token's redaction, never printed raw

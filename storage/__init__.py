@@ -22,7 +22,6 @@ from storage.errors import (
     UnknownPerson,
     UnknownTable,
     UpdateTaken,
-    WriterNotStarted,
 )
 from storage.exclusive import DatabaseLock, hold_database
 from storage.models import (
@@ -80,7 +79,6 @@ __all__ = [
     "UnknownPerson",
     "UnknownTable",
     "UpdateTaken",
-    "WriterNotStarted",
     "backup_database",
     "backup_if_due",
     "check_database",

@@ -1,8 +1,7 @@
 """Run a storage function (``storage/sql.py``) on a ``sqlite3`` connection, in the calling thread.
 
-The whole function runs in one go, whatever the number of statements: one call on the reader's
-aiosqlite thread (``storage/thread.py``), or in the writer's process for a batch of writes
-(``storage/writer_process.py``).
+The whole function runs in one go, whatever the number of statements: one call on a connection's
+aiosqlite thread (``storage/thread.py``), a read on the reader's, a batch of writes on the writer's.
 """
 
 from __future__ import annotations

@@ -349,7 +349,7 @@ class Worker:
         # What its messages show, and what its groups got in the last minute, for the next owner.
         self.store.save_shown_now(live.table_id for live in gone)
         await self._keep_budgets([live.chat_id for live in gone])
-        await self.store.backend.commits.drain()  # every write of it committed (fenced: still ours)
+        await self.store.backend.drain()  # every write of it committed (fenced: still ours)
         if sent_all:  # (else what was cut off may show: its next owner looks over the DMs)
             with contextlib.suppress(StorageError):
                 await self.store.hand_over(partition)
