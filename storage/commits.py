@@ -201,7 +201,7 @@ def _settle(job: Job, ok: bool, value: object) -> None:
     if ok or job.ticket.abandoned:
         job.outcome.set_result(None if value is SKIPPED else value)
     else:
-        job.outcome.set_exception(value)  # type: ignore[arg-type]
+        job.outcome.set_exception(value)  # type: ignore[arg-type]  # not ok: ``value`` is the error
 
 
 def _observe(on_batch: Callable[[float, bool], None], started: float, call: asyncio.Future[object]) -> None:
@@ -249,7 +249,7 @@ class _Lane:
         size = self.commits.batch
         jobs, self.queue = self.queue[:size], self.queue[size:]
         try:
-            call = asyncio.ensure_future(self.commits.run_batch(jobs))
+            call: asyncio.Future[list[Outcome]] = asyncio.ensure_future(self.commits.run_batch(jobs))
         except Exception as error:  # (it failed as a whole before it was sent: each write says why)
             call = asyncio.get_running_loop().create_future()
             call.set_exception(error)

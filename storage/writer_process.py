@@ -342,7 +342,7 @@ async def _result(answered: asyncio.Future[Outcome]) -> Any:
     """A call's result, once answered (or the error it raised in the child)."""
     ok, value = await answered
     if not ok:
-        raise value
+        raise cast(BaseException, value)  # not ok: ``value`` is the error the call raised
     return value
 
 
