@@ -89,7 +89,12 @@ def build_application(
     if settings.base_url:
         base = settings.base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
-    application: App = builder.post_init(prepare).post_stop(halt).post_shutdown(close).build()
+    # PTB awaits its post_init and drops the result (prepare's runtime is for the callers that
+    # prepare by hand: tests, the sandbox).
+    builder = builder.post_init(prepare).post_stop(halt).post_shutdown(close)  # type: ignore[arg-type]
+    # PTB types its builder's JobQueue by the default context types, not those given above; the
+    # JobQueue it builds is bound to the Application and makes ours.
+    application: App = builder.build()  # type: ignore[assignment]
     data = application.bot_data
     data.settings, data.rng, data.limits = settings, rng, limits
     data.sessions.extend(sessions)

@@ -48,7 +48,8 @@ class BotData:
         self.gc_thresholds: tuple[int, int, int] | None = None  # the collector's before start-up
 
 
-# The type of every handler's and job's ``context``, and of the Application.
-Context = CallbackContext[ExtBot[None], BotData, dict[Any, Any], dict[Any, Any]]
-App = Application[ExtBot[None], Context, BotData, dict[Any, Any], dict[Any, Any], JobQueue[Context]]
+# The type of every handler's and job's ``context``, and of the Application (PTB's order: the bot,
+# user_data, chat_data, bot_data; the Application's has the context type second).
+Context = CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], BotData]
+App = Application[ExtBot[None], Context, dict[Any, Any], dict[Any, Any], BotData, JobQueue[Context]]
 CONTEXT_TYPES = ContextTypes(bot_data=BotData)

@@ -5,9 +5,10 @@ The only package with SQL. Open it with ``await open_store(path_or_url)``; check
 ``python -m storage check PATH``; back it up while the bot runs with ``python -m storage backup``.
 """
 
-from storage.backup import BackupFailed, backup_database, backup_if_due, prune, restore_database
+from storage.backup import backup_database, backup_if_due, prune, restore_database
 from storage.check import CheckReport, check_database
 from storage.errors import (
+    BackupFailed,
     DatabaseInUse,
     DatabaseUnreachable,
     EscrowMismatch,

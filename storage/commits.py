@@ -189,7 +189,7 @@ def _settle(job: Job, ok: bool, value: object) -> None:
     if ok or job.ticket.abandoned:
         job.outcome.set_result(None if value is _SKIPPED else value)
     else:
-        job.outcome.set_exception(value)  # type: ignore[arg-type]
+        job.outcome.set_exception(value)  # type: ignore[arg-type]  # not ok: ``value`` is the error
 
 
 def _observe(on_batch: Callable[[float, bool], None], started: float, call: asyncio.Future[object]) -> None:
@@ -325,7 +325,7 @@ class GroupCommit:
         the batch ends all the same."""
         jobs, self.queue = self.queue[:MAX_BATCH], self.queue[MAX_BATCH:]
         try:
-            call = asyncio.ensure_future(self.run_batch(jobs))
+            call: asyncio.Future[list[Outcome]] = asyncio.ensure_future(self.run_batch(jobs))
         except Exception as error:  # (refused before it began, the store closed: each write says why)
             call = self.loop.create_future()
             call.set_exception(error)

@@ -33,7 +33,8 @@ def run_query(conn: sqlite3.Connection, query: Query[T]) -> T:
                 continue
             statement = query.send(result)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        returned: T = done.value  # what the storage function returned (StopIteration holds it untyped)
+        return returned
 
 
 def _execute(conn: sqlite3.Connection, statement: Sql) -> Result:
@@ -42,8 +43,9 @@ def _execute(conn: sqlite3.Connection, statement: Sql) -> Result:
     if not statement.text:  # a statement for PostgreSQL only
         return Result([], 0)
     if statement.want is Want.MANY:
-        conn.executemany(statement.text, statement.args)  # type: ignore[arg-type]
+        conn.executemany(statement.text, statement.args)
         return Result([])
+    # One statement's args are a Sequence (only Want.MANY's are an Iterable of them).
     cursor = conn.execute(statement.text, statement.args)  # type: ignore[arg-type]
     if statement.want is Want.ROWS:
         return Result(cursor.fetchall())

@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import math
@@ -182,6 +183,8 @@ class Worker:
             )
 
     async def _reconnect(self) -> None:
+        # A worker's store is on PostgreSQL, whose backend keeps the whole URL (the Backend protocol
+        # names only what logs may show).
         lock = await hold_postgres(self.store.backend.url, shared=True)  # type: ignore[attr-defined]
         self.application.bot_data.database_lock = lock
         self.conn = lock.conn
@@ -398,6 +401,7 @@ class Worker:
         # so an older one may be put in the inbox after a newer one was handed over.
         after = 0
         seen_updates = self.application.bot_data.seen_updates
+        assert seen_updates is not None  # (made at start-up, before the worker)
         while partition in self.owned:
             waiting = await self.store.waiting_updates({partition}, after, BATCH)
             taken_here: list[int] = []
@@ -420,7 +424,7 @@ class Worker:
                 task.add_done_callback(self.in_flight[partition].discard)
                 # Handled and saved (it left the inbox), or not saved (still there: the next look
                 # saves it, above) or not handled at all (handed over again at the next look).
-                task.add_done_callback(lambda _, update_id=update_id: self.fed.discard(update_id))
+                task.add_done_callback(functools.partial(_forget, self.fed, update_id))
             if taken_here:
                 # (one that fails stays: saved at a later look, or by the next owner's handling)
                 await asyncio.gather(*(seen_updates.save(i) for i in taken_here), return_exceptions=True)
@@ -434,6 +438,7 @@ class Worker:
         """Handle an update from the inbox; its id is saved in its table action's transaction, or
         once it is handled (``bot/updates/seen.py``)."""
         seen_updates = self.application.bot_data.seen_updates
+        assert seen_updates is not None  # (made at start-up, before the worker)
         await seen_updates.handle(update.update_id, self.application.process_update(update))
 
     async def _wait_in_flight(self, partitions: Iterable[int]) -> None:
@@ -549,6 +554,10 @@ async def put(application: App, updates: Sequence[tuple[Update, dict[str, Any]]]
     return await store.put_updates(kept)
 
 
+def _forget(fed: set[int], update_id: int, _handled: object) -> None:
+    fed.discard(update_id)
+
+
 async def chat_of(store: Store, update: Update) -> int:
     """The chat whose owner handles ``update``: its own, or for a press in someone's DM on a
     table's button, the table's group's (that chat's owner holds the table); for the notice in a
@@ -566,8 +575,8 @@ async def chat_of(store: Store, update: Update) -> int:
     message = update.effective_message
     if message is not None and message.migrate_from_chat_id:  # (the old chat's owner holds its table)
         return message.migrate_from_chat_id
-    chat = update.effective_chat
-    if chat is not None:
-        return chat.id
+    effective = update.effective_chat
+    if effective is not None:
+        return effective.id
     user = update.effective_user
     return user.id if user is not None else 0

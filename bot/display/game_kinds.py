@@ -16,10 +16,11 @@ from bot.display.views import muxi_app, showhand_app
 from bot.display.views import showhand as showhand_view
 from bot.display.views.acted import folded_on_timeout
 from bot.display.views.app import GameJSON, ResultLineJSON
-from bot.display.views.common import Markup, Rendering
+from bot.display.views.common import Rendering
 from bot.display.views.lobby import DmView, on_autopilot
 from bot.model.callbacks import MuxiCode, ShowhandCode, showhand_code
 from bot.model.live_table import Acted, Engine, LiveTable, ResultLine, ViewState
+from bot.model.shown import Markup
 from games import Action, Event, muxi, showhand
 from games.cards import DECK_28, DECK_54, Card
 from games.codec import Plain

@@ -111,9 +111,9 @@ class Presenter:
             shown = Shown.of(text, markup, turn, live.reminded)
             self._want(PersonalMessage(live, person, text, markup, shown, timer))
             return
-        shown = live.shown.get(str(person))
-        if person in live.dm_ids and shown is not None and shown.has_buttons:
-            self._want(PersonalMessage(live, person, None, None, shown.without_buttons(), timer))
+        kept = live.shown.get(str(person))
+        if person in live.dm_ids and kept is not None and kept.has_buttons:
+            self._want(PersonalMessage(live, person, None, None, kept.without_buttons(), timer))
 
     def prompt_waits(self, live: LiveTable) -> bool:
         """Someone's prompt for the running turn still waits to be sent (or is being sent) and their

@@ -5,11 +5,11 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
+from bot.botdata import Context
 from bot.display.i18n import t
 from bot.display.views.common import coins, keyboard, name
 from bot.display.views.rules import rules_text
 from bot.handlers.common import (
-    Context,
     answer,
     display_name,
     is_group,

@@ -14,7 +14,8 @@ from telegram.error import BadRequest, NetworkError, RetryAfter
 
 from bot.botdata import Context
 from bot.display.i18n import t
-from bot.display.views.common import Markup, clean_name, name
+from bot.display.views.common import clean_name, name
+from bot.model.shown import Markup
 from bot.send.rate_policy import Priority
 from bot.tables.acting import Actor, ensure_person
 from bot.tables.runtime import Runtime

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from functools import wraps
+from typing import Any
 
 from telegram import CallbackQuery, Update, User
 from telegram.constants import ChatMemberStatus
 from telegram.ext import CallbackQueryHandler, ChatMemberHandler, CommandHandler, MessageHandler, filters
 
+from bot.botdata import Context
 from bot.display.game_kinds import KINDS
 from bot.display.i18n import t
 from bot.display.views.common import coins, keyboard, name
 from bot.handlers.common import (
-    Context,
     actor,
     answer,
     display_name,
@@ -30,7 +31,7 @@ from bot.handlers.common import (
     runtime_of,
 )
 from bot.model import callbacks
-from bot.model.live_table import LiveTable
+from bot.model.live_table import Event, LiveTable
 from bot.send.rate_policy import Priority
 from bot.tables.acting import Refused, act, join, leave, refusal_text
 from bot.tables.runtime import Runtime
@@ -73,17 +74,18 @@ class AtTable:
 
 TableCommand = Callable[[Update, Context, AtTable], Awaitable[None]]
 Precheck = Callable[[Update, Context, str], Awaitable[bool]]
+Handler = Callable[[Update, Context], Coroutine[Any, Any, None]]  # what PTB's handlers take
 
 
 def needs_table(
     first: Precheck | None = None,
-) -> Callable[[TableCommand], Callable[[Update, Context], Awaitable[None]]]:
+) -> Callable[[TableCommand], Handler]:
     """A command about the group's table: in a group only (else the reply says so), under the
     chat's lock, with its table (else the reply says there is none). ``first``: a check made
     before the lock is taken (one that asks Telegram must not hold the chat up); it replies
     itself when it says no."""
 
-    def decorate(command: TableCommand) -> Callable[[Update, Context], Awaitable[None]]:
+    def decorate(command: TableCommand) -> Handler:
         @wraps(command)
         async def handler(update: Update, context: Context) -> None:
             if not await group_only(update, context):
@@ -148,6 +150,7 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
                 t(language, "join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE)),
             )
             return
+        assert settings.turn_seconds is not None and settings.lobby_seconds is not None  # (those in effect)
         live = await runtime.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
         try:
             await join(runtime, live, actor(user))  # (the new table is the answer)
@@ -246,7 +249,7 @@ async def cancel(update: Update, context: Context, at: AtTable) -> None:
     reply(context, update, cancelled_text(live, events, language))
 
 
-def cancelled_text(live: LiveTable, events: list[object], language: str) -> str:
+def cancelled_text(live: LiveTable, events: list[Event], language: str) -> str:
     """What /cancel did, naming the table (its game, number and opener: a reply that arrives after
     a new table has opened must not read as about that one): it closes after its round, or it
     has ended and these went back."""

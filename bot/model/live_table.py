@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from bot.model.shown import Shown
 from games.cards import Card
 from games.codec import Plain, from_plain, to_plain
-from games.muxi import MuxiAction, MuxiEvent
-from games.showhand import ShowhandAction, ShowhandEvent
-from games.table import TableCore
+from games.muxi import MuxiAction, MuxiEvent, MuxiTable
+from games.showhand import ShowhandAction, ShowhandEvent, ShowhandTable
 
 REMINDED = "reminded"  # where older versions kept the turn whose reminder had gone out (in ``shown``)
 TURN = "turn"  # the key of the turn, in the saved state
@@ -88,22 +86,9 @@ class ViewState:
     autopilot: dict[int, int] = field(default_factory=dict)
 
 
-class Engine(Protocol):
-    """What the bot needs of a game's table state machine."""
-
-    core: TableCore
-
-    @property
-    def version(self) -> int: ...
-
-    @property
-    def closed(self) -> bool: ...
-
-    def apply(self, action: Action) -> list[Event]: ...  # (each game takes its own actions)
-
-    def escape_cost(self, person: int) -> int | None: ...
-
-    def to_dict(self) -> dict[str, Plain]: ...
+# A game's table state machine, one of the two (not a Protocol: each takes only its own game's
+# actions, which no one signature says, and the views ask each for what only it has).
+Engine = MuxiTable | ShowhandTable
 
 
 @dataclass(frozen=True)
@@ -136,7 +121,7 @@ class Turn:
     def from_plain(cls, data: dict[str, Plain]) -> Turn:
         deadline, given_back = data.get("deadline"), data.get("given_back")
         return cls(
-            int(data["timer"]),  # type: ignore[arg-type]
+            int(data["timer"]),  # type: ignore[arg-type]  # saved as an int (by to_plain above)
             float(deadline) if isinstance(deadline, int | float) else None,
             bool(data.get("reminded")),
             float(given_back) if isinstance(given_back, int | float) else 0.0,

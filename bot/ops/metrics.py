@@ -232,7 +232,9 @@ class Metrics:
         if change is None or sent is None or self.runtime is None:
             return
         chat = sent.parameters.get("chat_id")
-        game = self._game_of(chat) if isinstance(chat, int) else None
+        if not isinstance(chat, int):
+            return
+        game = self._game_of(chat)
         if game is not None:
             self._series(
                 self.game_requests, game, f"{'dm' if is_private_id(chat) else 'group'}_{change}"

@@ -303,7 +303,8 @@ def _empty(payload: bytes) -> bool:
     if len(payload) > EMPTY_ANSWER_MAX:
         return False
     try:
-        return json.loads(payload).get("result") == []
+        result: object = json.loads(payload).get("result")
+        return result == []
     except (ValueError, AttributeError):
         return False
 

@@ -255,17 +255,18 @@ class Courier:
         if new_id is None:
             self.store.shown_later(live.table_id, shown)
             return
-        changes: dict[str, object] = {"shown": shown}
         if wanted.person is None:
             live.message_id = new_id
-            changes["message_id"] = new_id
+            saving = self.store.update_messages(live.table_id, shown=shown, message_id=new_id)
         else:
             live.dm_ids[wanted.person] = new_id
-            changes["dm_message_ids"] = {wanted.person: new_id}
             # Pressed before its id came back, it was not theirs yet (a strip queued): it is now.
             self.keeper.drop_cleanup(wanted.chat_id, new_id)
+            saving = self.store.update_messages(
+                live.table_id, shown=shown, dm_message_ids={wanted.person: new_id}
+            )
         try:
-            await self.store.update_messages(live.table_id, **changes)  # type: ignore[arg-type]
+            await saving
         except Exception:  # what is shown is kept in memory; the next change saves it again
             log.exception("table %s: what its messages show could not be saved", live.table_id)
 

@@ -94,7 +94,10 @@ class KeptUp:
     """A message the bot keeps up: posted once, then edited (both kinds below)."""
 
     if TYPE_CHECKING:
-        chat_id: int
+
+        @property
+        def chat_id(self) -> int: ...
+
         text: str | None
         markup: Markup | None
 

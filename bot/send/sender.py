@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import functools
 import itertools
 import logging
 import math
@@ -135,7 +136,7 @@ class Sender:
         if task is None or task.done():  # (a task that has just ended is still listed until its callback)
             self._wakes[parcel.chat_id] = asyncio.Event()
             task = self.tasks[parcel.chat_id] = asyncio.create_task(self._run(lane))
-            task.add_done_callback(lambda done, chat=parcel.chat_id: self._ended(chat, done))
+            task.add_done_callback(functools.partial(self._ended, parcel.chat_id))
         else:
             self._wakes[parcel.chat_id].set()
 

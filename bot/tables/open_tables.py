@@ -21,6 +21,7 @@ from bot.model.live_table import (
     Event,
     LiveTable,
     Notice,
+    ResultLine,
     Turn,
     ViewState,
     shown_from_saved,
@@ -199,7 +200,9 @@ class Tables:
     async def _apply(self, live: LiveTable, action: Action) -> list[Event]:
         turn = live.turn  # (what its clock knows besides what is saved: kept if the save fails)
         try:
-            events = live.engine.apply(action)
+            # The table's engine is its game's and so are the actions its buttons make (another
+            # game's would raise TypeError): a pairing no checker follows from ``live.game``.
+            events: list[Event] = list(live.engine.apply(action))  # type: ignore[arg-type]
         except RuleError:
             raise  # refused before anything changed
         except BaseException:
@@ -263,7 +266,9 @@ class Tables:
     ) -> None:
         """Memory goes back to what was saved (``turn``: the turn's clock as it was before the
         failed action, which knows more than the save: a call out, a hold)."""
-        live.engine = self.kind(live).load(live.saved["engine"])
+        engine = live.saved["engine"]
+        assert isinstance(engine, dict)  # (as ``state_of`` saves it)
+        live.engine = self.kind(live).load(engine)
         live.saved_seats = None  # (after a failed save: not known what the database holds)
         live.view = view_from_plain(live.saved["view"])
         live.turn = turn or turn_from_saved(live.saved, shown or {}, live.engine.core.timer)
@@ -283,7 +288,7 @@ class Tables:
         """Update what the table message shows; return the round's record if a round ended."""
         view, kind = live.view, self.kind(live)
         record: RoundRecord | None = None
-        results = None
+        results: list[ResultLine] | None = None
         for event in events:
             if isinstance(event, Left | Unseated | Joined):  # gone, or new here: no choice of theirs stands
                 view.auto_ready = [person for person in view.auto_ready if person != event.person]

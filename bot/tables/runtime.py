@@ -67,7 +67,7 @@ class Runtime:
         limits = limits or Limits.of_settings(
             settings.table_requests_per_minute, settings.bot_requests_per_second
         )
-        self.running: set[asyncio.Task[None]] = set()  # work started in the background
+        self.running: set[asyncio.Task[object]] = set()  # work started in the background
         self.dms = DmReach(store, self.background)  # whose DM Telegram refused (bot/send/dm_reach.py)
         self.dms.changed = self._dm_changed
         self.chat_events = ChatEvents(self)
@@ -220,7 +220,7 @@ class Runtime:
             ):
                 self.background(self.credit_outside(event.payee))
 
-    def background(self, work: Coroutine[Any, Any, None]) -> None:
+    def background(self, work: Coroutine[Any, Any, object]) -> None:  # (what it returns is dropped)
         task = asyncio.create_task(work)
         self.running.add(task)
         task.add_done_callback(self.running.discard)

@@ -16,7 +16,8 @@ import contextlib
 import logging
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from apscheduler.jobstores.base import JobLookupError
 from telegram.ext import CallbackContext, Job, JobQueue
@@ -65,6 +66,7 @@ RETRY_TIMEOUT = 5.0  # seconds before a deadline whose action failed is tried ag
 LATE_REMINDER = 1.0  # seconds past its moment a reminder may still go (a turn re-armed just then)
 PROMPT_AWAITED = 1.0  # seconds between looks at a turn's deadline held for its prompt still queued
 REMINDER, DEADLINE = "reminder", "deadline"
+JobData = tuple[int, int, int, str]  # a table's job's data: chat id, table id, timer, REMINDER or DEADLINE
 ARMED_WITHIN = 0.001  # seconds: a job armed this close to a moment is armed for it
 AUTOPILOT_SECONDS = 1.0  # a turn of people all on autopilot (托管) is played then, as its deadline would
 SWEEP_EVERY = 5.0  # seconds between looks over every table's clock (``TurnClock.sweep``)
@@ -111,7 +113,7 @@ class TurnClock:
             moment, delay = REMINDER, max(0.0, remind_at - now)
         else:
             moment, delay = DEADLINE, delay if delay is not None else max(0.0, turn.deadline - now)
-        data = (live.chat_id, live.table_id, timer, moment)
+        data: JobData = (live.chat_id, live.table_id, timer, moment)
         name = _name(live.table_id)
         if _armed_as(self.jobs.scheduler.get_job(name), data, delay):
             return
@@ -136,7 +138,7 @@ class TurnClock:
     def moment(self, table_id: int) -> str | None:
         """What the table's job is armed for (``REMINDER`` or ``DEADLINE``), if it is armed."""
         armed = None if self.jobs is None else self.jobs.scheduler.get_job(_name(table_id))
-        return None if armed is None else Job.from_aps_job(armed).data[3]  # type: ignore[index]
+        return None if armed is None else _data_of(Job.from_aps_job(armed))[3]
 
     def start(self) -> None:
         """Look over every table's clock every ``SWEEP_EVERY`` seconds (:meth:`sweep`), in a task of
@@ -179,7 +181,7 @@ class TurnClock:
                 log.warning(
                     "table %s: its job is %.0f s overdue: run here", live.table_id, now - when.timestamp()
                 )
-                chat_id, table_id, timer, moment = Job.from_aps_job(armed).data  # type: ignore[misc]
+                chat_id, table_id, timer, moment = _data_of(Job.from_aps_job(armed))
                 self.disarm(table_id)
                 self.runtime.background(self._run(chat_id, table_id, timer, moment))
 
@@ -197,7 +199,7 @@ class TurnClock:
 
     async def _fire(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
         assert context.job is not None
-        chat_id, table_id, timer, moment = context.job.data  # type: ignore[misc]
+        chat_id, table_id, timer, moment = _data_of(context.job)
         await self._run(chat_id, table_id, timer, moment)
 
     async def _run(self, chat_id: int, table_id: int, timer: int, moment: str) -> None:
@@ -322,10 +324,15 @@ def _name(table_id: int) -> str:
     return f"table {table_id}"
 
 
-def _armed_as(armed: Any, data: tuple[int, int, int, str], delay: float) -> bool:
+def _data_of(job: Job[Any]) -> JobData:
+    """What a table's job was armed with (PTB keeps a job's data as an ``object``)."""
+    return cast(JobData, job.data)
+
+
+def _armed_as(armed: Any, data: JobData, delay: float) -> bool:
     """Whether the scheduler's job ``armed`` (None: none) is armed already for ``data`` in ``delay``
     seconds (within a millisecond: the clock read again gives the same moment a little later)."""
-    when = getattr(armed, "next_run_time", None)  # (a job the scheduler holds pending has none)
+    when: datetime | None = getattr(armed, "next_run_time", None)  # (a job held pending has none)
     if when is None or Job.from_aps_job(armed).data != data:
         return False
     return abs(when.timestamp() - (time.time() + delay)) < ARMED_WITHIN

@@ -68,7 +68,7 @@ class SeenUpdates:
         self.memory = memory
         self.recent: dict[int, None] = {}  # in the order taken (a dict: ordered, O(1) membership)
         self.floor = 0  # an id at most this, not in memory, may have been taken: ask the database
-        self._saving: set[asyncio.Future[object]] = set()
+        self._saving: set[asyncio.Future[Any]] = set()  # (ids, and answers given: waited for alike)
         self._saved_since_clean_up = 0
         self._cleaning: asyncio.Task[int] | None = None
         self._answered: list[int] = []  # presses answered whose owed answer is still saved

@@ -6,7 +6,6 @@ from __future__ import annotations
 from bot.display.i18n import t
 from bot.display.views.common import (
     MINI_APP,
-    Markup,
     Rendering,
     coins,
     duration,
@@ -19,6 +18,7 @@ from bot.display.views.common import (
 from bot.model import callbacks
 from bot.model.callbacks import AUTO_READY, AUTOPILOT_OFF
 from bot.model.live_table import LiveTable
+from bot.model.shown import Markup
 from games.stakes import MIN_BALANCE
 
 REMINDER_LEFT = 1 / 3  # of a turn: someone who has not acted by then is reminded by a new DM

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.display.i18n import t
 from bot.display.views.acted import acted
-from bot.display.views.common import Markup, Rendering, cards_text, closed_up, keyboard, name, signed
+from bot.display.views.common import Rendering, cards_text, closed_up, keyboard, name, signed
 from bot.display.views.lobby import (
     app_row,
     dm_prompt,
@@ -22,6 +22,7 @@ from bot.display.views.lobby import (
 from bot.model import callbacks
 from bot.model.callbacks import CARDS, MuxiCode, muxi_code
 from bot.model.live_table import LiveTable, ResultLine
+from bot.model.shown import Markup
 from games.cards import Card
 from games.muxi import Kind, Move, MuxiTable, Phase, RoundEnd, SeenHand, Status, evaluate
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from bot.display.i18n import t
 from bot.display.views.acted import acted, folded_on_timeout, since_turn
 from bot.display.views.common import (
-    Markup,
     Rendering,
     card_text,
     cards_text,
@@ -34,6 +33,7 @@ from bot.display.views.showdown import beats, hand_name
 from bot.model import callbacks
 from bot.model.callbacks import showhand_code
 from bot.model.live_table import Acted, LiveTable, ResultLine
+from bot.model.shown import Markup
 from games.showhand import EndReason, Move, Option, Phase, Player, ShowhandTable, evaluate, verdict
 
 GAME = "showhand"

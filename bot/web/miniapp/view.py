@@ -88,7 +88,7 @@ def table_view(live: LiveTable, viewer: int, language: str, now: float) -> Table
     spectator sees it, with no deadline: nobody's cards are dealt to them before that."""
     engine, core, kind = live.engine, live.engine.core, KINDS[live.game]
     dealt = not live.opening_unseen
-    common = {
+    view: TableJSON = {
         "table": live.table_id,
         "game": live.game,
         "title": t(language, f"{live.game}.title"),
@@ -106,10 +106,9 @@ def table_view(live: LiveTable, viewer: int, language: str, now: float) -> Table
         "no_dm": viewer in live.view.dm_failed,
         "language": language,
         "strings": page_strings(language),
+        **kind.app_part(live, viewer if dealt else SPECTATOR, language),
+        "results": _results(live, language),
     }
-    part = kind.app_part(live, viewer if dealt else SPECTATOR, language)
-    view: TableJSON = {**common, **part}  # type: ignore[typeddict-item]
-    view["results"] = _results(live, language)
     return view
 
 

@@ -127,6 +127,7 @@ class Sandbox:
 
     def _message(self, message: Message) -> JSON:
         rows = message.reply_markup.get("inline_keyboard", []) if message.reply_markup else []
+        assert isinstance(rows, list)
         return {
             "id": message.message_id,
             "from": self._name(message.sender),
