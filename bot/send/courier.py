@@ -60,7 +60,7 @@ class TableEvents(Protocol):
 
     def delivered_late(self, live: LiveTable, seconds: float) -> None: ...
 
-    def round_shown(self, live: LiveTable, seconds: float) -> None: ...
+    def round_shown(self, live: LiveTable) -> None: ...
 
 
 class Keeper(Protocol):
@@ -188,8 +188,8 @@ class Courier:
             raise
         unseen = live.opening_unseen
         await self._shown(wanted, message_id)
-        if unseen and not live.opening_unseen:  # every second it took is given back to the turn
-            self.events.round_shown(live, self.clock() - parcel.since)
+        if unseen and not live.opening_unseen:  # (the time it took is given back: ``_late``)
+            self.events.round_shown(live)
         if isinstance(wanted, PersonalMessage):
             self.dms.learn(wanted.person, refused=False)
             await self._take_orphans_buttons(parcel, wanted, anew, message_id)

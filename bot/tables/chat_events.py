@@ -63,11 +63,10 @@ class ChatEvents:
         """A prompt reached its person ``seconds`` late: the turn gets that time back."""
         self.runtime.turns.delivered_late(live, seconds)
 
-    def round_shown(self, live: LiveTable, seconds: float) -> None:
-        """The group has seen the new round's table message, its base and 🔐 commitment, ``seconds``
-        after the round began: the round is dealt to its people now (their DMs, the Mini App's
-        hands) and its turn's clock runs, every one of those seconds given back to it."""
-        self.runtime.turns.delivered_late(live, seconds)
+    def round_shown(self, live: LiveTable) -> None:
+        """The group has seen the new round's table message, its base and 🔐 commitment: the round
+        is dealt to its people now (their DMs, the Mini App's hands) and its turn's clock runs (the
+        time the message took is given back to it, as for a late prompt: ``delivered_late``)."""
         self.runtime.background(self._deal(live))
 
     async def _deal(self, live: LiveTable) -> None:
