@@ -4,6 +4,7 @@ groups, and read what they see (the group, their DMs, their popups).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from telegram import Update
@@ -11,13 +12,28 @@ from telegram.ext import Application
 
 from faketg.world import JSON, Message, World
 
+REMOTE_PATIENCE = 10.0  # seconds a press waits for its button from a bot in another process
+
 
 class Driver:
-    """People acting on ``world``; ``deliver`` hands their updates to the bot and waits for it."""
+    """People acting on ``world``; ``deliver`` hands their updates to the bot and waits for it.
 
-    def __init__(self, world: World, deliver: Callable[[JSON], Awaitable[None]]) -> None:
+    ``patience``: seconds a press by label or data waits for a message showing that button. A bot
+    in process has sent what an update changed before ``deliver`` returns (0); a bot over HTTP
+    counts as done once it falls quiet for a moment, which a busy machine can stretch past its
+    next message (``remote``)."""
+
+    def __init__(
+        self, world: World, deliver: Callable[[JSON], Awaitable[None]], patience: float = 0.0
+    ) -> None:
         self.world = world
         self.deliver = deliver
+        self.patience = patience
+
+    @classmethod
+    def remote(cls, world: World, deliver: Callable[[JSON], Awaitable[None]]) -> Driver:
+        """People using a bot over HTTP (another process, or the bot served in this one)."""
+        return cls(world, deliver, REMOTE_PATIENCE)
 
     @classmethod
     def in_process(
@@ -60,8 +76,9 @@ class Driver:
         data: str | None = None,
         message: Message | None = None,
     ) -> None:
-        """Press a button of the newest bot message in the chat that has it (by label or data)."""
-        message = message or self.message_with(chat_id, label=label, data=data)
+        """Press a button of the newest bot message in the chat that has it (by label or data),
+        once one shows it (``patience``)."""
+        message = message or await self.shown(chat_id, label=label, data=data)
         button = self._button(message, label, data)
         await self.deliver(
             self.world.press(person, chat_id, message.message_id, str(button["callback_data"]))
@@ -71,6 +88,18 @@ class Driver:
         await self.deliver(self.world.leave_group(person, chat_id))
 
     # -- what people see ------------------------------------------------------------------------
+    async def shown(self, chat_id: int, *, label: str | None = None, data: str | None = None) -> Message:
+        """The newest bot message in the chat with that button, waiting up to ``patience`` for one."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.patience
+        while True:
+            try:
+                return self.message_with(chat_id, label=label, data=data)
+            except LookupError:
+                if loop.time() >= give_up:
+                    raise
+            await asyncio.sleep(0.02)
+
     def message_with(self, chat_id: int, *, label: str | None = None, data: str | None = None) -> Message:
         for message in reversed(self.world.bot_messages(chat_id)):
             if any(self._matches(button, label, data) for button in message.buttons):

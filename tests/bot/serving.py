@@ -75,7 +75,7 @@ async def serve_bot(world: World, folder: Path, faults: Faults | None = None, **
         task = asyncio.create_task(serve(application, settings), name="the bot served")
         while emulator.polls <= polls and not task.done():
             await asyncio.sleep(0.01)
-    serving = Serving(world, emulator, Driver(world, emulator.deliver), application, task, stoppers)
+    serving = Serving(world, emulator, Driver.remote(world, emulator.deliver), application, task, stoppers)
     if task.done():
         await emulator.stop()
         task.result()  # (serve returned or failed before its first poll: raised here)

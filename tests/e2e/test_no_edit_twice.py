@@ -9,18 +9,22 @@ import pytest
 
 from faketg.harness import GROUP, make_world
 from faketg.server import Faults
+from tests.bot.decks import ESCAPE_DEAL
 from tests.bot.scenarios import open_and_start
-from tests.e2e.process import make_stage
+from tests.e2e.buttons import dealt_stage
 from tests.e2e.rounds import dm_buttons, table_of
+from tests.games.muxi_helpers import rigged
 from tests.waiting import until
+
+# 1 the banker, 2 and 3 players, 5 points each: everyone is asked (no hand stands by itself).
+DEAL = rigged([2, 3, 1], ESCAPE_DEAL).deck
 
 
 @pytest.fixture
 async def stage(tmp_path):
-    staged = await make_stage(make_world(), tmp_path)
-    staged.bot.extra_env["PAIJU_TURN_SECONDS"] = "10"
-    await staged.bot.start()
+    staged = await dealt_stage(make_world(), tmp_path, DEAL, PAIJU_TURN_SECONDS="10")
     yield staged
+    staged.emulator.release()
     staged.emulator.faults = Faults()
     await staged.bot.stop()
     await staged.emulator.stop()

@@ -85,7 +85,7 @@ class Workers:
 
     @property
     def driver(self) -> Driver:
-        return Driver(self.world, self._deliver)
+        return Driver.remote(self.world, self._deliver)
 
     async def _deliver(self, update: JSON) -> None:
         """Telegram posts the update; a press is waited for until it is answered (by its owner)."""
