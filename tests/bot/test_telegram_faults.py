@@ -21,11 +21,11 @@ from bot import app as botapp
 from bot import request
 from bot.app import MENU_LANGUAGES
 from bot.i18n import t
-from faketg.harness import ADMIN, GROUP, make_world
+from faketg.harness import ADMIN, GROUP
 from faketg.server import Faults
 from tests.bot.decks import ESCAPE_DEAL, stack
 from tests.bot.scenarios import open_and_start
-from tests.bot.serving import Serving, serve_bot
+from tests.bot.serving import Serving
 from tests.e2e.rounds import dm_buttons, finish_muxi_round, table_of
 from tests.waiting import until
 
@@ -43,22 +43,6 @@ def quick_retries(monkeypatch):
 def logged(caplog):
     caplog.set_level(logging.INFO)
     return caplog
-
-
-@pytest.fixture
-async def serving(tmp_path):
-    """Serve the bot with ``await serving(faults, **settings)``; stopped after the test."""
-    made: list[Serving] = []
-
-    async def make(faults: Faults | None = None, **options: object) -> Serving:
-        made.append(await serve_bot(make_world(), tmp_path, faults, **options))
-        return made[-1]
-
-    yield make
-    for stage in made:
-        stage.emulator.faults = Faults()
-        await stage.stop()
-        await stage.emulator.stop()
 
 
 def group_texts(stage: Serving) -> list[str]:

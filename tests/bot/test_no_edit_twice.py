@@ -1,37 +1,27 @@
 """No identical edit twice (issue 47, point 10; issue 51, point 3): with someone on 托管, the end
 of a round changes each DM once, then the autopilot's readiness presents the table again while
 those edits are still in flight (Telegram slow to answer): what they already show is not sent
-again (Telegram would refuse it: "message is not modified")."""
+again (Telegram would refuse it: "message is not modified").
+
+The bot served in process against the emulator over HTTP (``tests/bot/serving.py``), with turns of
+4 s (the environment's least is 10 s: the same clock, a shorter wait)."""
 
 from __future__ import annotations
 
-import pytest
-
-from faketg.harness import GROUP, make_world
+from faketg.harness import GROUP
 from faketg.server import Faults
-from tests.bot.decks import ESCAPE_DEAL
+from tests.bot.decks import ESCAPE_DEAL, stack
 from tests.bot.scenarios import open_and_start
-from tests.e2e.buttons import dealt_stage
 from tests.e2e.rounds import dm_buttons, table_of
-from tests.games.muxi_helpers import rigged
 from tests.waiting import until
 
-# 1 the banker, 2 and 3 players, 5 points each: everyone is asked (no hand stands by itself).
-DEAL = rigged([2, 3, 1], ESCAPE_DEAL).deck
+TURN = 4
 
 
-@pytest.fixture
-async def stage(tmp_path):
-    staged = await dealt_stage(make_world(), tmp_path, DEAL, PAIJU_TURN_SECONDS="10")
-    yield staged
-    staged.emulator.release()
-    staged.emulator.faults = Faults()
-    await staged.bot.stop()
-    await staged.emulator.stop()
-
-
-async def test_a_round_end_with_someone_on_autopilot_edits_each_dm_once(stage):
+async def test_a_round_end_with_someone_on_autopilot_edits_each_dm_once(serving):
+    stage = await serving(turn_seconds=TURN)
     world = stage.world
+    stack(stage, [2, 3, 1], ESCAPE_DEAL)  # 1 the banker; 5 points each: everyone is asked
     await open_and_start(stage, [1, 2, 3])
     await stage.driver.press(1, GROUP, "当庄")
     await until(lambda: dm_buttons(stage, 2) or dm_buttons(stage, 3), "someone is asked to draw")
