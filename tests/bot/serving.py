@@ -22,10 +22,12 @@ from bot.botdata import App
 from bot.runtime import Runtime
 from bot.serve import serve
 from bot.settings import Settings
+from bot.webhook import new_secret
 from faketg.driver import Driver
 from faketg.harness import TOKEN
 from faketg.server import Emulator, Faults
 from faketg.world import World
+from tests.e2e.process import WEBHOOK_PATH, free_port
 
 
 @dataclass
@@ -39,6 +41,11 @@ class Serving:
     application: App
     task: asyncio.Task[None]
     stoppers: list[Callable[[], object]] = field(default_factory=list)  # what a stop signal calls
+
+    @property
+    def http_url(self) -> str:
+        """The bot's HTTP server (the webhook, the Mini App; /healthz and /metrics unless apart)."""
+        return f"http://127.0.0.1:{self.application.bot_data.settings.port}"
 
     @property
     def runtime(self) -> Runtime:
@@ -55,25 +62,37 @@ class Serving:
         await asyncio.wait_for(asyncio.shield(self.task), 30)
 
 
-async def serve_bot(world: World, folder: Path, faults: Faults | None = None, **options: object) -> Serving:
+async def serve_bot(
+    world: World, folder: Path, faults: Faults | None = None, *, webhook: bool = False, **options: object
+) -> Serving:
     """Serve the bot on ``world`` (a database in ``folder``; ``options``: more settings) until it
-    polls. Stop it with ``Serving.stop``, then ``emulator.stop()``."""
+    polls (with ``webhook``: until its webhook is set, its HTTP server at ``Serving.http_url``).
+    Stop it with ``Serving.stop``, then ``emulator.stop()``."""
     emulator = Emulator(world, faults)
     await emulator.start()
     options.setdefault("table_requests_per_minute", 1000)  # as the process tests: every edit at once
+    if webhook:
+        port = free_port()
+        options.update(
+            webhook_url=f"http://127.0.0.1:{port}{WEBHOOK_PATH}", webhook_secret=new_secret(), http_port=port
+        )
     database = str(folder / "paiju.sqlite3")
     settings = Settings(token=TOKEN, database=database, base_url=emulator.url, **options)  # type: ignore[arg-type]
     application = build_application(settings)
     loop = asyncio.get_running_loop()
     stoppers: list[Callable[[], object]] = []
-    polls = emulator.polls
+
+    def listening() -> int:  # (what grows once the bot takes updates)
+        return emulator.webhook.registrations if webhook else emulator.polls
+
+    before = listening()
 
     def add_signal_handler(signum: int, callback: Callable[..., object], *args: object) -> None:
         stoppers.append(lambda: callback(*args))  # (the test's process keeps its own signals)
 
     with _patched(loop, "add_signal_handler", add_signal_handler):
         task = asyncio.create_task(serve(application, settings), name="the bot served")
-        while emulator.polls <= polls and not task.done():
+        while listening() <= before and not task.done():
             await asyncio.sleep(0.01)
     serving = Serving(world, emulator, Driver.remote(world, emulator.deliver), application, task, stoppers)
     if task.done():
