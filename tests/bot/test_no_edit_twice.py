@@ -12,7 +12,6 @@ from faketg.harness import GROUP
 from faketg.server import Faults
 from tests.bot.decks import ESCAPE_DEAL, stack
 from tests.bot.scenarios import open_and_start
-from tests.e2e.rounds import dm_buttons, table_of
 from tests.waiting import until
 
 TURN = 4
@@ -24,12 +23,12 @@ async def test_a_round_end_with_someone_on_autopilot_edits_each_dm_once(serving)
     stack(stage, [2, 3, 1], ESCAPE_DEAL)  # 1 the banker; 5 points each: everyone is asked
     await open_and_start(stage, [1, 2, 3])
     await stage.driver.press(1, GROUP, "当庄")
-    await until(lambda: dm_buttons(stage, 2) or dm_buttons(stage, 3), "someone is asked to draw")
-    await until(lambda: "🤖" in table_of(stage).text, "a deadline acts: 托管", timeout=20)
+    await until(lambda: stage.driver.labels(2) or stage.driver.labels(3), "someone is asked to draw")
+    await until(lambda: "🤖" in stage.driver.table_message(GROUP).text, "a deadline acts: 托管", timeout=20)
     stage.emulator.faults = Faults(always={"editMessageText": "slow"}, slow_seconds=1.0)
-    await until(lambda: {"补牌", "不补"} & set(dm_buttons(stage, 1)), "the banker is asked", timeout=20)
-    await stage.driver.press(1, 1, "不补" if "不补" in dm_buttons(stage, 1) else "补牌")
-    await until(lambda: "结算" in table_of(stage).text, "the round is over", timeout=30)
+    await until(lambda: {"补牌", "不补"} & set(stage.driver.labels(1)), "the banker is asked", timeout=20)
+    await stage.driver.press(1, 1, "不补" if "不补" in stage.driver.labels(1) else "补牌")
+    await until(lambda: "结算" in stage.driver.table_message(GROUP).text, "the round is over", timeout=30)
     await until(lambda: stage.emulator.in_flight == 0, "every edit answered", timeout=30)
     refused = [r for r in world.requests if r.error == 400 and r.chat_id in (1, 2, 3)]
     assert refused == [], [(r.method, r.chat_id) for r in refused]

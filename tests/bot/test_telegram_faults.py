@@ -26,7 +26,6 @@ from faketg.server import Faults
 from tests.bot.decks import ESCAPE_DEAL, stack
 from tests.bot.scenarios import open_and_start
 from tests.bot.serving import Serving
-from tests.e2e.rounds import dm_buttons, finish_muxi_round, table_of
 from tests.waiting import until
 
 RIGHTS_UNKNOWN = t("zh-hans", "rights.unknown")
@@ -72,8 +71,8 @@ async def test_the_bot_starts_and_plays_while_the_menu_is_refused_and_sets_it_la
 
     await open_and_start(stage, [1, 2, 3], "muxi")  # a whole round, the menu still refused
     await stage.driver.press(1, GROUP, "当庄")
-    await finish_muxi_round(stage, [1, 2, 3])
-    assert "第 1 局 · 结算" in table_of(stage).text
+    await stage.driver.finish_muxi_round(GROUP, [1, 2, 3])
+    assert "第 1 局 · 结算" in stage.driver.table_message(GROUP).text
     assert stage.world.commands == {}
     await until(lambda: stage.emulator.faults.injected.get("internal_error", 0) >= 2 * TRIES)  # two rounds
 
@@ -155,7 +154,7 @@ async def test_a_turn_does_not_run_out_while_the_bot_cannot_hear_and_polling_is_
     stack(stage, [2, 3, 1], ESCAPE_DEAL)  # 1 the banker; 2 and 3 must choose (none stands by itself)
     await open_and_start(stage, [1, 2, 3])
     await stage.driver.press(1, GROUP, "当庄")
-    await until(lambda: dm_buttons(stage, 2) or dm_buttons(stage, 3), "someone is asked to draw")
+    await until(lambda: stage.driver.labels(2) or stage.driver.labels(3), "someone is asked to draw")
     stage.emulator.faults = faults = Faults(always={"getUpdates": "internal_error"})
     await stage.emulator.end_polls()  # (the poll in flight ends: the next ones fail)
     await until(lambda: faults.injected.get("internal_error"), "polls fail")
@@ -163,9 +162,9 @@ async def test_a_turn_does_not_run_out_while_the_bot_cannot_hear_and_polling_is_
     await until(lambda: stage.world.clock() - failing > 1.4 * turn, "deaf for longer than the turn")
     stage.emulator.faults = Faults()
     back = stage.world.clock()
-    assert await finish_muxi_round(stage, [1, 2, 3]) >= 1, "their answers were taken"
+    assert await stage.driver.finish_muxi_round(GROUP, [1, 2, 3]) >= 1, "their answers were taken"
     heard = next(r.at for r in stage.world.requests if r.method == "getUpdates" and r.at > back)
     assert heard - back < 4.0, "polling is back within seconds"
-    assert "超时" not in table_of(stage).text, table_of(stage).text
+    assert "超时" not in stage.driver.table_message(GROUP).text, stage.driver.table_message(GROUP).text
     await stage.stop()
     assert len(lines(logged, "turns' clocks are held")) == 1, logged.text[-3000:]
