@@ -106,6 +106,7 @@ class Emulator:
         self.taken_offset = 0  # updates below it are taken (by the bot's getUpdates, or its webhook)
         self.webhook = WebhookDelivery(world, self._updates, self._taken)
         self.polls = 0
+        self._ended = 0  # long polls ended so far by ``end_polls``: a poll begun before one ends
         self.hurry = False  # answer long polls at once (a bot shutting down should not wait for one)
         self.in_flight = 0  # requests being answered now (getUpdates aside)
         self._runner: web.AppRunner | None = None
@@ -206,13 +207,21 @@ class Emulator:
 
     async def _get_updates(self, params: JSON, long_poll: bool = True) -> web.Response:
         """With ``long_poll``, held until an update is pending or the timeout asked for is over."""
-        offset = int(params.get("offset") or 0)
+        offset, ended = int(params.get("offset") or 0), self._ended
         self.taken_offset, self.polls = max(self.taken_offset, offset), self.polls + 1
         wait = min(float(params.get("timeout") or 0), LONG_POLL_LIMIT) if long_poll else 0.0
         async with self._updates:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._updates.wait_for(lambda: self._waiting(offset)), wait)
+                await asyncio.wait_for(
+                    self._updates.wait_for(lambda: self._ended > ended or self._waiting(offset)), wait
+                )
         return web.json_response({"ok": True, "result": self.world.call("getUpdates", params)})
+
+    async def end_polls(self) -> None:
+        """Answer the long polls in flight now, with what is pending (maybe nothing), as when a
+        long poll's time is up: the next poll meets whatever faults are switched on by then."""
+        self._ended += 1
+        await self.notify()
 
     async def release_polls(self) -> None:
         """Answer every long poll now, and the next ones at once."""

@@ -1,4 +1,5 @@
-"""Fixtures every test folder may use: the fake Telegram world and the bot in process."""
+"""Fixtures every test folder may use: the fake Telegram world, the bot in process, and the bot
+served in process over HTTP (``serving``)."""
 
 import os
 import shutil
@@ -8,15 +9,16 @@ from collections.abc import Iterator
 import pytest
 
 from faketg.harness import make_world, start_bot, stop_bot
+from faketg.server import Faults
+from tests.bot.serving import Serving, serve_bot
 
 pytest_plugins = ["tests.postgres_server"]  # postgres_server, postgres_url
 
 
 @pytest.fixture(scope="session", autouse=True)
 def children_temp() -> Iterator[None]:
-    """The processes the tests start keep their temporary files in one folder, removed at the end:
-    a bot or a writer killed with SIGKILL leaves multiprocessing's folder (``pymp-*``) behind. Short,
-    under the system's: a forkserver's socket path in it must fit AF_UNIX's 108 bytes."""
+    """The processes the tests start keep their temporary files in one folder, removed at the end
+    (a bot killed with SIGKILL leaves what it had open behind)."""
     folder = tempfile.mkdtemp(prefix="paiju-tests-")
     before = os.environ.get("TMPDIR")
     os.environ["TMPDIR"] = folder
@@ -45,3 +47,20 @@ async def bot(world, database):
     running = await start_bot(world, database)
     yield running
     await stop_bot(running)
+
+
+@pytest.fixture
+async def serving(tmp_path):
+    """Serve the bot in process over HTTP (``tests/bot/serving.py``) with
+    ``await serving(faults, **settings)``; stopped after the test."""
+    made: list[Serving] = []
+
+    async def make(faults: Faults | None = None, **options: object) -> Serving:
+        made.append(await serve_bot(make_world(), tmp_path, faults, **options))
+        return made[-1]
+
+    yield make
+    for stage in made:
+        stage.emulator.faults = Faults()
+        await stage.stop()
+        await stage.emulator.stop()

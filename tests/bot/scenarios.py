@@ -1,7 +1,7 @@
 """Scenes the in-process bot tests share, so that no test module imports another: a table opened
-and started, whose turn it is, the newest message and its buttons, a turn's reminder falling due, an
-update handled before anything is sent, the group's table budget spent. A table opened and started
-serves the whole-process tests too.
+and started (the driver's scene, in the group), whose turn it is, the newest message and its
+buttons, a turn's reminder falling due, an update handled before anything is sent, the group's
+table budget spent. A table opened and started serves the whole-process tests too.
 
 Built on the harness (the real Application against the fake Telegram); the dealt cards come from
 ``tests/bot/decks.py``.
@@ -31,13 +31,9 @@ class Played(Protocol):
 
 async def open_and_start(played: Played, people: list[int], game: str = "muxi") -> None:
     """``people[0]`` opens a ``game`` table in the group, the others join, and everyone presses
-    start: the first round is dealt (a muxi round asks for a banker first)."""
-    driver = played.driver
-    await driver.send(people[0], GROUP, f"/newgame {game}")
-    for person in people[1:]:
-        await driver.press(person, GROUP, "加入")
-    for person in people:
-        await driver.press(person, GROUP, "开始")
+    start: the first round is dealt (a muxi round asks for a banker first). The driver's scene
+    (``Driver.open_table``), in the group."""
+    await played.driver.open_table(GROUP, people, game)
 
 
 def live_table(bot: Bot) -> LiveTable:

@@ -29,7 +29,7 @@ def telegram_holding_the_bot_to(per_second: int) -> FloodLimits:
     )
 
 
-async def play_a_round(database: str, limits: Limits) -> list[int]:
+async def answers_to_a_round(database: str, limits: Limits) -> list[int]:
     """Three people play a muxi round to its end; the answers of Telegram to the bot's requests that
     count against the global budget, in order (200 or 429)."""
     world = make_world()
@@ -38,10 +38,7 @@ async def play_a_round(database: str, limits: Limits) -> list[int]:
     try:
         stack(bot, [1, 2, 3], {1: "3H 4H", 2: "5S 6H", 3: "9S 8H"}, "7S 8D")
         await open_and_start(bot, [1, 2, 3])
-        await bot.driver.press(1, 1, "当庄")
-        await bot.driver.press(2, 2, "不补")
-        await bot.driver.press(3, 3, "不补")
-        await bot.driver.press(1, 1, "不补")
+        await bot.driver.bank_and_stand(GROUP, 1, [2, 3], in_dms=True)
         await bot.runtime.wait_idle()
         assert "继续下一局" in labels(newest(bot, GROUP)), "the round ended: its next can start"
     finally:
@@ -53,7 +50,7 @@ async def play_a_round(database: str, limits: Limits) -> list[int]:
 @pytest.mark.parametrize("capped", [True, False], ids=["capped", "uncapped"])
 async def test_a_bot_capped_at_the_global_budget_is_never_refused(tmp_path, capped):
     limits = replace(Limits.unlimited(), requests_per_second=GLOBAL if capped else 0)
-    answers = await play_a_round(str(tmp_path / "paiju.sqlite3"), limits)
+    answers = await answers_to_a_round(str(tmp_path / "paiju.sqlite3"), limits)
     if capped:
         assert 429 not in answers, "it paced itself to the budget"
         assert len(answers) > 2 * GLOBAL, "the round needed several seconds of the budget"

@@ -230,13 +230,11 @@ async def test_a_new_dm_leaves_the_one_before_with_what_they_did_when_that_was_s
 
 
 # -- a new round's table message, the same way ----------------------------------------------------------
-async def play_a_round(bot):
+async def a_first_round_played(bot):
     d = bot.driver
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     await open_and_start(bot, [1, 2])
-    await d.press(1, GROUP, "当庄")
-    await d.press(2, GROUP, "不补")
-    await d.press(1, GROUP, "不补")
+    await d.bank_and_stand(GROUP, 1, [2])
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
     return bot.runtime.tables.get(GROUP).message_id
 
@@ -246,7 +244,7 @@ def table_messages(world):
 
 
 async def test_with_room_a_new_round_gets_a_new_table_message(bot, world):
-    first = await play_a_round(bot)
+    first = await a_first_round_played(bot)
     for person in (1, 2):
         await bot.driver.press(person, GROUP, "继续下一局")
     live = bot.runtime.tables.get(GROUP)
@@ -260,7 +258,7 @@ async def test_with_room_a_new_round_gets_a_new_table_message(bot, world):
 async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_message(bot, world):
     """The banker question's new DM waits 1.5 s for its token (a DM of a new round has nothing to
     edit); the table's new message would wait behind it: the last round's message shows round 2."""
-    first = await play_a_round(bot)
+    first = await a_first_round_played(bot)
     await bot.driver.press(2, GROUP, "继续下一局")
     spend_new_messages(bot, seconds=1.5)
     before = len(world.requests)
@@ -282,7 +280,7 @@ async def test_with_the_budget_spent_a_new_round_goes_on_in_the_last_rounds_mess
 async def test_a_change_while_the_new_rounds_message_is_sent_edits_that_message(bot, world, monkeypatch):
     """The new round's table message is on its way when the table changes again: that change is an
     edit of the new message, not one more new message (with the new one edited to old results)."""
-    first = await play_a_round(bot)
+    first = await a_first_round_played(bot)
     live = bot.runtime.tables.get(GROUP)
     screen = await bot.runtime.screen(GROUP)
     real, changed = world.call, []
@@ -306,7 +304,7 @@ async def test_a_change_while_the_new_rounds_message_is_sent_edits_that_message(
 async def test_table_before_the_new_rounds_message_is_sent_keeps_the_last_rounds_results(bot, world):
     """/table posts the table anew at the bottom: the last round's message, whose new-round message
     had not gone yet (the group's budget spent), keeps its results instead of being deleted."""
-    first = await play_a_round(bot)
+    first = await a_first_round_played(bot)
     for person in (2, 1):
         await bot.driver.press(person, GROUP, "继续下一局")  # (sent at once: the budget had room)
     await bot.runtime.wait_idle()
@@ -329,7 +327,7 @@ async def test_table_before_the_new_rounds_message_is_sent_keeps_the_last_rounds
 async def round_one_over_and_round_two_asked(bot, budget_spent):
     """Round 1 played; round 2 starts (its banker question goes to a DM) with the bot's new-message
     budget spent (a token 30 s away) or not. Who is asked, and their DMs before round 2."""
-    await play_a_round(bot)
+    await a_first_round_played(bot)
     await bot.runtime.wait_idle()
     before = {person: [m.message_id for m in bot.world.bot_messages(person)] for person in (1, 2)}
     await bot.driver.press(2, GROUP, "继续下一局")
@@ -379,7 +377,7 @@ async def test_a_last_rounds_end_still_queued_never_overwrites_the_new_round(bot
         await asyncio.sleep(0.05)
 
     bot.driver = Driver.in_process(world, bot.application, hurried)
-    await play_a_round(bot)
+    await a_first_round_played(bot)
     await bot.driver.press(2, GROUP, "继续下一局")
     spend_new_messages(bot)
     await bot.driver.press(1, GROUP, "继续下一局")

@@ -31,6 +31,7 @@ from bot.send.aiohttp_request import (
     may_have_arrived,
 )
 from bot.settings import Settings
+from tests.waiting import until
 
 TOKEN = "123:SECRET"
 Behaviour = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -254,7 +255,10 @@ async def test_the_pool_holds_at_most_its_size_in_flight(server, request_):
     server.script += [server.slow] * 6
     calls = [request.do_request(f"{server.url}/answerCallbackQuery", "POST") for _ in range(6)]
     waiting = asyncio.gather(*calls)
-    await asyncio.sleep(0.3)
+    slots = request._slots
+    assert slots is not None
+    # Every call has come to the pool: two at the server, the four others waiting for a connection.
+    await until(lambda: server.in_flight == 2 and len(slots._waiters or ()) == 4, "the pool full")
     assert server.in_flight == 2
     server.release.set()
     assert [code for code, _ in await waiting] == [200] * 6
@@ -265,7 +269,7 @@ async def test_a_full_pool_times_out_without_sending(server, request_):
     request = await request_(connection_pool_size=1, pool_timeout=5.0)
     server.script.append(server.slow)
     first = asyncio.create_task(request.do_request(f"{server.url}/editMessageText", "POST"))
-    await asyncio.sleep(0.1)
+    await until(lambda: server.in_flight == 1, "the first holds the one connection")
     with pytest.raises(NotSent, match="Pool timeout"):
         await request.do_request(f"{server.url}/sendMessage", "POST", pool_timeout=0.1)
     assert [seen["api"] for seen in server.seen] == ["editMessageText"], "the second never went out"
@@ -331,10 +335,11 @@ async def test_a_message_that_never_left_is_tried_again(server, request_, no_pau
     request = await request_(RetryingRequest, connection_pool_size=1, pool_timeout=0.1)
     server.script.append(server.slow)
     first = asyncio.create_task(request.do_request(f"{server.url}/editMessageText", "POST"))
-    await asyncio.sleep(0.1)
+    await until(lambda: server.in_flight == 1, "the first holds the one connection")
     caplog.set_level(logging.DEBUG, logger="bot.send.aiohttp_request")
     later = asyncio.create_task(request.do_request(f"{server.url}/sendMessage", "POST"))
-    await asyncio.sleep(0.25)  # its 1st try (of 4, 0.1 s each) ran out of time waiting for the pool
+    # its 1st try (of 4, 0.1 s each) runs out of time waiting for the pool
+    await until(lambda: "sendMessage failed (NotSent): trying again" in caplog.text, "a try not sent")
     server.release.set()
     assert (await first)[0] == 200 and (await later)[0] == 200
     assert [seen["api"] for seen in server.seen] == ["editMessageText", "sendMessage"]

@@ -95,7 +95,7 @@ def scraped(metrics: Metrics) -> dict[tuple[str, str, str], float]:
     }
 
 
-async def play_a_round(bot: Bot, *, first: bool) -> None:
+async def play_a_round_of_two(bot: Bot, *, first: bool) -> None:
     """1 and 2 play a muxi round in the group: the first asked banks (1, then 2), both stand."""
     d = bot.driver
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"}, "7S 8H")
@@ -105,9 +105,7 @@ async def play_a_round(bot: Bot, *, first: bool) -> None:
         for person in SEATED:
             await d.press(person, GROUP, "继续下一局")
     banker, player = SEATED if first else SEATED[::-1]
-    await d.press(banker, GROUP, "当庄")
-    await d.press(player, GROUP, "不补")
-    await d.press(banker, GROUP, "不补")
+    await d.bank_and_stand(GROUP, banker, [player])
     assert "结算" in d.table(GROUP)
 
 
@@ -118,7 +116,7 @@ async def test_a_rounds_requests_by_kind_and_per_round(world, database):
         d = bot.driver
         await d.send(3, GROUP, "/help")  # no table in the group yet: not counted
         before = len(world.requests)
-        await play_a_round(bot, first=True)
+        await play_a_round_of_two(bot, first=True)
         await d.send(3, 3, "/balance")  # the DM of someone not seated: not counted
         await d.send(1, GROUP, "/table")  # in the group with its table open: counted
         await metrics.refresh(bot.runtime)
@@ -149,7 +147,7 @@ async def test_a_rounds_requests_by_kind_and_per_round(world, database):
 async def test_only_the_rounds_settled_since_start_divide(world, database):
     earlier = await start_bot(world, database)  # a round played before this bot started
     try:
-        await play_a_round(earlier, first=True)
+        await play_a_round_of_two(earlier, first=True)
     finally:
         await stop_bot(earlier)
 
@@ -163,7 +161,7 @@ async def test_only_the_rounds_settled_since_start_divide(world, database):
             "no round settled here yet: no sample"
         )
 
-        await play_a_round(bot, first=False)
+        await play_a_round_of_two(bot, first=False)
         await metrics.refresh(bot.runtime)
         assert metrics.rounds.labels("muxi")._value.get() == 2
         expected = recorded(world, world.requests[before:], (GROUP, *SEATED))

@@ -11,11 +11,19 @@ import pytest
 from telegram.error import TimedOut
 
 import bot.send.aiohttp_request as bot_request
+import bot.send.courier as delivery
 import bot.send.messages as outgoing
 from faketg.harness import GROUP
 from faketg.world import ApiError
 from tests.bot.decks import stack, stack_showhand
 from tests.bot.scenarios import handle, labels, live_table, newest, open_and_start, remind
+
+
+@pytest.fixture(autouse=True)
+def quick_retry(monkeypatch):
+    """A send that failed for a passing reason is tried again after 50 ms, not 3 s (the tests
+    drain the sender: what is tried again, and when in order, is the same)."""
+    monkeypatch.setattr(delivery, "RETRY", 0.05)
 
 
 async def test_a_refused_press_on_a_prompt_the_bot_never_knew_takes_its_buttons_away(bot):

@@ -103,11 +103,7 @@ async def open_round(driver, bot_for, chat_id) -> None:
     banker, second, third = people(chat_id)
     hands = {banker: "9S KS", second: "5S 6H", third: "2C 2D"}
     stack(bot_for(chat_id), [second, third, banker], hands, "7S")
-    await driver.send(banker, chat_id, "/newgame muxi")
-    for person in (second, third):
-        await driver.press(person, chat_id, "加入")
-    for person in people(chat_id):
-        await driver.press(person, chat_id, "开始")
+    await driver.open_table(chat_id, list(people(chat_id)))
     await driver.press(banker, chat_id, "当庄")
 
 

@@ -1,5 +1,7 @@
-"""The browser tests' fixtures: one Chromium per module, each theme in turn, and a fresh sandbox
-(``python -m bot sandbox``) for each theme."""
+"""The browser tests' fixtures: one Chromium and one fresh sandbox (``python -m bot sandbox``) per
+module. Each scenario runs once, in one theme; what differs by theme is asserted for both (the
+theme taken from the address, the switch, the Mini App's colours), and the sandbox's screenshots
+are taken in both (``tests/browser/sandbox_page.py``)."""
 
 import os
 import re
@@ -21,14 +23,9 @@ def browser():
         launched.close()
 
 
-@pytest.fixture(scope="module", params=["light", "dark"])
-def theme(request):
-    return request.param
-
-
 @pytest.fixture(scope="module")
-def sandbox_url(theme):
-    """A fresh sandbox for each theme."""
+def sandbox_url():
+    """A fresh sandbox for the module."""
     process = subprocess.Popen(
         [sys.executable, "-m", "bot", "sandbox", "--port", str(free_port()), "--fresh", "--seed", "1"],
         cwd=ROOT,

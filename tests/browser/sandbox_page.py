@@ -25,6 +25,7 @@ FLAGS = [
     "--disable-sync",
 ]
 CHECK_OR_CALL = re.compile(r"^(过牌|不下注|跟注)")  # a button that keeps a showhand game going
+THEMES = ("light", "dark")
 
 
 def require_chromium() -> None:
@@ -37,11 +38,34 @@ def require_chromium() -> None:
         )
 
 
+def theme_of(page: Page) -> str:
+    return str(page.locator("html").get_attribute("data-theme"))
+
+
+def switch_theme(page: Page) -> str:
+    """The sandbox's theme switch, pressed (through a popup over it, too): the other theme now,
+    as Telegram's re-themes an open Mini App (reloaded in it). The theme it shows now."""
+    other = next(theme for theme in THEMES if theme != theme_of(page))
+    page.evaluate("document.getElementById('theme').click()")
+    expect(page.locator("html")).to_have_attribute("data-theme", other)
+    return other
+
+
+def use_theme(page: Page, theme: str) -> None:
+    """The page in ``theme`` (switched to it, if it shows the other)."""
+    if theme_of(page) != theme:
+        switch_theme(page)
+
+
 class Person:
     """Acting in the page as one person."""
 
-    def __init__(self, page: Page, theme: str):
-        self.page, self.theme = page, theme
+    def __init__(self, page: Page):
+        self.page = page
+
+    @property
+    def theme(self) -> str:
+        return theme_of(self.page)
 
     def act_as(self, name, where="group"):
         self.dismiss()
@@ -85,12 +109,14 @@ class Person:
         return self.page.locator("#messages").inner_text()
 
     def shoot(self, moment, size=None):
-        """A screenshot of the page now, as an artifact (at ``size``, if not the phone's), without
-        the passing toast of a button's answer."""
+        """A screenshot of the page now in each theme (switched there and back), as artifacts (at
+        ``size``, if not the phone's), without the passing toast of a button's answer."""
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.page.evaluate("document.getElementById('toast').hidden = true")
         if size:
             self.page.set_viewport_size(size)
-        self.page.screenshot(path=str(ARTIFACTS / f"sandbox-{self.theme}-{moment}.png"))
+        for _ in THEMES:
+            self.page.screenshot(path=str(ARTIFACTS / f"sandbox-{self.theme}-{moment}.png"))
+            switch_theme(self.page)
         if size:
             self.page.set_viewport_size(PHONE)

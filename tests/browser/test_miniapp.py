@@ -1,5 +1,7 @@
 """The Mini App in a real browser, through the sandbox (Playwright + Debian's Chromium), in both
-themes: one person plays a muxi round and then a showhand game in the Mini App (the side panel the
+themes (the muxi round in the light one, the showhand game and the languages in the dark one, the
+switch between them re-theming the open Mini App): one person plays a muxi round and then a
+showhand game in the Mini App (the side panel the
 table's button opens, as the person acted as, with initData signed by the sandbox's token) while
 the others press the table's buttons in a second page; each sees the other's actions live. A
 spectator's page, and everything the network brings it (its event stream's messages as Chromium
@@ -15,21 +17,31 @@ import pytest
 from playwright.sync_api import expect
 
 from bot.display.views.common import coins
-from tests.browser.sandbox_page import ARTIFACTS, CHECK_OR_CALL, DESKTOP, PHONE, Person, require_chromium
+from tests.browser.sandbox_page import (
+    ARTIFACTS,
+    CHECK_OR_CALL,
+    DESKTOP,
+    PHONE,
+    Person,
+    require_chromium,
+    theme_of,
+    use_theme,
+)
 
 require_chromium()
 
 LIVE = 5_000  # ms: a pushed update shows long before this
 TABLE = 30_000  # ms: the group's table message, edited within the group's share of Telegram's limits
+BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(23, 33, 43)"}  # the Mini App's, by theme
 
 
 @pytest.fixture(scope="module")
-def two_pages(browser, sandbox_url, theme):
+def two_pages(browser, sandbox_url):
     context = browser.new_context(viewport=PHONE)
     pages = [context.new_page(), context.new_page()]
     for opened in pages:
-        opened.goto(f"{sandbox_url}?theme={theme}")
-        expect(opened.locator("html")).to_have_attribute("data-theme", theme)
+        opened.goto(f"{sandbox_url}?theme=light")
+        expect(opened.locator("html")).to_have_attribute("data-theme", "light")
     yield pages
     context.close()
 
@@ -48,7 +60,10 @@ class InFront(Person):
         super().press(label)
 
 
-def shoot(page, theme, moment, size=None):
+def shoot(page, moment, size=None):
+    """A screenshot of the page in the theme it shows, as an artifact (switching it would reload
+    an open Mini App)."""
+    theme = theme_of(page)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for frame in page.frames:  # the sandbox's toast and the Mini App's
         frame.evaluate("(t => { if (t) t.hidden = true; })(document.getElementById('toast'))")
@@ -59,9 +74,9 @@ def shoot(page, theme, moment, size=None):
         page.set_viewport_size(PHONE)
 
 
-def test_a_muxi_round_half_in_the_mini_app(two_pages, theme, sandbox_url):
+def test_a_muxi_round_half_in_the_mini_app(two_pages, sandbox_url):
     group_page, app_page = two_pages
-    group, player = InFront(group_page, theme), InFront(app_page, theme)
+    group, player = InFront(group_page), InFront(app_page)
     group.act_as("阿明")
     group.say("/newgame muxi")
     group.sees("木虱 · 等待开局")
@@ -77,7 +92,7 @@ def test_a_muxi_round_half_in_the_mini_app(two_pages, theme, sandbox_url):
     expect(app.locator("#title")).to_have_text("🀄 木虱 · 第 1 局")  # the round to come
     expect(app.locator("#clock-text")).to_have_text(re.compile(r"^\d+:\d\d$"))  # the lobby's minutes: 4:56
     background = app.locator("body").evaluate("b => getComputedStyle(b).backgroundColor")
-    assert background == ("rgb(23, 33, 43)" if theme == "dark" else "rgb(255, 255, 255)"), background
+    assert background == BACKGROUND["light"], background
     app.locator('#actions button[data-action="join"]').click()
     expect(app.locator("#mine .seat .tag.me")).to_have_count(1, timeout=LIVE)
     group.sees("阿强 ⏳ 未准备", timeout=LIVE)  # the Mini App's action, in the group's table message
@@ -98,8 +113,8 @@ def test_a_muxi_round_half_in_the_mini_app(two_pages, theme, sandbox_url):
     expect(mine).to_have_count(2)
     assert app.locator("#mine .card.back").count() == 0, "my own cards face up"
     expect(app.locator("#others .seat").first.locator(".card.back")).to_have_count(2)  # the banker's, hidden
-    shoot(app_page, theme, "1-my-turn")
-    shoot(app_page, theme, "1-my-turn-desktop", DESKTOP)
+    shoot(app_page, "1-my-turn")
+    shoot(app_page, "1-my-turn-desktop", DESKTOP)
     choice = app.locator('#actions button[data-action="stand"], #actions button[data-action="draw"]').first
     choice.click()
     group.sees("阿强  ✅", timeout=LIVE)
@@ -112,7 +127,7 @@ def test_a_muxi_round_half_in_the_mini_app(two_pages, theme, sandbox_url):
     group.sees("结算", timeout=LIVE)
     expect(app.locator("#results .line")).to_have_count(3, timeout=LIVE)
     expect(app.locator('#actions button[data-action="ready"]')).to_be_visible()
-    shoot(app_page, theme, "2-results")
+    shoot(app_page, "2-results")
 
 
 def app_frame(page):
@@ -163,9 +178,11 @@ class Wire:
         return self.stream + [answer.text() for answer in self.answers]
 
 
-def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, theme, sandbox_url, browser):
+def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, sandbox_url, browser):
     group_page, app_page = two_pages
-    group, player = InFront(group_page, theme), InFront(app_page, theme)
+    for page in two_pages:
+        use_theme(page, "dark")
+    group, player = InFront(group_page), InFront(app_page)
     ids = people(group_page, sandbox_url)
     group.act_as("阿明")
     group.say("/cancel")  # the muxi table is still open between rounds: one table per group
@@ -176,6 +193,7 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, t
     player.press("🀄 打开牌桌")
     app = app_page.frame_locator("#miniapp-frame")
     expect(app.locator("#title")).to_contain_text("梭哈", timeout=LIVE)
+    expect(app.locator("body")).to_have_css("background-color", BACKGROUND["dark"])
     app.locator('#actions button[data-action="join"]').click()
     group.sees("阿强 ⏳ 未准备", timeout=TABLE)
     app.locator('#actions button[data-action="ready"]').click()
@@ -187,8 +205,9 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, t
     try:
         spectator_page = spectator_context.new_page()
         wire = Wire(spectator_page)
-        spectator_page.goto(f"{sandbox_url}?theme={theme}")
-        spectator = InFront(spectator_page, theme)
+        spectator_page.goto(f"{sandbox_url}?theme=dark")
+        expect(spectator_page.locator("html")).to_have_attribute("data-theme", "dark")
+        spectator = InFront(spectator_page)
         spectator.act_as("小红")
         spectator.press("🀄 打开牌桌")
         watched = spectator_page.frame_locator("#miniapp-frame")
@@ -208,7 +227,7 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, t
         expect(watched.locator(".card.back")).to_have_count(2)  # each face-down card, as its back
         titles = watched.locator("svg.card title").all_inner_texts()
         assert not set(holes.values()) & set(titles), titles
-        shoot(spectator_page, theme, "3-spectator")
+        shoot(spectator_page, "3-spectator")
 
         played_slider = False
         for _ in range(20):
@@ -229,7 +248,7 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, t
                     # A bet names what it puts in, a raise the total it makes (加注到 …).
                     named = chosen - amount["own"] if amount["action"] == "bet" else chosen
                     expect(button).to_contain_text(coins(named))
-                    shoot(app_page, theme, "4-showhand-slider")
+                    shoot(app_page, "4-showhand-slider")
                     button.click()
                 else:
                     app.locator('#actions [data-action="check"], #actions [data-action="call"]').first.click()
@@ -253,7 +272,7 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, t
         expect(app.locator("#results .hand").first).not_to_be_empty()
         group.sees("梭哈 · 第 1 局 · 结算", timeout=TABLE)
         expect(watched.locator("#results .line")).to_have_count(2, timeout=LIVE)
-        shoot(app_page, theme, "5-showhand-results")
+        shoot(app_page, "5-showhand-results")
 
         # On the wire: no hidden card in anything the spectator was sent while the game went on.
         payloads = wire.payloads()
@@ -281,11 +300,11 @@ NOT_IN = {"English": re.compile("[\u4e00-\u9fff]"), "繁體中文": re.compile("
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
-def test_the_mini_app_speaks_the_language_each_person_chose(two_pages, theme, sandbox_url, language):
+def test_the_mini_app_speaks_the_language_each_person_chose(two_pages, sandbox_url, language):
     """The group's table is in Simplified Chinese; someone who chose English or Traditional Chinese
     (/language in their DM) sees the Mini App, the last show-down's hands included, in theirs."""
     _, page = two_pages
-    person = InFront(page, theme)
+    person = InFront(page)
     newcomer = {"English": "Lee", "繁體中文": "阿華"}[language]
     added = page.request.post(f"{sandbox_url}api/people", data={"name": newcomer})
     assert added.ok, added.text()
@@ -304,9 +323,9 @@ def test_the_mini_app_speaks_the_language_each_person_chose(two_pages, theme, sa
     hands = app.locator("#results .hand").all_inner_texts()
     assert hands and all(hands), hands
     assert not any(NOT_IN[language].search(hand) for hand in hands), hands
-    shoot(page, theme, f"6-{lang}")
+    shoot(page, f"6-{lang}")
     if language == "English":  # the sandbox's theme switch re-themes the open Mini App, as Telegram does
-        other = {"light": "rgb(23, 33, 43)", "dark": "rgb(255, 255, 255)"}[theme]
+        other = BACKGROUND["light" if theme_of(page) == "dark" else "dark"]
         page.set_viewport_size(DESKTOP)  # (on a phone the open Mini App covers the switch)
         page.click("#theme")
         expect(page.frame_locator("#miniapp-frame").locator("body")).to_have_css("background-color", other)

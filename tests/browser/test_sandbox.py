@@ -1,5 +1,6 @@
 """The sandbox in a real browser: Playwright drives Debian's Chromium (headless) at a phone's size, in
-Telegram's light and dark themes, through a whole muxi round and a whole showhand game, acting as
+Telegram's light and dark themes (the muxi round in the light one, the showhand game in the dark
+one, every screenshot in both), through a whole muxi round and a whole showhand game, acting as
 several people. It checks what the page shows of Telegram (message times, "edited", whom a message
 notifies and the unread badges, a person who never opened a DM with the bot) and keeps screenshots of
 the key moments as test artifacts: $PAIJU_ARTIFACTS, else paiju-artifacts in the temp folder, never
@@ -12,7 +13,15 @@ from playwright.sync_api import expect
 
 from bot.web.sandbox.server import GROUP_ID, TOKEN
 from faketg.world import BOT_USERNAME
-from tests.browser.sandbox_page import CHECK_OR_CALL, DESKTOP, PHONE, Person, require_chromium
+from tests.browser.sandbox_page import (
+    CHECK_OR_CALL,
+    DESKTOP,
+    PHONE,
+    Person,
+    require_chromium,
+    switch_theme,
+    use_theme,
+)
 
 COUNT = re.compile(r"^[1-9]\d*$")
 
@@ -20,13 +29,26 @@ require_chromium()
 
 
 @pytest.fixture(scope="module")
-def page(browser, sandbox_url, theme):
+def page(browser, sandbox_url):
     context = browser.new_context(viewport=PHONE)
     opened = context.new_page()
-    opened.goto(f"{sandbox_url}?theme={theme}")
-    expect(opened.locator("html")).to_have_attribute("data-theme", theme)
+    opened.goto(f"{sandbox_url}?theme=light")
+    expect(opened.locator("html")).to_have_attribute("data-theme", "light")
     yield opened
     context.close()
+
+
+def test_the_page_takes_its_theme_from_the_address_and_the_switch_changes_it(browser, sandbox_url):
+    context = browser.new_context(viewport=PHONE)
+    try:
+        opened = context.new_page()
+        opened.goto(f"{sandbox_url}?theme=dark")
+        expect(opened.locator("html")).to_have_attribute("data-theme", "dark")
+        opened.click("#theme")
+        expect(opened.locator("html")).to_have_attribute("data-theme", "light")
+        assert switch_theme(opened) == "dark"
+    finally:
+        context.close()
 
 
 def take_turns(me, people, pick, finished, where):
@@ -52,8 +74,8 @@ def shows_times_and_edits(page):
     expect(page.locator(".msg.bot .bubble > .meta .edited").first).to_have_text("编辑过")
 
 
-def test_a_whole_muxi_round_in_the_browser(page, theme):
-    me = Person(page, theme)
+def test_a_whole_muxi_round_in_the_browser(page):
+    me = Person(page)
     me.act_as("阿明")
     me.say("/newgame muxi")
     me.sees("木虱 · 等待开局")
@@ -108,8 +130,8 @@ def test_a_whole_muxi_round_in_the_browser(page, theme):
     me.shoot("5-muxi-results-desktop", DESKTOP)
 
 
-def test_a_person_who_never_opened_a_dm_with_the_bot(page, theme, sandbox_url):
-    me = Person(page, theme)
+def test_a_person_who_never_opened_a_dm_with_the_bot(page, sandbox_url):
+    me = Person(page)
     if page.locator("#add-toggle").is_visible():  # a phone: the form opens from "＋"
         page.click("#add-toggle")
     page.fill("#new-name", "老王")
@@ -143,8 +165,9 @@ def test_a_person_who_never_opened_a_dm_with_the_bot(page, theme, sandbox_url):
     expect(page.locator("#composer")).to_be_visible()
 
 
-def test_a_whole_showhand_game_in_the_browser(page, theme):
-    me = Person(page, theme)
+def test_a_whole_showhand_game_in_the_browser(page):
+    use_theme(page, "dark")
+    me = Person(page)
     me.act_as("阿明")
     me.say("/cancel")  # a muxi table may still be open between rounds: one table per group
     expect(page.locator("#messages")).to_contain_text(re.compile("管理员已结束本桌|本群现在没有牌桌"))
@@ -183,10 +206,11 @@ def test_a_whole_showhand_game_in_the_browser(page, theme):
     me.shoot("8-showhand-results")
 
 
-def test_a_player_who_lets_the_clock_run_goes_on_autopilot_and_comes_back(page, theme):
+def test_a_player_who_lets_the_clock_run_goes_on_autopilot_and_comes_back(page):
     """托管 (issue 28): with 10-second turns, whoever is first to bet does nothing; the table marks
     them 🤖, their DM says 托管中 with 我回来了, and pressing it brings them back."""
-    me = Person(page, theme)
+    use_theme(page, "light")
+    me = Person(page)
     me.act_as("阿明")
     me.say("/cancel")  # the showhand table may still be open between games
     expect(page.locator("#messages")).to_contain_text(re.compile("管理员已结束本桌|本群现在没有牌桌"))

@@ -63,8 +63,8 @@ class DealtBot(BotProcess):
             PAIJU_TEST_DECK=format_cards(self.deck),
             PAIJU_METRICS="local",
             PAIJU_METRICS_LISTEN=f"127.0.0.1:{self.metrics_port}",
-            PAIJU_TURN_SECONDS="120",  # no turn runs out during a test: every move is a press
         )
+        env.setdefault("PAIJU_TURN_SECONDS", "120")  # no turn runs out unless asked: every move a press
         return env
 
     async def queued(self) -> int:
@@ -153,12 +153,12 @@ class _ReadAgain:
         return getattr(self._request, name)
 
 
-async def dealt_stage(world: World, tmp: Path, deck: Iterable[Card]) -> Stage:
-    """A started bot dealing ``deck``, its emulator able to hold requests."""
+async def dealt_stage(world: World, tmp: Path, deck: Iterable[Card], **env: str) -> Stage:
+    """A started bot dealing ``deck`` (``env``: more settings), its emulator able to hold requests."""
     emulator = HoldingEmulator(world)
     await emulator.start()
-    bot = DealtBot(emulator, tmp / "paiju.sqlite3", tmp / "bot.log", deck=tuple(deck))
-    stage = Stage(world, emulator, Driver(world, emulator.deliver), bot)
+    bot = DealtBot(emulator, tmp / "paiju.sqlite3", tmp / "bot.log", deck=tuple(deck), extra_env=env)
+    stage = Stage(world, emulator, Driver.remote(world, emulator.deliver), bot)
     await bot.start()
     await settle(stage)
     return stage

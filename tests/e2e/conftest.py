@@ -1,6 +1,7 @@
 import pytest
 
 from faketg.harness import make_world
+from tests.e2e import spares
 from tests.e2e.process import make_stage
 
 
@@ -29,3 +30,9 @@ async def by_webhook(tmp_path, webhook_env):
     yield staged
     await staged.bot.stop()
     await staged.emulator.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def spare_bots():
+    """Bot processes ready to start warm before the first test here needs one (tests/e2e/spares.py)."""
+    spares.warm()

@@ -17,6 +17,7 @@ import pytest
 from faketg.driver import Driver
 from faketg.server import Emulator, Faults
 from faketg.world import World
+from tests.e2e import spares
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "424242:E2E-SECRET-TOKEN"
@@ -35,7 +36,7 @@ class BotProcess:
     database: Path
     log: Path
     extra_env: dict[str, str] = field(default_factory=dict)
-    process: asyncio.subprocess.Process | None = None
+    process: asyncio.subprocess.Process | spares.Child | None = None
     webhook: bool = False  # updates by webhook (posted by the emulator) rather than by polling
     http_port: int = field(default_factory=free_port)  # the bot's HTTP server, when it has one
 
@@ -62,19 +63,23 @@ class BotProcess:
         return self.emulator.webhook.registrations if self.webhook else self.emulator.polls
 
     async def start(self, timeout: float = 30.0) -> None:
-        """Start the bot and wait until it polls for updates (or has set its webhook)."""
+        """Start the bot and wait until it polls for updates (or has set its webhook). It starts
+        warm: a spare that imported the bot already becomes it (``tests/e2e/spares.py``)."""
         self.emulator.hurry = False
         listening = self._listening()
-        with self.log.open("a") as log:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "bot",
-                cwd=self.database.parent,
-                env=self.env(),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        spare = spares.take()
+        self.process = None if spare is None else spare.run([], self.env(), self.database.parent, self.log)
+        if self.process is None:
+            with self.log.open("a") as log:
+                self.process = await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    "-m",
+                    "bot",
+                    cwd=self.database.parent,
+                    env=self.env(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
         loop = asyncio.get_running_loop()
         give_up = loop.time() + timeout
         while self._listening() <= listening:
@@ -118,7 +123,7 @@ def limited_python(folder: Path, open_files: int) -> Path:
 
 
 def processes_of(pid: int) -> list[int]:
-    """A process and the processes it started (theirs too): the bot, its SQLite writer."""
+    """A process and the processes it started (theirs too)."""
     found, index = [pid], 0
     while index < len(found):
         for children in Path(f"/proc/{found[index]}/task").glob("*/children"):
@@ -152,4 +157,4 @@ async def make_stage(world: World, tmp: Path, faults: Faults | None = None) -> S
     emulator = Emulator(world, faults)
     await emulator.start()
     bot = BotProcess(emulator, tmp / "paiju.sqlite3", tmp / "bot.log")
-    return Stage(world, emulator, Driver(world, emulator.deliver), bot)
+    return Stage(world, emulator, Driver.remote(world, emulator.deliver), bot)

@@ -11,7 +11,6 @@ import sys
 from faketg.harness import GROUP
 from tests.bot.scenarios import open_and_start
 from tests.e2e.process import ROOT, storage_check
-from tests.e2e.rounds import dm_buttons, finish_muxi_round
 
 
 def saved_table(database):
@@ -36,9 +35,9 @@ async def test_a_backup_in_the_middle_of_a_round_holds_its_last_action(stage, tm
     people = [1, 2, 3]
     await open_and_start(stage, people, "muxi")
     await stage.driver.press(1, GROUP, "当庄")
-    choosers = [person for person in people[1:] if dm_buttons(stage, person)]
+    choosers = [person for person in people[1:] if stage.driver.labels(person)]
     if choosers:  # (the deal is random: both may hold naturals, and the round is over)
-        await stage.driver.press(choosers[0], choosers[0], dm_buttons(stage, choosers[0])[0])
+        await stage.driver.press(choosers[0], choosers[0], stage.driver.labels(choosers[0])[0])
     live = saved_table(stage.bot.database)
 
     made = backup(stage.bot.database, tmp_path / "copy.sqlite3")
@@ -48,4 +47,4 @@ async def test_a_backup_in_the_middle_of_a_round_holds_its_last_action(stage, tm
     assert saved_table(tmp_path / "copy.sqlite3") == live == saved_table(stage.bot.database)
     assert not list(tmp_path.glob("copy.sqlite3-*")), "one self-contained file"
 
-    await finish_muxi_round(stage, people)  # the bot played on while it was copied
+    await stage.driver.finish_muxi_round(GROUP, people)  # the bot played on while it was copied

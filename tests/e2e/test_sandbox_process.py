@@ -1,5 +1,6 @@
 """``python -m bot sandbox`` as a process (issue 16, item 9): a ``--fresh`` sandbox leaves no folder
-behind however it is stopped, and a port in use is one clear line suggesting ``--port``."""
+behind however it is stopped, and runs beside another on the kept database (a database of its own,
+issue 14); a port in use is one clear line suggesting ``--port``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.web.sandbox.server import DATABASE
+from storage import hold_database
 from tests.e2e.process import ROOT
 
 
@@ -41,7 +44,9 @@ def ignore_ctrl_c() -> None:
 )
 def test_a_fresh_sandbox_removes_its_folder_when_stopped(tmp_path, ending, before):
     """Stopped by Ctrl-C or SIGTERM, it cleans up and exits 0; also when started by a parent that
-    ignores Ctrl-C (a child inherits that: asyncio.run alone would then never see it)."""
+    ignores Ctrl-C (a child inherits that: asyncio.run alone would then never see it). The kept
+    database is held meanwhile (as by another sandbox): a fresh one has a database of its own."""
+    kept = hold_database(tmp_path / DATABASE)
     process = subprocess.Popen(
         [sys.executable, "-m", "bot", "sandbox", "--port", str(free_port()), "--fresh"],
         cwd=tmp_path,
@@ -62,6 +67,7 @@ def test_a_fresh_sandbox_removes_its_folder_when_stopped(tmp_path, ending, befor
         output, _ = process.communicate(timeout=30)
     finally:
         watchdog.cancel()
+        kept.release()
         if process.poll() is None:  # failed: no sandbox is left running after the test
             process.kill()
             process.wait()

@@ -13,7 +13,6 @@ from faketg.harness import GROUP
 from faketg.webhook import SECRET_HEADER
 from tests.bot.scenarios import open_and_start
 from tests.e2e.process import TOKEN, WEBHOOK_PATH, storage_check
-from tests.e2e.rounds import finish_muxi_round, table_of
 
 HANDLED = ["message", "callback_query", "my_chat_member"]
 
@@ -45,8 +44,8 @@ async def test_a_muxi_round_by_webhook_after_polling_and_polling_again(stage):
     people = [1, 2, 3]
     await open_and_start(stage, people, "muxi")
     await stage.driver.press(1, GROUP, "当庄")
-    await finish_muxi_round(stage, people)
-    assert "第 1 局 · 结算" in table_of(stage).text
+    await stage.driver.finish_muxi_round(GROUP, people)
+    assert "第 1 局 · 结算" in stage.driver.table_message(GROUP).text
     assert emulator.polls == polls, "every update came by the webhook"
     posts = emulator.webhook.posts
     assert len(posts) >= 2 * len(people)

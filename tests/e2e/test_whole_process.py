@@ -5,7 +5,6 @@ import re
 from faketg.harness import GROUP, PEOPLE
 from tests.bot.scenarios import open_and_start
 from tests.e2e.process import TOKEN, storage_check
-from tests.e2e.rounds import dm_buttons, finish_muxi_round, table_of
 from tests.waiting import until
 
 
@@ -13,22 +12,22 @@ async def test_a_muxi_round_and_a_restart_after_sigkill(stage):
     d = stage.driver
     people = [1, 2, 3]
     await open_and_start(stage, people, "muxi")
-    assert "叫庄：阿明 是否当庄" in table_of(stage).text
+    assert "叫庄：阿明 是否当庄" in stage.driver.table_message(GROUP).text
     await d.press(1, GROUP, "当庄")
     assert all(stage.world.bot_messages(p) for p in people), "everyone got their cards by DM"
-    choosers = [p for p in (2, 3) if dm_buttons(stage, p)]
+    choosers = [p for p in (2, 3) if stage.driver.labels(p)]
     if choosers:
-        await d.press(choosers[0], choosers[0], dm_buttons(stage, choosers[0])[0])
+        await d.press(choosers[0], choosers[0], stage.driver.labels(choosers[0])[0])
 
     await stage.bot.kill()  # in the middle of the round
     await stage.bot.start()
     # That choice may have been the last one the round waited for (the deal is random: the others
     # held naturals), and then the round is over; otherwise the restarted bot must remember it.
-    if choosers and "结算" not in table_of(stage).text:
+    if choosers and "结算" not in stage.driver.table_message(GROUP).text:
         await d.press(choosers[0], GROUP, "补牌")
         assert "你已经选过了" in d.popup(choosers[0]), "the restarted bot knows the choice was made"
-    await finish_muxi_round(stage, people)
-    assert "第 1 局 · 结算" in table_of(stage).text
+    await stage.driver.finish_muxi_round(GROUP, people)
+    assert "第 1 局 · 结算" in stage.driver.table_message(GROUP).text
     await stage.bot.stop()
     check = storage_check(stage.bot.database)
     assert check.returncode == 0, check.stdout + check.stderr
@@ -41,7 +40,7 @@ async def play_showhand_to_the_end(stage, people, kill_after=None):
     """Whoever the table names ("轮到 X") checks or calls; optionally a SIGKILL midway."""
     by_name = {PEOPLE[p]: p for p in people}
     for step in range(60):
-        table = table_of(stage)
+        table = stage.driver.table_message(GROUP)
         if "结算" in table.text:
             return
         if step == kill_after:

@@ -20,16 +20,7 @@ from faketg.world import World
 from storage.partitions import partition_of
 from tests.e2e.process import ROOT
 from tests.e2e.workers_stage import PARTITIONS as WORKERS_PARTITIONS
-from tests.e2e.workers_stage import (
-    Workers,
-    buttons,
-    make_workers,
-    open_table,
-    play_to_the_end,
-    press_shown,
-    settled,
-    world_of,
-)
+from tests.e2e.workers_stage import Workers, make_workers, world_of
 from tests.postgres_server import waits_on_a_lock
 from tests.waiting import until
 
@@ -88,11 +79,11 @@ async def test_twenty_tables_at_two_workers_are_played_to_the_end_each_update_ha
 
     async def play(chat_id: int) -> None:
         people = groups[chat_id][: 3 if games[chat_id] == "muxi" else 2]
-        await open_table(stage, chat_id, people, games[chat_id])
-        await play_to_the_end(stage, chat_id, people)
+        await stage.driver.open_table(chat_id, people, games[chat_id])
+        await stage.driver.play_to_the_end(chat_id, people)
 
     await asyncio.gather(*(play(chat_id) for chat_id in groups))
-    assert all(settled(world, chat_id) for chat_id in groups)
+    assert all(stage.driver.settled(chat_id) for chat_id in groups)
 
     result = check(postgres_url)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -135,7 +126,7 @@ async def test_a_worker_killed_mid_round_loses_its_tables_to_the_other_which_fin
     doomed, survivor = await stage.start_worker(**env), await stage.start_worker(**env)
     await until(async_equal(lambda: owned(stage), [PARTITIONS // 2] * 2), "the partitions shared out")
     chats = list(groups)
-    await asyncio.gather(*(open_table(stage, chat_id, groups[chat_id], "muxi") for chat_id in chats))
+    await asyncio.gather(*(stage.driver.open_table(chat_id, groups[chat_id], "muxi") for chat_id in chats))
     # Mid-round everywhere: the bank is taken at all but the last table, whose question waits.
     await asyncio.gather(*(press_bank(stage, chat_id, groups[chat_id]) for chat_id in chats[:-1]))
     at_doomed = (await health(doomed))["open_tables"]
@@ -150,7 +141,7 @@ async def test_a_worker_killed_mid_round_loses_its_tables_to_the_other_which_fin
     assert takeover < 10, takeover
     assert (await health(survivor))["open_tables"] == len(chats)
 
-    await asyncio.gather(*(play_to_the_end(stage, chat_id, groups[chat_id]) for chat_id in chats[:-1]))
+    await asyncio.gather(*(stage.driver.play_to_the_end(chat_id, groups[chat_id]) for chat_id in chats[:-1]))
     # Nobody presses at the last table: its deadline, re-armed by the survivor, moves it on.
     await until(lambda: timed_out(world, chats[-1], groups[chats[-1]]), "the last table's turn timed out")
 
@@ -162,10 +153,10 @@ async def test_a_worker_killed_mid_round_loses_its_tables_to_the_other_which_fin
 
 async def press_bank(stage: Workers, chat_id: int, people: list[int]) -> None:
     await until(
-        lambda: any("当庄" in buttons(stage.world, where) for where in (chat_id, *people)), "the bank asked"
+        lambda: any("当庄" in stage.driver.buttons(where) for where in (chat_id, *people)), "the bank asked"
     )
-    where = next(where for where in (chat_id, *people) if "当庄" in buttons(stage.world, where))
-    await press_shown(stage, people[0] if where == chat_id else where, where, "当庄")
+    where = next(where for where in (chat_id, *people) if "当庄" in stage.driver.buttons(where))
+    await stage.driver.press(people[0] if where == chat_id else where, where, "当庄")
 
 
 def timed_out(world: World, chat_id: int, people: list[int]) -> bool:
@@ -179,7 +170,7 @@ async def test_a_worker_started_later_takes_its_share_and_no_table_is_held_by_tw
     first = await stage.start_worker()
     await until(async_equal(lambda: owned(stage), [PARTITIONS]), "the first owns every partition")
     chats = list(groups)
-    await asyncio.gather(*(open_table(stage, chat_id, groups[chat_id], "muxi") for chat_id in chats))
+    await asyncio.gather(*(stage.driver.open_table(chat_id, groups[chat_id], "muxi") for chat_id in chats))
     assert (await health(first))["open_tables"] == len(chats)
 
     await stage.start_worker()
@@ -192,7 +183,7 @@ async def test_a_worker_started_later_takes_its_share_and_no_table_is_held_by_tw
 
     await until(shared, "the partitions shared out", timeout=30)
     assert max(held_at_once) == len(chats), held_at_once
-    await asyncio.gather(*(play_to_the_end(stage, chat_id, groups[chat_id]) for chat_id in chats))
+    await asyncio.gather(*(stage.driver.play_to_the_end(chat_id, groups[chat_id]) for chat_id in chats))
     result = check(postgres_url)
     assert result.returncode == 0, result.stdout + result.stderr
     assert await balances_match_the_rounds(postgres_url) == []
@@ -210,7 +201,7 @@ async def test_a_press_whose_save_a_killed_worker_never_finished_is_handled_by_t
     workers = [await stage.start_worker(), await stage.start_worker()]
     await until(async_equal(lambda: owned(stage), [PARTITIONS // 2] * 2), "the partitions shared out")
     chats = list(groups)
-    await asyncio.gather(*(open_table(stage, chat_id, groups[chat_id], "muxi") for chat_id in chats))
+    await asyncio.gather(*(stage.driver.open_table(chat_id, groups[chat_id], "muxi") for chat_id in chats))
     names = {(await health(worker))["worker"]: worker for worker in workers}
     conn, watcher = await asyncpg.connect(postgres_url), await asyncpg.connect(postgres_url)
     try:
@@ -222,9 +213,10 @@ async def test_a_press_whose_save_a_killed_worker_never_finished_is_handled_by_t
         table_id = await conn.fetchval("SELECT max(id) FROM tables WHERE chat_id = $1", chat_id)
         people = groups[chat_id]
         await until(
-            lambda: any("当庄" in buttons(world, where) for where in (chat_id, *people)), "the bank asked"
+            lambda: any("当庄" in stage.driver.buttons(where) for where in (chat_id, *people)),
+            "the bank asked",
         )
-        where = next(where for where in (chat_id, *people) if "当庄" in buttons(world, where))
+        where = next(where for where in (chat_id, *people) if "当庄" in stage.driver.buttons(where))
         person = people[0] if where == chat_id else where
         message_id, data = stage.driver.button_data(where, "当庄")
         async with conn.transaction():
@@ -240,5 +232,5 @@ async def test_a_press_whose_save_a_killed_worker_never_finished_is_handled_by_t
     banker = f"庄家 {world.people[person].first_name}"
     await until(lambda: banker in stage.driver.table(chat_id), "the bank taken by the press")
     assert not timed_out(world, chat_id, people)
-    await play_to_the_end(stage, chat_id, people)
+    await stage.driver.play_to_the_end(chat_id, people)
     assert await balances_match_the_rounds(postgres_url) == []

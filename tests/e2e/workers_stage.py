@@ -85,7 +85,7 @@ class Workers:
 
     @property
     def driver(self) -> Driver:
-        return Driver(self.world, self._deliver)
+        return Driver.remote(self.world, self._deliver)
 
     async def _deliver(self, update: JSON) -> None:
         """Telegram posts the update; a press is waited for until it is answered (by its owner)."""
@@ -136,55 +136,6 @@ async def make_workers(world: World, folder: Path, database_url: str) -> Workers
     front = Front()
     await front.start()
     return Workers(world, emulator, front, database_url, folder)
-
-
-# -- playing by what is shown ------------------------------------------------------------------------
-def buttons(world: World, chat_id: int) -> list[str]:
-    """The labels of the newest bot message with buttons in a chat."""
-    for message in reversed(world.bot_messages(chat_id)):
-        if message.buttons:
-            return [str(button["text"]) for button in message.buttons]
-    return []
-
-
-def settled(world: World, chat_id: int) -> bool:
-    return any("结算" in message.text for message in world.bot_messages(chat_id))
-
-
-async def press_shown(stage: Workers, person: int, chat_id: int, label: str) -> None:
-    """``person`` presses ``label`` once a message in the chat shows it."""
-    await until(lambda: label in buttons(stage.world, chat_id), f"{label} shown in {chat_id}")
-    await stage.driver.press(person, chat_id, label)
-
-
-async def open_table(stage: Workers, chat_id: int, people: list[int], game: str) -> None:
-    """The first opens a table, the others join, everyone is ready: the first round is dealt."""
-    await stage.driver.send(people[0], chat_id, f"/newgame {game}")
-    for person in people[1:]:
-        await press_shown(stage, person, chat_id, "加入")
-    for person in people:
-        await press_shown(stage, person, chat_id, "开始")
-
-
-CHOICES = ("当庄", "不补", "过牌", "跟注", "补牌", "弃牌")  # what a player presses, first found first
-
-
-async def play_to_the_end(stage: Workers, chat_id: int, people: list[int], timeout: float = 90.0) -> None:
-    """Everyone asked presses the first of ``CHOICES`` their DM (or the group, for the bank) shows,
-    until the round is settled."""
-
-    async def step() -> bool:
-        if settled(stage.world, chat_id):
-            return True
-        for person in people:
-            for where in (person, chat_id):
-                choice = next((label for label in CHOICES if label in buttons(stage.world, where)), None)
-                if choice is not None and (where == person or choice == "当庄"):
-                    await stage.driver.press(person, where, choice)
-                    return False
-        return False
-
-    await until(step, f"the round in {chat_id} settled", timeout)
 
 
 def world_of(tables: int, seats: int = 3) -> tuple[World, dict[int, list[int]]]:

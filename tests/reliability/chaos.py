@@ -42,6 +42,7 @@ import aiohttp
 import asyncpg
 from aiohttp import web
 
+from faketg.driver import newest_table, newest_with_buttons
 from faketg.world import Message, Request, World
 from tests.e2e.process import BotProcess, free_port, processes_of
 from tests.e2e.workers_stage import make_workers, world_of
@@ -83,19 +84,6 @@ class Table:
 
 
 # -- the people -------------------------------------------------------------------------------------
-def newest_with_buttons(world: World, chat_id: int) -> Message | None:
-    for message in reversed(world.bot_messages(chat_id)):
-        if message.buttons:
-            return message
-    return None
-
-
-def table_message(world: World, chat_id: int) -> Message | None:
-    """The group's table: the newest bot message that answers no command."""
-    tables = [m for m in world.bot_messages(chat_id) if m.reply_to is None]
-    return tables[-1] if tables else None
-
-
 @dataclass
 class Press:
     query_id: str
@@ -134,7 +122,7 @@ class People:
         world, now = self.world, time.monotonic()
         found = []
         group = newest_with_buttons(world, table.chat_id)
-        shown = table_message(world, table.chat_id)
+        shown = newest_table(world, table.chat_id)
         for person in table.people:
             if self.spinning(person) is not None:
                 continue
@@ -382,7 +370,7 @@ async def carry_out(
 
 
 def stop(process: BotProcess, whole: bool = True) -> list[int]:
-    """SIGSTOP the bot (with its children: its SQLite writer, as a frozen machine would)."""
+    """SIGSTOP the bot (with any children, as a frozen machine would)."""
     assert process.process is not None
     pids = processes_of(process.process.pid) if whole else [process.process.pid]
     for pid in pids:

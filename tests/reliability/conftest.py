@@ -8,6 +8,7 @@ from faketg.harness import GROUP, make_world
 from faketg.server import Faults
 from tests.bot.decks import ESCAPE_DEAL, stack
 from tests.bot.scenarios import open_and_start
+from tests.e2e import spares
 from tests.e2e.process import make_stage
 
 # People play many games without going broke; the table messages keep to their default share of
@@ -46,3 +47,9 @@ async def playing(bot):
     await open_and_start(bot, [1, 2, 3])
     await bot.driver.press(1, GROUP, "当庄")
     return bot
+
+
+@pytest.fixture(scope="session", autouse=True)
+def spare_bots():
+    """Bot processes ready to start warm before the first test here needs one (tests/e2e/spares.py)."""
+    spares.warm()

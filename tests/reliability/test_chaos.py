@@ -24,7 +24,7 @@ import asyncpg
 from bot.cluster.workers import LEASE
 from faketg.world import World
 from tests.e2e.process import BotProcess, make_stage, storage_check
-from tests.e2e.workers_stage import make_workers, open_table, world_of
+from tests.e2e.workers_stage import make_workers, world_of
 from tests.reliability import chaos
 from tests.reliability.chaos import SETTINGS, Ownership, People, Played, Table, Tap
 from tests.reliability.players import paid_twice
@@ -169,7 +169,7 @@ async def test_one_bot_paused_and_killed_at_random_while_three_tables_play(tmp_p
     try:
         tables = tables_of(groups)
         for table in tables:
-            await open_table(stage, table.chat_id, table.people, table.game)
+            await stage.driver.open_table(table.chat_id, table.people, table.game)
         people = People(world, stage.emulator.notify, random.Random(seed + 1))
         played = chaos.sqlite_played(stage.bot.database)
         chaos_done = asyncio.create_task(chaos.carry_out(events, [stage.bot], run.journal, tap))
@@ -232,7 +232,7 @@ async def test_two_workers_one_paused_past_its_lease_one_killed_while_four_table
         watching = asyncio.create_task(owned.watch())
         await until(lambda: chaos.shared(owned), "the partitions shared out", 30)
         tables = tables_of(groups)
-        await asyncio.gather(*(open_table(stage, t.chat_id, t.people, t.game) for t in tables))
+        await asyncio.gather(*(stage.driver.open_table(t.chat_id, t.people, t.game) for t in tables))
         people = People(world, stage.emulator.notify, random.Random(seed + 1))
         played = chaos.postgres_played(reading)
 
