@@ -33,8 +33,8 @@ from functools import cache
 
 from bench.people import TableSpec
 from bench.stage import WatchedWorld
-from bot import callbacks
-from bot.i18n import catalog, t
+from bot.display.i18n import catalog, t
+from bot.model import callbacks
 from faketg.server import Emulator
 from faketg.world import BOT_ID, JSON, ApiError, Message
 

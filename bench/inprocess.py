@@ -32,7 +32,7 @@ from telegram.ext import ApplicationBuilder, CallbackQueryHandler, ContextTypes
 from bench.people import WALLET, BenchWorld, Front, Tally, Window, play_tables, seat_people, table_specs
 from bench.report import Result, markdown_table, median, percentile
 from bot.app import tune_collector, untune_collector
-from bot.outbox import Limits
+from bot.send.rate_policy import Limits
 from faketg.driver import Driver
 from faketg.harness import start_bot, stop_bot
 from faketg.request import FakeRequest

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from random import Random
 
-from bot import callbacks
+from bot.model import callbacks
 from faketg.world import BOT_ID, JSON, Message, World
 
 Deliver = Callable[[JSON], Awaitable[None]]

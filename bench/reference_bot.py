@@ -3,7 +3,7 @@
 It plays the same muxi turns as the real bot — the banker question, everyone's draw at once, the
 banker's draw, the settlement, then the lobby where everyone presses 继续 for the next round — with
 the same table message, DMs and buttons the simulated people (``bench.crowd``) read: the catalog's
-texts (``bot.i18n``), the bot's callback data (``bot.callbacks``) and the pure engine
+texts (``bot.display.i18n``), the bot's callback data (``bot.model.callbacks``) and the pure engine
 (``games.muxi``); nothing else of the bot. Coins are kept in memory, turns time out after 30 s.
 Only ``/newgame muxi`` opens a table (anything else is ignored).
 
@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from bot import callbacks
-from bot.i18n import t
-from bot.views.muxi import hand_label
+from bot.display.i18n import t
+from bot.display.views.muxi import hand_label
+from bot.model import callbacks
 from games.cards import DECK_54, Card
 from games.errors import RuleError
 from games.events import TableClosed, TimerStarted, Unseated

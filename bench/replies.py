@@ -36,7 +36,7 @@ from bench.people import table_specs
 from bench.report import Result, markdown_table
 from bench.session import Session
 from bench.stage import BotSpec
-from bot.i18n import catalog
+from bot.display.i18n import catalog
 from faketg.limits import FloodLimits, group_peaks
 from faketg.world import JSON, ApiError, Request, World
 

@@ -98,7 +98,7 @@ class StorageRun:
 
 
 def _set_synchronous(conn: sqlite3.Connection, mode: str) -> None:
-    """(In the writer process, on its connection.)"""
+    """(On the writer's thread, on its connection.)"""
     conn.execute(f"PRAGMA synchronous = {mode}")
 
 

@@ -16,8 +16,8 @@ import sys
 from telegram import Update
 
 from bot.app import build_application
-from bot.logs import configure_logging
-from bot.outbox import Limits
+from bot.ops.logs import configure_logging
+from bot.send.rate_policy import Limits
 from bot.settings import Settings
 
 

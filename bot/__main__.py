@@ -10,11 +10,11 @@ import sys
 from dataclasses import replace
 
 from bot.app import build_application
-from bot.logs import configure_logging
+from bot.ops.logs import configure_logging
 from bot.serve import serve
 from bot.settings import LANGUAGES, Settings, SettingsError
-from bot.webhook import new_secret
-from storage import DatabaseInUse, DatabaseUnreachable, WriterNotStarted, hold
+from bot.web.webhook import new_secret
+from storage import DatabaseInUse, DatabaseUnreachable, hold
 
 NO_TOKEN = """No bot token: set TELEGRAM_BOT_TOKEN.
 
@@ -36,7 +36,7 @@ SANDBOX_ADVICE = "Stop the other sandbox first, or start this one with --fresh (
 def main(argv: list[str]) -> int:
     arguments = parse(argv)
     if arguments.command == "sandbox":
-        from bot.sandbox.server import main as sandbox
+        from bot.web.sandbox.server import main as sandbox
 
         configure_logging("", logging.WARNING)
         try:
@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
     except DatabaseInUse as error:  # from prepare() too, if another bot took the file meanwhile
         print(in_use(error, BOT_ADVICE), file=sys.stderr)
         return 2
-    except (DatabaseUnreachable, WriterNotStarted) as error:
+    except DatabaseUnreachable as error:
         print(f"Not started: {error}.", file=sys.stderr)
         return 2
     except Exception:  # logged through the token's redaction, never printed raw

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from collections.abc import Sequence
 from random import Random
 
 from telegram import BotCommand, BotCommandScopeDefault, Update
@@ -14,17 +15,18 @@ from telegram.ext import ApplicationBuilder, ApplicationHandlerStop, TypeHandler
 from telegram.request import BaseRequest
 
 from bot.botdata import CONTEXT_TYPES, App, Context
-from bot.deliveries import Deliveries, HandledUpdates
+from bot.cluster.workers import Worker
+from bot.display.i18n import t
 from bot.handlers import account, chat_settings, gate, records, table
 from bot.handlers.common import RightsUnknown, rights_unknown
-from bot.i18n import t
-from bot.logs import log_context
-from bot.outbox import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
-from bot.request import AiohttpRequest, PollingRequest, RetryingRequest, env_proxy
-from bot.runtime import Runtime
+from bot.ops.logs import log_context
+from bot.send.aiohttp_request import AiohttpRequest, PollingRequest, RetryingRequest, env_proxy
+from bot.send.rate_policy import ANSWER_CONNECTIONS, SENDS_AT_ONCE, Limits
 from bot.settings import Settings
-from bot.telegram import retry_seconds
-from bot.workers import Worker
+from bot.tables.runtime import Runtime
+from bot.telegram_facts import retry_seconds
+from bot.updates import hearing
+from bot.updates.seen import HandledUpdates, SeenUpdates
 from storage import PostgresLock, hold, open_store
 
 log = logging.getLogger(__name__)
@@ -83,11 +85,16 @@ def build_application(
             polling = PollingRequest(connection_pool_size=1, proxy=proxy)
             builder = builder.get_updates_request(polling)
             sessions.append(polling)
-    builder = builder.updater(None)  # (updates come by webhook, or by bot/hearing.py's polling)
+    builder = builder.updater(None)  # (updates come by webhook, or by bot/updates/hearing.py's polling)
     if settings.base_url:
         base = settings.base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
-    application: App = builder.post_init(prepare).post_stop(halt).post_shutdown(close).build()
+    # PTB awaits its post_init and drops the result (prepare's runtime is for the callers that
+    # prepare by hand: tests, the sandbox).
+    builder = builder.post_init(prepare).post_stop(halt).post_shutdown(close)  # type: ignore[arg-type]
+    # PTB types its builder's JobQueue by the default context types, not those given above; the
+    # JobQueue it builds is bound to the Application and makes ours.
+    application: App = builder.build()  # type: ignore[assignment]
     data = application.bot_data
     data.settings, data.rng, data.limits = settings, rng, limits
     data.sessions.extend(sessions)
@@ -119,10 +126,10 @@ async def prepare(application: App) -> Runtime:
     )
     # requests counted by game from now on; the rounds settled so far read now if metrics are served
     await data.metrics.attach(runtime, read_rounds=settings.metrics != "off")
-    data.deliveries = deliveries = Deliveries(store)
-    await deliveries.load()
+    data.seen_updates = seen_updates = SeenUpdates(store)
+    await seen_updates.load()
     if isinstance(application.update_processor, HandledUpdates):
-        application.update_processor.deliveries = deliveries
+        application.update_processor.seen_updates = seen_updates
     store.on_batch, runtime.presenter.sender.on_sent = data.metrics.written, data.metrics.sent
     if store.backend.postgresql:  # a worker: the open tables come with the partitions it takes
         assert isinstance(data.database_lock, PostgresLock)
@@ -133,7 +140,7 @@ async def prepare(application: App) -> Runtime:
     else:
         restored = await runtime.restore()
         log.info("open tables restored: %d", len(restored))
-        runtime.background(deliveries.answer_owed(application.bot))  # (left spinning by a kill)
+        runtime.background(seen_updates.answer_owed(application.bot))  # (left spinning by a kill)
     runtime.turns.start()
     data.menu = asyncio.create_task(set_menu(application), name="command menu")
     data.gc_thresholds = tune_collector()
@@ -238,8 +245,8 @@ async def close(application: App) -> None:
             if data.runtime is not None:
                 await data.runtime.wait_background()
                 await halt(application)  # done already when polling stopped; not when run in process
-            if data.deliveries is not None:
-                await data.deliveries.flush()
+            if data.seen_updates is not None:
+                await data.seen_updates.flush()
         finally:
             if data.store is not None:
                 await data.store.close()
@@ -254,10 +261,10 @@ async def close(application: App) -> None:
 
 
 async def _once(update: Update, context: Context) -> None:
-    """Stop an update Telegram delivered again (see ``bot/deliveries.py``)."""
-    deliveries = context.bot_data.deliveries
-    if deliveries is not None and not await deliveries.first_time(update.update_id):
-        deliveries.leave_to_first()  # (its first delivery's handling saves the id, with its action)
+    """Stop an update Telegram delivered again (see ``bot/updates/seen.py``)."""
+    seen_updates = context.bot_data.seen_updates
+    if seen_updates is not None and not await seen_updates.first_time(update.update_id):
+        seen_updates.leave_to_first()  # (its first delivery's handling saves the id, with its action)
         context.bot_data.metrics.redelivered.inc()
         log.info("update %d was delivered again: handled once already", update.update_id)
         raise ApplicationHandlerStop
@@ -287,3 +294,26 @@ async def _on_error(update: object, context: Context) -> None:
         await rights_unknown(update, context, context.error)
         return
     log.error("an update failed", exc_info=context.error)
+
+
+def listen(application: App, kinds: Sequence[str]) -> None:
+    """One process by polling: its updates go to the Application's queue, as PTB's updater's do
+    (``stop_listening`` ends it). PTB's updater waits up to 30 s between tries once getUpdates
+    keeps failing; this one, a few seconds, and it tells the turns' clocks when the bot is deaf."""
+    runtime = application.bot_data.runtime
+    assert runtime is not None
+
+    async def put(updates: Sequence[Update]) -> None:
+        for update in updates:
+            await application.update_queue.put(update)
+
+    application.bot_data.polling = asyncio.create_task(
+        hearing.poll(application.bot, kinds, put, runtime.hearing), name="polling"
+    )
+
+
+async def stop_listening(application: App) -> None:
+    task, application.bot_data.polling = application.bot_data.polling, None
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

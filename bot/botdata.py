@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 from telegram.ext import Application, CallbackContext, ContextTypes, ExtBot, JobQueue
 from telegram.request import BaseRequest
 
-from bot.health import Health
-from bot.metrics import Metrics
+from bot.ops.health import Health
+from bot.ops.metrics import Metrics
 
 if TYPE_CHECKING:
-    from bot.deliveries import Deliveries
-    from bot.outbox import Limits
-    from bot.runtime import Runtime
+    from bot.cluster.workers import Worker
+    from bot.send.rate_policy import Limits
     from bot.settings import Settings
-    from bot.workers import Worker
+    from bot.tables.runtime import Runtime
+    from bot.updates.seen import SeenUpdates
     from storage import DatabaseLock, PostgresLock, Store
 
 
@@ -39,14 +39,17 @@ class BotData:
         self.runtime: Runtime | None = None  # from start-up on (bot.app.prepare)
         self.store: Store | None = None  # the open store, closed by close() before the lock goes
         self.database_lock: DatabaseLock | PostgresLock | None = None  # this process's hold on the database
-        self.deliveries: Deliveries | None = None  # which updates were taken (bot/deliveries.py)
-        self.worker: Worker | None = None  # on PostgreSQL: this process's chats (bot/workers.py)
+        self.seen_updates: SeenUpdates | None = None  # which updates were taken (bot/updates/seen.py)
+        self.worker: Worker | None = None  # on PostgreSQL: this process's chats (bot/cluster/workers.py)
         self.menu: asyncio.Task[None] | None = None  # setting the command menu in the background
-        self.polling: asyncio.Task[None] | None = None  # taking updates by getUpdates (bot/hearing.py)
+        self.polling: asyncio.Task[None] | None = (
+            None  # taking updates by getUpdates (bot/updates/hearing.py)
+        )
         self.gc_thresholds: tuple[int, int, int] | None = None  # the collector's before start-up
 
 
-# The type of every handler's and job's ``context``, and of the Application.
-Context = CallbackContext[ExtBot[None], BotData, dict[Any, Any], dict[Any, Any]]
-App = Application[ExtBot[None], Context, BotData, dict[Any, Any], dict[Any, Any], JobQueue[Context]]
+# The type of every handler's and job's ``context``, and of the Application (PTB's order: the bot,
+# user_data, chat_data, bot_data; the Application's has the context type second).
+Context = CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], BotData]
+App = Application[ExtBot[None], Context, dict[Any, Any], dict[Any, Any], BotData, JobQueue[Context]]
 CONTEXT_TYPES = ContextTypes(bot_data=BotData)

@@ -19,11 +19,12 @@ from typing import Any
 
 from telegram.ext import CallbackContext
 
-from bot import hearing, webhook
-from bot.app import HANDLED_UPDATES, stop_menu
+from bot.app import HANDLED_UPDATES, listen, stop_listening, stop_menu
 from bot.botdata import App
 from bot.settings import Settings
-from bot.web import OPS_CAP, WebServer, build_ops_app, build_web_app
+from bot.updates import hearing
+from bot.web import webhook
+from bot.web.server import OPS_CAP, WebServer, build_ops_app, build_web_app
 from storage import BackupFailed, backup_if_due, prune
 
 log = logging.getLogger(__name__)
@@ -71,12 +72,12 @@ async def _take_updates(application: App, settings: Settings) -> None:
         assert secret is not None
         await webhook.register(application.bot, settings.webhook_url, secret, HANDLED_UPDATES)
         return
-    hearing.listen(application, HANDLED_UPDATES)
+    listen(application, HANDLED_UPDATES)
 
 
 async def _stop(application: App, servers: list[WebServer]) -> None:
     try:
-        await hearing.stop_listening(application)
+        await stop_listening(application)
         for server in servers:
             await server.stop()
         if application.running:

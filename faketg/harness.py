@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from bot.app import build_application, close, prepare
 from bot.botdata import App
-from bot.outbox import Limits
-from bot.runtime import Runtime
+from bot.send.rate_policy import Limits
 from bot.settings import Settings
+from bot.tables.runtime import Runtime
 from faketg.driver import Driver
 from faketg.request import FakeRequest
 from faketg.world import ApiError, World

@@ -8,6 +8,7 @@ showhand hand.
 
 from __future__ import annotations
 
+from types import UnionType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Action", "Event"]
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> UnionType:
     if name not in __all__:
         raise AttributeError(f"module 'games' has no attribute {name!r}")
     from games.muxi import MuxiAction, MuxiEvent

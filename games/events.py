@@ -125,3 +125,21 @@ class TableClosed:
     """The table is over: ``reason`` is ``no_banker``, ``lobby_expired``, ``empty`` or ``cancelled``."""
 
     reason: str
+
+
+# What every table reports, whatever the game: each game's event union (``MuxiEvent``,
+# ``ShowhandEvent``) is this plus its own.
+TableEvent = (
+    Joined
+    | Left
+    | Unseated
+    | Readied
+    | TimerStarted
+    | DeadlinePassed
+    | RoundStarted
+    | Dealt
+    | Paid
+    | DeckRevealed
+    | ClosingAfterRound
+    | TableClosed
+)

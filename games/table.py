@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar, Generic, Protocol, Self, TypeVar, cast
+from typing import ClassVar, Generic, Protocol, Self, TypeVar
 
 from games.cards import Card
 from games.codec import Plain, from_plain, to_plain
@@ -38,6 +38,7 @@ from games.events import (
     Readied,
     RoundStarted,
     TableClosed,
+    TableEvent,
     TimerStarted,
     Unseated,
 )
@@ -264,20 +265,24 @@ class TableCore:
 
 
 ActionT = TypeVar("ActionT")
-EventT = TypeVar("EventT")
+EventT = TypeVar("EventT")  # a game's event union: ``TableEvent`` and the game's own
+PhaseT = TypeVar("PhaseT", bound=StrEnum)
 
 
 class Table(ABC, Generic[ActionT, EventT]):
     """What both games' tables do alike: apply actions by type, sit, press Start, save and load.
 
     A subclass names the actions it takes and the events it reports (``Table[MuxiAction,
-    MuxiEvent]``), its state dataclass (``STATE``, with ``core`` and a ``phase`` whose values
-    include ``"lobby"`` and ``"closed"``), its deck, its handlers, and how a round starts.
+    MuxiEvent]``, the events including every ``TableEvent``), its state dataclass (``STATE``, with
+    ``core`` and a ``phase`` whose values include ``"lobby"`` and ``"closed"``), its deck, its
+    handlers, and how a round starts.
     """
 
     STATE: ClassVar[type[TableState]]
     DECK: ClassVar[tuple[Card, ...]]
-    HANDLERS: ClassVar[dict[type, Callable[..., list[object]]]]
+    # Each action's handler, by the action's type (a class attribute: set once per game). Its
+    # events are this game's (``TableEvent | EventT`` is ``EventT``, which includes them).
+    HANDLERS: dict[type, Callable[..., list[TableEvent | EventT]]]
 
     def __init__(self, state: TableState) -> None:
         self.state = state
@@ -301,7 +306,7 @@ class Table(ABC, Generic[ActionT, EventT]):
     def closed(self) -> bool:
         return self.state.phase == "closed"
 
-    def apply(self, action: ActionT) -> list[EventT]:
+    def apply(self, action: ActionT) -> list[TableEvent | EventT]:
         """Carry out ``action`` and return what happened, or raise a ``RuleError`` changing nothing."""
         if self.closed:
             raise TableIsClosed()
@@ -310,37 +315,35 @@ class Table(ABC, Generic[ActionT, EventT]):
             raise TypeError(f"not an action of this table: {action!r}")
         events = handler(self, action)
         self.core.version += 1
-        # The handlers are found by the action's type, so a checker cannot see that each reports
-        # this game's events: the subclass's ``EventT`` says so.
-        return cast("list[EventT]", events)
+        return events
 
-    def _join(self, action: Join) -> list[object]:
+    def _join(self, action: Join) -> list[TableEvent | EventT]:
         if self.core.closing:
             raise AlreadyClosing()
-        events: list[object] = [self.core.add_seat(action.person, action.balance)]
+        events: list[TableEvent | EventT] = [self.core.add_seat(action.person, action.balance)]
         if self.state.phase == "lobby":
             events.append(self.core.start_timer(self.core.lobby_seconds))
         return events
 
-    def _ready(self, action: Ready) -> list[object]:
+    def _ready(self, action: Ready) -> list[TableEvent | EventT]:
         if self.state.phase != "lobby":
             raise WrongPhase("Start is pressed between rounds")
         seat = self.require_seat_for_ready(action)
         # Someone left while all the others were ready: pressing again starts the round.
         if seat.ready and self.core.everyone_ready():
             return self._start(action.shuffle)
-        events: list[object] = [self.core.set_ready(action.person)]
+        events: list[TableEvent | EventT] = [self.core.set_ready(action.person)]
         if self.core.everyone_ready():
             events += self._start(action.shuffle)
         return events
 
-    def _credit(self, action: Credit) -> list[object]:
+    def _credit(self, action: Credit) -> list[TableEvent | EventT]:
         if action.amount <= 0:
             raise ValueError("a credit is a positive amount")
         self.core.require_seat(action.person).balance += action.amount
         return []
 
-    def _close_after_round(self, action: CloseAfterRound) -> list[object]:
+    def _close_after_round(self, action: CloseAfterRound) -> list[TableEvent | EventT]:
         if self.state.phase == "lobby" or self.core.dealt == 0:  # no card is out: nothing to void
             return self._cancel(Cancel())
         if self.core.closing:
@@ -349,7 +352,7 @@ class Table(ABC, Generic[ActionT, EventT]):
         return [ClosingAfterRound(action.by)]
 
     @abstractmethod
-    def _cancel(self, action: Cancel) -> list[object]:
+    def _cancel(self, action: Cancel) -> list[TableEvent | EventT]:
         """End the table now, the escrow back to whoever put it in."""
 
     def require_seat_for_ready(self, action: Ready) -> Seat:
@@ -362,17 +365,29 @@ class Table(ABC, Generic[ActionT, EventT]):
         return self.state.phase == "lobby" and (not seat.ready or self.core.everyone_ready())
 
     @abstractmethod
-    def _start(self, shuffle: Shuffle) -> list[object]:
+    def _start(self, shuffle: Shuffle) -> list[TableEvent | EventT]:
         """Everyone pressed Start: begin a round with this deck."""
 
 
 class TableState(Protocol):
+    """What ``Table`` reads of a game's state dataclass."""
+
+    @property
+    def core(self) -> TableCore: ...
+    @property
+    def phase(self) -> StrEnum: ...
+
+
+class PhasedState(Protocol[PhaseT]):
+    """A game's state whose phase the lobby and the end of a table move (``PhaseT``: the game's
+    ``Phase``, with a ``"lobby"`` and a ``"closed"``)."""
+
     core: TableCore
-    phase: StrEnum
+    phase: PhaseT
 
 
 # -- the lobby and the end of a table, for either game's state ---------------------------------------
-def back_to_lobby(state: TableState) -> list[object]:
+def back_to_lobby(state: PhasedState[PhaseT]) -> list[TableEvent]:
     """A round is over: everyone presses Start again for the next one (or the table ends, when
     asked to during the round)."""
     if state.core.closing:
@@ -382,35 +397,35 @@ def back_to_lobby(state: TableState) -> list[object]:
     return lobby_changed(state)
 
 
-def lobby_changed(state: TableState) -> list[object]:
+def lobby_changed(state: PhasedState[PhaseT]) -> list[TableEvent]:
     """The lobby's seats changed: its expiry starts again, or the table closes when nobody is left."""
     if not state.core.seats:
         return close(state, "empty")
     return [state.core.start_timer(state.core.lobby_seconds)]
 
 
-def leave_freely(state: TableState, person: int) -> list[object]:
+def leave_freely(state: PhasedState[PhaseT], person: int) -> list[TableEvent]:
     """Someone gets up at no cost (in the lobby, or not playing the round under way)."""
     state.core.remove_seat(person)
-    events: list[object] = [Left(person)]
+    events: list[TableEvent] = [Left(person)]
     return events + (lobby_changed(state) if state.phase == "lobby" else [])
 
 
-def expire_lobby(state: TableState, timer: int) -> list[object]:
+def expire_lobby(state: PhasedState[PhaseT], timer: int) -> list[TableEvent]:
     """Nobody started the lobby in time: the table closes."""
     everyone = tuple(seat.person for seat in state.core.seats)
     return [DeadlinePassed(timer, everyone), *close(state, "lobby_expired")]
 
 
-def close(state: TableState, reason: str) -> list[object]:
+def close(state: PhasedState[PhaseT], reason: str) -> list[TableEvent]:
     state.phase = type(state.phase)("closed")
     state.core.timer = 0
     return [TableClosed(reason)]
 
 
-def cancel(state: TableState) -> list[object]:
+def cancel(state: PhasedState[PhaseT]) -> list[TableEvent]:
     """An admin ends the table: the escrow goes back to whoever put it in, the deck is revealed."""
-    events: list[object] = list(state.core.refund_escrow())
+    events: list[TableEvent] = list(state.core.refund_escrow())
     if state.core.shuffle is not None:
         events.append(state.core.end_round())
     return events + close(state, "cancelled")

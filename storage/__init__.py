@@ -5,9 +5,10 @@ The only package with SQL. Open it with ``await open_store(path_or_url)``; check
 ``python -m storage check PATH``; back it up while the bot runs with ``python -m storage backup``.
 """
 
-from storage.backup import BackupFailed, backup_database, backup_if_due, prune, restore_database
+from storage.backup import backup_database, backup_if_due, prune, restore_database
 from storage.check import CheckReport, check_database
 from storage.errors import (
+    BackupFailed,
     DatabaseInUse,
     DatabaseUnreachable,
     EscrowMismatch,
@@ -22,7 +23,6 @@ from storage.errors import (
     UnknownPerson,
     UnknownTable,
     UpdateTaken,
-    WriterNotStarted,
 )
 from storage.exclusive import DatabaseLock, hold_database
 from storage.models import (
@@ -80,7 +80,6 @@ __all__ = [
     "UnknownPerson",
     "UnknownTable",
     "UpdateTaken",
-    "WriterNotStarted",
     "backup_database",
     "backup_if_due",
     "check_database",

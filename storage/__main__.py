@@ -28,9 +28,9 @@ import os
 import sys
 from pathlib import Path
 
-from storage.backup import BackupFailed, backup_database, restore_database
+from storage.backup import backup_database, restore_database
 from storage.check import check_database
-from storage.errors import DatabaseInUse, DatabaseUnreachable, DestinationRefused
+from storage.errors import BackupFailed, DatabaseInUse, DatabaseUnreachable, DestinationRefused
 from storage.postgres import check_postgres, is_postgres_url, without_password
 from storage.store import default_path
 from storage.transfer import TransferRefused, migrate_to

@@ -1,13 +1,14 @@
 """Group commit: the writes made while one transaction runs are committed together in the next.
 
-Every write is a storage function (a :data:`~storage.sql.Query`) run whole inside one
-transaction; one that raises leaves nothing and the others stand (:func:`transactions`).
-One batch runs at a time (in SQLite's writer process; on PostgreSQL's writer connection), so
-writes need no lock between them in this process and are committed in the order they were made; a
-batch costs one commit (one fsync) however many writes it holds.
+SQLite's writes (``storage/sqlite.py``): every write is a storage function (a
+:data:`~storage.sql.Query`) run whole inside one transaction; one that raises leaves nothing and
+the others stand (:func:`transactions`). One batch runs at a time, on the writer connection's
+thread, so writes need no lock between them in this process and are committed in the order they
+were made; a batch costs one commit (one fsync) however many writes it holds. (PostgreSQL commits
+each write in a transaction of its own, side by side: ``storage/postgres.py``.)
 
-The batch itself is a storage function (:func:`transactions`), so both databases run the same
-code; ``GroupCommit`` is told how to run one (``run_batch``) by the backend.
+The batch itself is a storage function (:func:`transactions`); ``GroupCommit`` is told how to run
+one (``run_batch``) by the backend.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ T = TypeVar("T")
 MAX_BATCH = 64  # writes committed together at most (a batch waits for the one before it)
 Outcome = tuple[bool, object]  # (ok, the write's result or its error)
 Slot = tuple[Callable[..., Any], int]  # a joinable write's storage function and key
-Call = tuple[Callable[..., Query[object]], tuple[Any, ...], dict[str, Any]]  # a write, as sent
 
 
 class _Abandoned(Exception):
@@ -40,8 +40,8 @@ class Ticket:
     write was made (``Task.cancel`` counts it at once, before the task even wakes up) or once the
     caller has said so (``abandoned``, which stays set even if the task is uncancelled later, as
     ``asyncio.timeout`` does). Under ``lock`` the batch either sees that and skips the write, or
-    marks it ``started``; the caller reads ``started`` under the same lock (whichever thread the
-    batch is begun on: SQLite's are begun as they are sent to the writer's process).
+    marks it ``started``; the caller reads ``started`` under the same lock (the batch runs on the
+    writer's thread).
     """
 
     __slots__ = ("abandoned", "cancels", "lock", "started", "task")
@@ -73,18 +73,6 @@ class Job:
         self.ticket = Ticket(detached)
         self.outcome: asyncio.Future[object] = asyncio.get_running_loop().create_future()
 
-    @classmethod
-    def sent(cls, fn: Callable[..., Query[object]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Job:
-        """A write as another process runs it (``storage/writer_process.py``): begun already, by
-        its sender, and nobody here to cancel it or to wait for its outcome."""
-        job = cls.__new__(cls)
-        job.fn, job.args, job.kwargs = fn, args, kwargs
-        job.ticket = Ticket(detached=True)
-        return job
-
-    def call(self) -> Call:
-        return self.fn, self.args, self.kwargs
-
     def join(self, fold: Callable[[dict[str, Any], dict[str, Any]], None], later: dict[str, Any]) -> bool:
         """Fold a later write's arguments into this one's (``fold(these, later)``), unless its batch
         has begun it (read under the ticket's lock, as the batch marks it begun): did it?"""
@@ -95,7 +83,7 @@ class Job:
             return True
 
 
-SKIPPED = object()  # the outcome of a write whose caller was cancelled before it began
+_SKIPPED = object()  # the outcome of a write whose caller was cancelled before it began
 
 
 def transactions(jobs: Sequence[Job]) -> Query[list[Outcome]]:
@@ -141,8 +129,8 @@ def _each(
     for index, job in enumerate(jobs):
         if index in decided:
             continue
-        if index not in returned and not begin(job):
-            decided[index] = (True, SKIPPED)  # cancelled while queued: never begun, in no run
+        if index not in returned and not _begin(job):
+            decided[index] = (True, _SKIPPED)  # cancelled while queued: never begun, in no run
             continue
         if alone:
             yield from run("SAVEPOINT write")
@@ -172,7 +160,7 @@ def _each(
     return ran
 
 
-def begin(job: Job) -> bool:
+def _begin(job: Job) -> bool:
     """Mark a job begun, unless its caller was cancelled before: may it run?"""
     with job.ticket.lock:
         if job.ticket.cancelled():
@@ -199,9 +187,9 @@ def _settle(job: Job, ok: bool, value: object) -> None:
     if job.outcome.done():
         return
     if ok or job.ticket.abandoned:
-        job.outcome.set_result(None if value is SKIPPED else value)
+        job.outcome.set_result(None if value is _SKIPPED else value)
     else:
-        job.outcome.set_exception(value)  # type: ignore[arg-type]
+        job.outcome.set_exception(value)  # type: ignore[arg-type]  # not ok: ``value`` is the error
 
 
 def _observe(on_batch: Callable[[float, bool], None], started: float, call: asyncio.Future[object]) -> None:
@@ -214,82 +202,17 @@ def _nothing() -> Query[None]:
     yield
 
 
-class _Lane:
-    """One line of batches: committed one at a time, in the order their writes were made."""
+class GroupCommit:
+    """Queues writes and commits them in batches with ``run_batch``, one batch at a time, in the
+    order they were made."""
 
-    def __init__(self, commits: GroupCommit) -> None:
-        self.commits = commits
+    def __init__(self, run_batch: Callable[[Sequence[Job]], Awaitable[list[Outcome]]]) -> None:
+        """``run_batch(jobs)``: the jobs run as :func:`transactions` runs them, on the writer."""
+        self.run_batch = run_batch
         self.queue: list[Job] = []  # writes waiting for the next batch
         self.committer: asyncio.Task[None] | None = None  # commits batches while there are any
-
-    def enqueue(self, job: Job) -> None:
-        self.queue.append(job)
-        if self.committer is None:
-            # An idle lane begins its batch at once, in the caller's step (SQLite's writer process
-            # has it before the event loop runs anything else); writes made meanwhile go in the next.
-            self.committer = asyncio.create_task(self._commit(self._begin()))
-            self.committer.add_done_callback(self._ended)
-
-    def _ended(self, committer: asyncio.Task[None]) -> None:
-        """The lane's task was cancelled before its first step (the loop is closing): what its
-        ``finally`` would have done."""
-        if self.committer is committer:
-            self._let_go()
-
-    def _let_go(self) -> None:
-        self.committer = None
-        stranded, self.queue = self.queue, []
-        for job in stranded:  # this task was cancelled: these never began, and never will
-            _settle(job, False, StorageError("the store stopped writing before this write began"))
-
-    def _begin(self) -> asyncio.Future[list[Outcome]]:
-        """The next batch, begun: the first writes of the queue. Its outcome reaches its callers
-        whatever happens to the lane's task: cancelled (the loop is closing), it stops waiting, but
-        the batch ends all the same."""
-        size = self.commits.batch
-        jobs, self.queue = self.queue[:size], self.queue[size:]
-        try:
-            call = asyncio.ensure_future(self.commits.run_batch(jobs))
-        except Exception as error:  # (it failed as a whole before it was sent: each write says why)
-            call = asyncio.get_running_loop().create_future()
-            call.set_exception(error)
-        call.add_done_callback(functools.partial(_settle_batch, jobs))
-        if self.commits.on_batch is not None:
-            call.add_done_callback(functools.partial(_observe, self.commits.on_batch, time.perf_counter()))
-        return call
-
-    async def _commit(self, call: asyncio.Future[list[Outcome]]) -> None:
-        """Wait for the batch begun, then commit the queued writes a batch at a time until none is left."""
-        try:
-            await asyncio.wait([call])
-            while self.queue:
-                await asyncio.wait([self._begin()])
-        finally:
-            self._let_go()
-
-
-class GroupCommit:
-    """Queues writes and commits them in batches with ``run_batch``: on ``lanes`` lines at once,
-    each one batch at a time. The writes of one lane are committed in the order they were made; a
-    write given a key (``write_in``) always takes that key's lane, so the writes about one thing
-    (a table) keep their order. SQLite has one writer: one lane. PostgreSQL takes several at once
-    (each on a connection of its own): a statement costs a network round trip there, and one line
-    of batches would hold every write of the process behind the slowest. There a batch is one
-    write (``batch``): the server commits concurrent transactions together by itself, and a
-    transaction holding the row locks of several writes, taken in their order, would wait in a
-    cycle with another (a deadlock)."""
-
-    def __init__(
-        self,
-        run_batch: Callable[[Sequence[Job]], Awaitable[list[Outcome]]],
-        lanes: int = 1,
-        batch: int = MAX_BATCH,
-    ) -> None:
-        self.run_batch = run_batch
-        self.batch = batch  # writes committed together at most
-        self.lanes = [_Lane(self) for _ in range(max(1, lanes))]
         self._joinable: dict[Slot, Job] = {}  # (``write_joined``)
-        self.loop = asyncio.get_running_loop()  # (its lanes' tasks and futures are this loop's)
+        self.loop = asyncio.get_running_loop()  # (its task and futures are this loop's)
         # Told each batch's seconds (queue included) and whether it committed.
         self.on_batch: Callable[[float, bool], None] | None = None
 
@@ -300,19 +223,12 @@ class GroupCommit:
         then none of them stands and each caller gets that error. ``fn`` may run twice in its
         batch (:func:`transactions`): what it does must follow from the database's state and its
         arguments alone (no effect outside the database, its arguments neither changed nor read
-        only once); and on SQLite it runs in another process: ``fn`` is a module's own function,
-        its arguments and its result plain data (they are pickled). A cancelled caller's write is
-        all or nothing, and decided when the caller's ``CancelledError`` is raised: if it had not
-        begun it never will; if it was running it is undone unless it had returned, and the caller
-        waits for its batch to end, so what it reads next is final. (SQLite's writer is a process of
-        its own, ``storage/writer_process.py``: there a write is begun when it is sent, and runs to its
-        end whatever its caller does, as one that had returned.)
+        only once); it runs on the writer's thread. A cancelled caller's write is all or nothing,
+        and decided when the caller's ``CancelledError`` is raised: if it had not begun it never
+        will; if it was running it is undone unless it had returned, and the caller waits for its
+        batch to end, so what it reads next is final.
         """
-        return await self.write_in(None, fn, *args, **kwargs)
-
-    async def write_in(self, key: int | None, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T:
-        """:meth:`write`, in ``key``'s lane (None: the first)."""
-        job = self.enqueue(fn, args, kwargs, key)
+        job = self.enqueue(fn, args, kwargs)
         try:
             result = await asyncio.shield(job.outcome)
         except asyncio.CancelledError:
@@ -324,6 +240,16 @@ class GroupCommit:
             raise
         return cast(T, result)
 
+    async def write_in(self, key: int | None, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T:
+        """:meth:`write` (``key``: what the write is about, a table; here every write keeps its order)."""
+        return await self.write(fn, *args, **kwargs)
+
+    def write_later(
+        self, key: int | None, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any
+    ) -> asyncio.Future[T]:
+        """:meth:`write`, queued now and not waited for: its outcome, which no caller's cancel undoes."""
+        return cast("asyncio.Future[T]", self.enqueue(fn, args, kwargs, detached=True).outcome)
+
     async def write_joined(
         self,
         key: int,
@@ -332,21 +258,21 @@ class GroupCommit:
         *args: Any,
         **kwargs: Any,
     ) -> T:
-        """:meth:`write_in` for a write whose effect commutes with every other write in ``key``'s lane
-        but those of ``fn`` (and whose ``args`` are the same for one ``key``): while one waits for its
+        """:meth:`write` for a write whose effect commutes with every other write about ``key`` but
+        those of ``fn`` (and whose ``args`` are the same for one ``key``): while one waits for its
         batch, a later one of the same ``fn`` and ``key`` joins it (``fold(its kwargs, the later's)``
         makes them one write with the effect of both in turn) instead of queuing one more write.
         Made by several callers, it is each one's: a cancelled caller stops waiting, the write goes on."""
         slot = (fn, key)
         queued = self._joinable.get(slot)
         if queued is None or not queued.join(fold, kwargs):
-            queued = self.enqueue(fn, args, kwargs, key, detached=True)
+            queued = self.enqueue(fn, args, kwargs, detached=True)
             self._joinable[slot] = queued
             queued.outcome.add_done_callback(functools.partial(self._unjoinable, slot, queued))
         return cast(T, await asyncio.shield(queued.outcome))
 
     def seal(self, key: int, fn: Callable[..., Any]) -> None:
-        """A write of ``fn`` in ``key``'s lane made from now on joins none queued before: one queued
+        """A write of ``fn`` about ``key`` made from now on joins none queued before: one queued
         meanwhile changes what they change (``write_joined``'s writes no longer commute with it)."""
         self._joinable.pop((fn, key), None)
 
@@ -361,19 +287,58 @@ class GroupCommit:
         fn: Callable[..., Query[object]],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        key: int | None = None,
         detached: bool = False,
     ) -> Job:
-        """Queue a write now: it commits in the same batch as any write queued after it in its lane,
-        or earlier (``detached``: whoever made it, no caller's cancel undoes it)."""
+        """Queue a write now: it commits in the same batch as any write queued after it, or earlier
+        (``detached``: whoever made it, no caller's cancel undoes it)."""
         if asyncio.get_running_loop() is not self.loop:
             raise RuntimeError("the store was opened on another event loop")
         job = Job(fn, args, kwargs, detached)
-        self.lanes[0 if key is None else key % len(self.lanes)].enqueue(job)
+        self.queue.append(job)
+        if self.committer is None:
+            # An idle writer is handed its batch at once, in the caller's step; writes made
+            # meanwhile go in the next.
+            self.committer = asyncio.create_task(self._commit(self._next_batch()))
+            self.committer.add_done_callback(self._ended)
         return job
 
     async def drain(self) -> None:
         """Wait until every write queued so far has ended (not those queued meanwhile: a busy
-        process's lanes may never be empty): a write that does nothing, at the end of each lane."""
-        ends = [self.enqueue(_nothing, (), {}, key).outcome for key in range(len(self.lanes))]
-        await asyncio.wait(ends)
+        process's queue may never be empty): a write that does nothing, at the end of the queue."""
+        await asyncio.wait([self.enqueue(_nothing, (), {}).outcome])
+
+    def _ended(self, committer: asyncio.Task[None]) -> None:
+        """The committer was cancelled before its first step (the loop is closing): what its
+        ``finally`` would have done."""
+        if self.committer is committer:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        self.committer = None
+        stranded, self.queue = self.queue, []
+        for job in stranded:  # the committer was cancelled: these never began, and never will
+            _settle(job, False, StorageError("the store stopped writing before this write began"))
+
+    def _next_batch(self) -> asyncio.Future[list[Outcome]]:
+        """The next batch, begun: the first writes of the queue. Its outcome reaches its callers
+        whatever happens to the committer: cancelled (the loop is closing), it stops waiting, but
+        the batch ends all the same."""
+        jobs, self.queue = self.queue[:MAX_BATCH], self.queue[MAX_BATCH:]
+        try:
+            call: asyncio.Future[list[Outcome]] = asyncio.ensure_future(self.run_batch(jobs))
+        except Exception as error:  # (refused before it began, the store closed: each write says why)
+            call = self.loop.create_future()
+            call.set_exception(error)
+        call.add_done_callback(functools.partial(_settle_batch, jobs))
+        if self.on_batch is not None:
+            call.add_done_callback(functools.partial(_observe, self.on_batch, time.perf_counter()))
+        return call
+
+    async def _commit(self, call: asyncio.Future[list[Outcome]]) -> None:
+        """Wait for the batch begun, then commit the queued writes a batch at a time until none is left."""
+        try:
+            await asyncio.wait([call])
+            while self.queue:
+                await asyncio.wait([self._next_batch()])
+        finally:
+            self._let_go()

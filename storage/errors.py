@@ -7,20 +7,7 @@ from collections.abc import Sequence
 
 
 class StorageError(Exception):
-    """Base of every error raised on purpose by ``storage``.
-
-    Pickled as it stands, whatever its class's constructor takes: a write's error comes back from
-    SQLite's writer process (``storage/writer_process.py``)."""
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return _rebuilt, (type(self), self.args, self.__dict__)
-
-
-def _rebuilt(cls: type[StorageError], args: tuple[object, ...], state: dict[str, object]) -> StorageError:
-    error = cls.__new__(cls)
-    error.args = args
-    error.__dict__.update(state)
-    return error
+    """Base of every error raised on purpose by ``storage``."""
 
 
 class SchemaTooNew(StorageError):
@@ -125,14 +112,6 @@ class DatabaseUnreachable(StorageError):
         self.path = path
         self.reason = reason
         super().__init__(f"cannot reach the database {path}: {reason}")
-
-
-class WriterNotStarted(StorageError):
-    """SQLite's writer process could not be started (``storage/writer_process.py``)."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        self.path = path
-        super().__init__(f"cannot start the writer process of the database {path}: {reason}")
 
 
 class BackupFailed(StorageError):

@@ -109,9 +109,9 @@ def hold_database(database: str | os.PathLike[str]) -> DatabaseLock:
         os.close(fd)
         raise
     try:
-        pid = f"{os.getpid()}\n".encode()
-        os.pwrite(fd, pid, 0)  # then cut: a reader sees a whole PID, never an empty file
-        os.ftruncate(fd, len(pid))
+        mine = f"{os.getpid()}\n".encode()
+        os.pwrite(fd, mine, 0)  # then cut: a reader sees a whole PID, never an empty file
+        os.ftruncate(fd, len(mine))
     except BaseException:
         DatabaseLock(path, fd, file_fd).release()
         raise

@@ -5,7 +5,7 @@ duplicate ``update_id`` (a redelivery, or one taken already: ``updates_taken``) 
 notifies the channel ``paiju_inbox`` (PostgreSQL's ``NOTIFY``, sent at the commit) with the
 update's partition, so its owner wakes at once. An update leaves the inbox in the transaction
 that marks it taken (``storage/updates.py``): the one of the table action it makes
-(``tables.commit_action``), or, making none, once it is handled (``bot/deliveries.py``). A worker
+(``tables.commit_action``), or, making none, once it is handled (``bot/updates/seen.py``). A worker
 lost before that commit leaves it here for the next owner, nothing of it saved.
 """
 

@@ -19,6 +19,7 @@ class Person:
     language: str | None
     balance: int
     created_at: datetime
+    dm_refused: bool = False  # Telegram refused a message to their DM (never opened, or blocked)
 
 
 @dataclass(frozen=True, slots=True)

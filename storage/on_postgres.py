@@ -41,7 +41,8 @@ async def run_query(conn: asyncpg.Connection, query: Query[T]) -> T:
                 continue
             statement = query.send(result)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        returned: T = done.value  # what the storage function returned (StopIteration holds it untyped)
+        return returned
 
 
 async def _execute(conn: asyncpg.Connection, statement: Sql) -> Result:

@@ -1,8 +1,7 @@
 """Run a storage function (``storage/sql.py``) on a ``sqlite3`` connection, in the calling thread.
 
-The whole function runs in one go, whatever the number of statements: one call on the reader's
-aiosqlite thread (``storage/thread.py``), or in the writer's process for a batch of writes
-(``storage/writer_process.py``).
+The whole function runs in one go, whatever the number of statements: one call on a connection's
+aiosqlite thread (``storage/thread.py``), a read on the reader's, a batch of writes on the writer's.
 """
 
 from __future__ import annotations
@@ -34,7 +33,8 @@ def run_query(conn: sqlite3.Connection, query: Query[T]) -> T:
                 continue
             statement = query.send(result)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        returned: T = done.value  # what the storage function returned (StopIteration holds it untyped)
+        return returned
 
 
 def _execute(conn: sqlite3.Connection, statement: Sql) -> Result:
@@ -43,8 +43,9 @@ def _execute(conn: sqlite3.Connection, statement: Sql) -> Result:
     if not statement.text:  # a statement for PostgreSQL only
         return Result([], 0)
     if statement.want is Want.MANY:
-        conn.executemany(statement.text, statement.args)  # type: ignore[arg-type]
+        conn.executemany(statement.text, statement.args)
         return Result([])
+    # One statement's args are a Sequence (only Want.MANY's are an Iterable of them).
     cursor = conn.execute(statement.text, statement.args)  # type: ignore[arg-type]
     if statement.want is Want.ROWS:
         return Result(cursor.fetchall())

@@ -2,7 +2,7 @@
 
 A chat belongs to partition ``chat_id mod count`` (``count`` fixed when the first worker starts;
 the rows of ``partitions``). A worker takes a partition by an advisory lock of PostgreSQL's (held
-while its session lives: ``bot/workers.py``) and then :func:`claim`: the partition's ``epoch`` goes
+while its session lives: ``bot/cluster/workers.py``) and then :func:`claim`: the partition's ``epoch`` goes
 up and names it the owner. Every write to a table of the partition is *fenced*: it checks, in its
 own transaction, that its worker is the owner at the epoch it claimed (``FOR SHARE``, so a claim by
 another waits for it to end, and any write after that claim is refused with :class:`NotOwner`). A

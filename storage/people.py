@@ -15,7 +15,7 @@ from storage.partitions import Fence, fenced
 from storage.sql import Query, first, run
 from storage.timeutil import from_db_required
 
-PERSON_COLUMNS = "id, name, language, balance, created_at"
+PERSON_COLUMNS = "id, name, language, balance, created_at, dm_refused"
 CHAT_COLUMNS = "id, language, turn_seconds, lobby_seconds, allowed_games"
 
 
@@ -26,6 +26,7 @@ def person_from_row(row: Any) -> Person:
         language=row["language"],
         balance=row["balance"],
         created_at=from_db_required(row["created_at"]),
+        dm_refused=bool(row["dm_refused"]),
     )
 
 
@@ -57,6 +58,11 @@ def rename_person(person_id: int, name: str, language: str | None, now_text: str
         "UPDATE people SET name = ?, language = COALESCE(?, language), updated_at = ? WHERE id = ?",
         (name, language, now_text, person_id),
     )
+
+
+def set_dm_refused(person_id: int, refused: bool) -> Query[None]:
+    """What Telegram said of ``person_id``'s DM (a person never seen is not created for it)."""
+    yield from run("UPDATE people SET dm_refused = ? WHERE id = ?", (int(refused), person_id))
 
 
 def games_json(games: Iterable[str]) -> str:

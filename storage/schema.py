@@ -331,7 +331,7 @@ PG_V8_WORKERS: tuple[str, ...] = (
 
 # A worker is alive while it renews its lease (``storage/partitions.py``): a stopped, hung or frozen
 # worker keeps its connection (and its advisory locks) open, but not its lease; another worker then
-# ends its sessions, and with them its locks (``bot/workers.py``). A group's requests of the last
+# ends its sessions, and with them its locks (``bot/cluster/workers.py``). A group's requests of the last
 # minute go with its table to the next worker (``chat_budgets``). Empty on SQLite, as above.
 V9_WORKER_LEASES: tuple[str, ...] = (
     """CREATE TABLE workers (
@@ -364,6 +364,12 @@ PG_V9_WORKER_LEASES: tuple[str, ...] = (
     )""",
 )
 
+# What the bot learnt of someone's DM (issue 51): 1 once Telegram refused a message to it (they never
+# opened it, or blocked the bot), 0 again once they open it. One fact for replies, tables and the
+# Mini App, and for every worker: learnt once, never tried twice.
+V10_DM_REFUSED: tuple[str, ...] = ("ALTER TABLE people ADD COLUMN dm_refused INTEGER NOT NULL DEFAULT 0",)
+PG_V10_DM_REFUSED: tuple[str, ...] = ("ALTER TABLE people ADD COLUMN dm_refused integer NOT NULL DEFAULT 0",)
+
 
 MIGRATIONS: tuple[Step, ...] = (
     Step(V1_BASE, PG_V1_BASE),
@@ -375,6 +381,7 @@ MIGRATIONS: tuple[Step, ...] = (
     Step(V7_UPDATES_TAKEN, PG_V7_UPDATES_TAKEN),
     Step(V8_WORKERS, PG_V8_WORKERS),
     Step(V9_WORKER_LEASES, PG_V9_WORKER_LEASES),
+    Step(V10_DM_REFUSED, PG_V10_DM_REFUSED),
 )
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 

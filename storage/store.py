@@ -3,8 +3,8 @@
 The storage functions (``people``, ``wallet``, ``tables``, ``queries``, ``schema``) are the same
 for both: generators of SQL statements (``storage/sql.py``) that a backend runs
 (``storage/sqlite.py``, ``storage/postgres.py``). The Store is the async API over them: each read
-is one call on the backend, each write a whole transaction committed with the writes made while
-the one before it ran (``storage/commits.py``).
+is one call on the backend, each write a whole transaction (on SQLite committed with the writes
+made while the one before it ran: ``storage/commits.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from zoneinfo import ZoneInfo
 from games.events import Paid
 from storage import inbox, monitoring, partitions, people, queries, tables, updates, wallet
 from storage.check import CheckReport, books, check_database
-from storage.commits import GroupCommit
 from storage.errors import UnknownPerson
 from storage.exclusive import DatabaseLock, hold_database
 from storage.jsontext import compact_json
@@ -57,13 +56,46 @@ def default_path() -> str:
 
 
 class Backend(Protocol):
-    """What the Store needs of a database (``SqliteBackend``, ``PostgresBackend``)."""
+    """What the Store needs of a database (``SqliteBackend``, ``PostgresBackend``).
+
+    A write is a storage function run whole in a transaction, committed if it returns (its result),
+    undone if it raises (its error); the writes about one ``key`` (a table) commit in the order they
+    were made. How a cancelled caller's write ends: ``GroupCommit.write``."""
 
     path: str  # the file, or the URL without its password: what logs and the check name
     postgresql: bool
-    commits: GroupCommit
+    on_batch: Callable[[float, bool], None] | None  # told each write batch's seconds, and if committed
 
     async def read(self, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T: ...
+
+    async def write(self, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any) -> T: ...
+
+    async def write_in(
+        self, key: int | None, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any
+    ) -> T: ...
+
+    def write_later(
+        self, key: int | None, fn: Callable[..., Query[T]], *args: Any, **kwargs: Any
+    ) -> asyncio.Future[T]:
+        """A write made now and not waited for (its outcome), which no caller's cancel undoes."""
+        ...
+
+    async def write_joined(
+        self,
+        key: int,
+        fold: Callable[[dict[str, Any], dict[str, Any]], None],
+        fn: Callable[..., Query[T]],
+        *args: Any,
+        **kwargs: Any,
+    ) -> T:
+        """A write that may join one of ``fn`` about ``key`` still waiting (``GroupCommit.write_joined``)."""
+        ...
+
+    def seal(self, key: int, fn: Callable[..., Any]) -> None:
+        """A write of ``fn`` about ``key`` made from now on joins none made before."""
+
+    async def drain(self) -> None:
+        """Wait until every write made so far has ended."""
 
     async def close(self) -> None: ...
 
@@ -93,7 +125,7 @@ async def open_store(
 async def hold(target: str) -> DatabaseLock | PostgresLock:
     """Take the database for this process (``DatabaseInUse`` naming who holds it, never waiting):
     an SQLite file by OS locks on it (one bot on a file); a PostgreSQL database by an advisory lock
-    the bot's workers share (each worker then owns some chats: ``bot/workers.py``). Each goes with
+    the bot's workers share (each worker then owns some chats: ``bot/cluster/workers.py``). Each goes with
     its process, however it ends; ``release()`` lets it go sooner."""
     if is_postgres_url(target):
         return await hold_postgres(target, shared=True)
@@ -144,9 +176,9 @@ class Store:
         self.zone = zone
         self._now = now or utc_now
         self._read = backend.read
-        self._write = backend.commits.write
-        self._write_in = backend.commits.write_in  # (the writes about one table keep their order)
-        # What this worker owns, when several share the database (``bot/workers.py``): every write
+        self._write = backend.write
+        self._write_in = backend.write_in  # (the writes about one table keep their order)
+        # What this worker owns, when several share the database (``bot/cluster/workers.py``): every write
         # to a table, and the mark of an update taken from the inbox, is fenced by it.
         self.fence: Fence | None = None
         # What tables' messages show, not written yet (``shown_later``): an update_messages'
@@ -157,11 +189,11 @@ class Store:
     @property
     def on_batch(self) -> Callable[[float, bool], None] | None:
         """Told each write batch's seconds (its wait in the queue included) and whether it committed."""
-        return self.backend.commits.on_batch
+        return self.backend.on_batch
 
     @on_batch.setter
     def on_batch(self, observer: Callable[[float, bool], None] | None) -> None:
-        self.backend.commits.on_batch = observer
+        self.backend.on_batch = observer
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -192,9 +224,9 @@ class Store:
     def remember_update(self, update_id: int) -> asyncio.Future[object]:
         """This update was taken from Telegram (see ``storage/updates.py``): queued at once, without
         waiting; the future says when, and whether it was taken now (not before)."""
-        return self.backend.commits.enqueue(
-            updates.remember, ((update_id,), self._now_text()), {"fence": self.fence}
-        ).outcome
+        return self.backend.write_later(
+            None, updates.remember, (update_id,), self._now_text(), fence=self.fence
+        )
 
     async def forget_old_updates(self, newest: int = updates.NEWEST) -> int:
         """Forget the updates Telegram will not send again (see ``storage/updates.py``); how many."""
@@ -243,6 +275,10 @@ class Store:
 
     async def get_person(self, user_id: int) -> Person | None:
         return await self._read(people.get_person, user_id)
+
+    async def set_dm_refused(self, user_id: int, refused: bool) -> None:
+        """Telegram refused a message to the person's DM (``refused``), or they opened it."""
+        await self._write(people.set_dm_refused, user_id, refused)
 
     async def balance(self, user_id: int) -> int:
         """A person's coins; ``UnknownPerson`` before ``ensure_person``."""
@@ -358,7 +394,7 @@ class Store:
         messages = self._take_unsaved(table_id)  # (written with the action: one write)
         if messages is not None:
             messages["fence"] = None  # (the action's write is fenced)
-            self.backend.commits.seal(table_id, tables.update_messages)  # (later ones come after it)
+            self.backend.seal(table_id, tables.update_messages)  # (later ones come after it)
         try:
             return await self._write_in(
                 table_id,
@@ -396,12 +432,12 @@ class Store:
         view: Mapping[str, object] | None = None,
     ) -> None:
         """Set the table message id and/or merge DM message ids and what each kept message shows
-        (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved (``bot.live.Turn``);
-        ``view``: what the table shows besides changed with no action (``bot.live.ViewState``)."""
+        (None forgets a person's DM, or a hash); ``turn``: the turn's clock moved
+        (``bot.model.live_table.Turn``); ``view``: what the table shows besides changed with no action
+        (``bot.model.live_table.ViewState``)."""
         changes = self._with_unsaved(table_id, self._message_changes(message_id, dm_message_ids, shown))
         if turn is None and view is None:  # what Telegram confirmed: one write while one waits
-            commits = self.backend.commits
-            await commits.write_joined(
+            await self.backend.write_joined(
                 table_id, tables.join_message_updates, tables.update_messages, table_id, **changes
             )
             return
@@ -471,10 +507,8 @@ class Store:
         changes = self._take_unsaved(table_id)
         if changes is None:
             return
-        write = self.backend.commits.enqueue(
-            tables.update_messages, (table_id,), changes, table_id, detached=True
-        )
-        write.outcome.add_done_callback(functools.partial(_unsaved_lost, table_id))
+        write = self.backend.write_later(table_id, tables.update_messages, table_id, **changes)
+        write.add_done_callback(functools.partial(_unsaved_lost, table_id))
 
     async def load_table(self, table_id: int) -> SavedTable | None:
         return await self._read(tables.load_table, table_id)
@@ -487,7 +521,7 @@ class Store:
         """Every open table (to reload and re-arm timers at start-up)."""
         return await self._read(tables.open_tables)
 
-    # -- several workers on one database (``bot/workers.py``) ----------------------------------
+    # -- several workers on one database (``bot/cluster/workers.py``) ----------------------------------
 
     async def ensure_partitions(self, count: int) -> int:
         """The number of partitions the chats are shared in (``count`` if none were made before)."""

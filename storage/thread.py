@@ -14,6 +14,8 @@ the result. ``Connection._conn`` is the ``sqlite3.Connection`` that lives on tha
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -31,5 +33,21 @@ async def on_thread(db: aiosqlite.Connection, fn: Callable[..., T], *args: Any, 
     runs (the thread does not look at who is waiting).
     """
     conn: sqlite3.Connection = db._conn  # raises ValueError("no active connection") once closed
-    result: T = await db._execute(fn, conn, *args, **kwargs)
+    # aiosqlite's internal call has no annotations (its public ones do): typed here, by ``fn``.
+    result: T = await db._execute(fn, conn, *args, **kwargs)  # type: ignore[no-untyped-call]
     return result
+
+
+def hand_over(db: aiosqlite.Connection, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """``fn(conn, *args)`` queued on ``db``'s thread now, in the caller's step (``on_thread`` queues
+    it when first awaited, a pass of the event loop later): its result, to await. ``ValueError``
+    once ``db`` is closed.
+
+    What ``Connection._execute`` does before it awaits, done here at once: ``Connection._tx`` is the
+    queue its thread takes ``(future, function)`` pairs from, and sets each future's outcome through
+    the future's loop (checked against the pinned 0.22.1)."""
+    if not db._running or db._connection is None:
+        raise ValueError("Connection closed")
+    future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+    db._tx.put_nowait((future, functools.partial(fn, db._connection, *args)))
+    return future

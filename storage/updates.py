@@ -1,6 +1,6 @@
 """The updates the bot has taken, by ``update_id``: Telegram sends an update again when it did not
 see its delivery acknowledged (a webhook post whose answer was lost, a crash between ``getUpdates``
-calls), and the bot must handle each one once (``bot/deliveries.py`` asks here).
+calls), and the bot must handle each one once (``bot/updates/seen.py`` asks here).
 
 An id is kept while it is among the newest ``NEWEST`` and younger than ``KEEP``. Telegram keeps an
 update it could not deliver for 24 hours, so no redelivery comes later than that; one comes when

@@ -17,9 +17,8 @@ pytest_plugins = ["tests.postgres_server"]  # postgres_server, postgres_url
 
 @pytest.fixture(scope="session", autouse=True)
 def children_temp() -> Iterator[None]:
-    """The processes the tests start keep their temporary files in one folder, removed at the end:
-    a bot or a writer killed with SIGKILL leaves multiprocessing's folder (``pymp-*``) behind. Short,
-    under the system's: a forkserver's socket path in it must fit AF_UNIX's 108 bytes."""
+    """The processes the tests start keep their temporary files in one folder, removed at the end
+    (a bot killed with SIGKILL leaves what it had open behind)."""
     folder = tempfile.mkdtemp(prefix="paiju-tests-")
     before = os.environ.get("TMPDIR")
     os.environ["TMPDIR"] = folder

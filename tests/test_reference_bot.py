@@ -10,7 +10,7 @@ from bench.people import TableSpec
 from bench.reference_bot import GROUP_KEEP, Outbox, Parcel, Window
 from bench.session import Session
 from bench.stage import BotSpec
-from bot.i18n import t
+from bot.display.i18n import t
 from faketg.limits import FloodLimits, group_peaks
 from tests.waiting import until
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
+from bot.botdata import Context
+from bot.display.i18n import t
+from bot.display.views.common import coins, keyboard, name
+from bot.display.views.rules import rules_text
 from bot.handlers.common import (
-    Context,
     answer,
     display_name,
     is_group,
@@ -19,10 +22,7 @@ from bot.handlers.common import (
     reply_about_them,
     runtime_of,
 )
-from bot.i18n import t
 from bot.settings import LANGUAGES
-from bot.views.common import coins, keyboard, name
-from bot.views.rules import rules_text
 
 LANGUAGE_PICK = "lang:"
 
@@ -35,6 +35,7 @@ async def start(update: Update, context: Context) -> None:
     if is_group(chat):
         reply(context, update, t(language, "start.group"))
         return
+    runtime_of(context).dms.learn(user.id, refused=False)  # their DM is open: they are in it
     lines = [t(language, "start.welcome", name=name(user.first_name))]
     if granted:
         lines.append(t(language, "start.granted", amount=coins(runtime_of(context).settings.start_grant)))
@@ -53,10 +54,7 @@ async def _back_to_table(context: Context, person: int, table_id: int, language:
     live = runtime.tables.by_id(table_id)
     if live is None or person not in live.seated():
         return t(language, "start.table_gone")
-    async with runtime.tables.lock(live.chat_id):
-        if person in live.view.dm_failed:
-            live.view.dm_failed.remove(person)
-        await runtime.send_private(live, [person])
+    await runtime.chat_events.dm_opened(live, person)
     return t(language, "start.back_to_table")
 
 

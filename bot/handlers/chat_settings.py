@@ -5,8 +5,11 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
+from bot.botdata import Context
+from bot.display.game_kinds import KINDS
+from bot.display.i18n import t
+from bot.display.views.common import duration, keyboard
 from bot.handlers.common import (
-    Context,
     answer,
     is_group,
     language_for,
@@ -16,10 +19,8 @@ from bot.handlers.common import (
     reply,
     runtime_of,
 )
-from bot.i18n import t
-from bot.kinds import KINDS
+from bot.model.shown import Markup
 from bot.settings import LANGUAGES
-from bot.views.common import Markup, duration, keyboard
 from storage import ChatSettings
 
 PREFIX = "cfg:"
@@ -122,7 +123,8 @@ async def settings_press(update: Update, context: Context) -> None:
     await patiently(
         lambda: query.edit_message_text(
             settings_text(current, language, default),
-            reply_markup=settings_keyboard(current, language, default),
+            # Our Markup is Telegram's JSON (bot/model/shown.py), which PTB sends as it is.
+            reply_markup=settings_keyboard(current, language, default),  # type: ignore[arg-type]
         )
     )
 

@@ -12,13 +12,14 @@ from telegram import CallbackQuery, Chat, Update, User
 from telegram.constants import ChatMemberStatus
 from telegram.error import BadRequest, NetworkError, RetryAfter
 
-from bot.acting import Actor, ensure_person
 from bot.botdata import Context
-from bot.i18n import t
-from bot.outbox import Priority
-from bot.runtime import Runtime
-from bot.telegram import ANSWER_WITHIN, Failure, chat_kind, classify, popup_text, retry_seconds
-from bot.views.common import Markup, clean_name, name
+from bot.display.i18n import t
+from bot.display.views.common import clean_name, name
+from bot.model.shown import Markup
+from bot.send.rate_policy import Priority
+from bot.tables.acting import Actor, ensure_person
+from bot.tables.runtime import Runtime
+from bot.telegram_facts import ANSWER_WITHIN, Failure, chat_kind, classify, popup_text, retry_seconds
 from storage import Person
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ def runtime_of(context: Context) -> Runtime:
 
 
 def actor(user: User) -> Actor:
-    """Who is acting, as ``bot.acting`` takes them (nothing of python-telegram-bot's)."""
+    """Who is acting, as ``bot.tables.acting`` takes them (nothing of python-telegram-bot's)."""
     return Actor.named(user.id, user.first_name, user.last_name, user.username, user.language_code)
 
 
@@ -64,7 +65,7 @@ async def person_of(context: Context, user: User) -> tuple[Person, bool]:
 
 
 def is_group(chat: Chat) -> bool:
-    """Where a table may open (``bot.telegram.ChatKind``)."""
+    """Where a table may open (``bot.telegram_facts.ChatKind``)."""
     return chat_kind(chat).is_group
 
 
@@ -183,7 +184,8 @@ class RightsUnknown(Exception):
 async def may_manage(context: Context, chat_id: int, user_id: int) -> bool:
     """Chat admins and the bot's owners may cancel tables and change a chat's settings;
     ``RightsUnknown`` when Telegram cannot tell now. Tried again by one layer each: a 5xx, a timeout
-    or a dropped connection by ``bot.request.RetryingRequest``, a short 429 by :func:`patiently`."""
+    or a dropped connection by ``bot.send.aiohttp_request.RetryingRequest``, a short 429 by
+    :func:`patiently`."""
     if user_id in runtime_of(context).settings.owners:
         return True
     try:

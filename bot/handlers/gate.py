@@ -15,8 +15,9 @@ from __future__ import annotations
 from telegram import Message, Update
 from telegram.ext import ApplicationHandlerStop, CommandHandler, TypeHandler
 
-from bot.handlers.common import Context, answer, is_group, reply, runtime_of
-from bot.i18n import t
+from bot.botdata import Context
+from bot.display.i18n import t
+from bot.handlers.common import answer, is_group, reply, runtime_of
 
 CHANNEL_BOT = 136817688  # "Channel_Bot": messages sent as a channel
 GROUP_ANONYMOUS_BOT = 1087968824  # "GroupAnonymousBot": messages of anonymous admins

@@ -5,17 +5,10 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import CommandHandler
 
-from bot.handlers.common import (
-    Context,
-    is_group,
-    language_for,
-    person_of,
-    reply,
-    reply_about_them,
-    runtime_of,
-)
-from bot.i18n import t
-from bot.views.common import coins, name, short_hash, signed
+from bot.botdata import Context
+from bot.display.i18n import t
+from bot.display.views.common import coins, name, short_hash, signed
+from bot.handlers.common import is_group, language_for, person_of, reply, reply_about_them, runtime_of
 from games.muxi import Kind
 from games.showhand import Category
 
@@ -38,7 +31,8 @@ async def top(update: Update, context: Context) -> None:
     chat = update.effective_chat
     assert chat is not None
     runtime, language = runtime_of(context), await language_for(context, update)
-    wants_global = bool(context.args) and context.args[0].lower() in ("global", "all", "全服", "全球")
+    args = context.args or []
+    wants_global = bool(args) and args[0].lower() in ("global", "all", "全服", "全球")
     if wants_global or not is_group(chat):
         rows, title, key = await runtime.store.global_leaderboard(10), "top.global", "top.line_global"
     else:

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from functools import wraps
+from typing import Any
 
 from telegram import CallbackQuery, Update, User
 from telegram.constants import ChatMemberStatus
 from telegram.ext import CallbackQueryHandler, ChatMemberHandler, CommandHandler, MessageHandler, filters
 
-from bot import callbacks
-from bot.acting import Refused, act, join, leave, refusal_text
-from bot.deliveries import HANDLING
+from bot.botdata import Context
+from bot.display.game_kinds import KINDS
+from bot.display.i18n import t
+from bot.display.views.common import coins, keyboard, name
 from bot.handlers.common import (
-    Context,
     actor,
     answer,
     display_name,
@@ -29,12 +30,12 @@ from bot.handlers.common import (
     reply,
     runtime_of,
 )
-from bot.i18n import t
-from bot.kinds import KINDS
-from bot.live import LiveTable
-from bot.outbox import Priority
-from bot.runtime import Runtime
-from bot.views.common import coins, keyboard, name
+from bot.model import callbacks
+from bot.model.live_table import Event, LiveTable
+from bot.send.rate_policy import Priority
+from bot.tables.acting import Refused, act, join, leave, refusal_text
+from bot.tables.runtime import Runtime
+from bot.updates.seen import HANDLING
 from games.errors import RuleError
 from games.events import Paid, PayReason
 from games.stakes import MIN_BALANCE
@@ -73,17 +74,18 @@ class AtTable:
 
 TableCommand = Callable[[Update, Context, AtTable], Awaitable[None]]
 Precheck = Callable[[Update, Context, str], Awaitable[bool]]
+Handler = Callable[[Update, Context], Coroutine[Any, Any, None]]  # what PTB's handlers take
 
 
 def needs_table(
     first: Precheck | None = None,
-) -> Callable[[TableCommand], Callable[[Update, Context], Awaitable[None]]]:
+) -> Callable[[TableCommand], Handler]:
     """A command about the group's table: in a group only (else the reply says so), under the
     chat's lock, with its table (else the reply says there is none). ``first``: a check made
     before the lock is taken (one that asks Telegram must not hold the chat up); it replies
     itself when it says no."""
 
-    def decorate(command: TableCommand) -> Callable[[Update, Context], Awaitable[None]]:
+    def decorate(command: TableCommand) -> Handler:
         @wraps(command)
         async def handler(update: Update, context: Context) -> None:
             if not await group_only(update, context):
@@ -148,6 +150,7 @@ async def open_table(update: Update, context: Context, game: str, user: User, la
                 t(language, "join.poor", amount=coins(person.balance), min=coins(MIN_BALANCE)),
             )
             return
+        assert settings.turn_seconds is not None and settings.lobby_seconds is not None  # (those in effect)
         live = await runtime.tables.open(chat.id, game, settings.turn_seconds, settings.lobby_seconds)
         try:
             await join(runtime, live, actor(user))  # (the new table is the answer)
@@ -246,7 +249,7 @@ async def cancel(update: Update, context: Context, at: AtTable) -> None:
     reply(context, update, cancelled_text(live, events, language))
 
 
-def cancelled_text(live: LiveTable, events: list[object], language: str) -> str:
+def cancelled_text(live: LiveTable, events: list[Event], language: str) -> str:
     """What /cancel did, naming the table (its game, number and opener: a reply that arrives after
     a new table has opened must not read as about that one): it closes after its round, or it
     has ended and these went back."""
@@ -299,7 +302,7 @@ async def bot_removed(update: Update, context: Context) -> None:
     async with runtime.tables.lock(chat.id):
         live = runtime.tables.get(chat.id)
         if live is not None:
-            await runtime.reactions.abandon(live)
+            await runtime.chat_events.abandon(live)
 
 
 async def group_upgraded(update: Update, context: Context) -> None:
@@ -315,7 +318,7 @@ async def group_upgraded(update: Update, context: Context) -> None:
         return
     runtime = runtime_of(context)
     async with runtime.tables.lock(old):
-        live = await runtime.reactions.migrate(old, new)
+        live = await runtime.chat_events.migrate(old, new)
     if live is None:
         return
     worker = context.bot_data.worker
@@ -352,9 +355,9 @@ async def button_pressed(update: Update, context: Context) -> None:
         return
     _forget_unkept_dm(runtime, query, user.id)
     await answer(query, *reply_with)
-    deliveries = context.application.bot_data.deliveries
-    if handling is not None and deliveries is not None:
-        deliveries.answered(handling)
+    seen_updates = context.application.bot_data.seen_updates
+    if handling is not None and seen_updates is not None:
+        seen_updates.answered(handling)
 
 
 def timed_out(runtime: Runtime, query: CallbackQuery, person: int) -> bool:

@@ -43,10 +43,9 @@ class RoundEnding:
         owed = []
         for hand in self._players():
             judged = evaluate(hand.cards) if hand.status is not Status.FORFEIT else None
-            if judged is None and banker_judged is None:
-                amount = 0
-            elif judged is None:
-                amount = -base * banker_judged.multiplier  # 1× when the banker holds muxi
+            if judged is None:
+                # the banker's multiplier: 1× when the banker holds muxi
+                amount = 0 if banker_judged is None else -base * banker_judged.multiplier
             elif banker_judged is None:
                 amount = base * judged.multiplier
             else:
@@ -57,7 +56,7 @@ class RoundEnding:
     def _showdown(self) -> list[Event]:
         banker = self._banker_hand()
         owed = self._owed_to_players()
-        events: list[Event] = self._share_escape_penalties(banker.person)
+        events: list[Event] = list(self._share_escape_penalties(banker.person))
         for hand, amount in owed:
             if amount < 0:
                 loss = min(-amount, self._balance(hand.person))

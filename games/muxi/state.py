@@ -7,20 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from games.cards import Card
-from games.events import (
-    ClosingAfterRound,
-    DeadlinePassed,
-    Dealt,
-    DeckRevealed,
-    Joined,
-    Left,
-    Paid,
-    Readied,
-    RoundStarted,
-    TableClosed,
-    TimerStarted,
-    Unseated,
-)
+from games.events import TableEvent
 from games.muxi.hands import Kind
 from games.table import Cancel, CloseAfterRound, Credit, Join, Leave, Ready, TableCore, Timeout
 
@@ -175,26 +162,7 @@ class SeenHand:
     shown: bool
 
 
-MuxiEvent = (
-    Joined
-    | Left
-    | Unseated
-    | Readied
-    | TimerStarted
-    | DeadlinePassed
-    | RoundStarted
-    | Dealt
-    | Paid
-    | DeckRevealed
-    | ClosingAfterRound
-    | TableClosed
-    | BankerAsked
-    | BankerChosen
-    | HandShown
-    | Decided
-    | TurnOf
-    | RoundOver
-)
+MuxiEvent = TableEvent | BankerAsked | BankerChosen | HandShown | Decided | TurnOf | RoundOver
 
 
 @dataclass

@@ -179,7 +179,7 @@ class MuxiTable(RoundEnding, Table[MuxiAction, MuxiEvent]):
             hand = self.hand_of(person)
             assert hand is not None
             return self._player_escapes(hand, price)
-        events = leave_freely(self.state, person)
+        events: list[Event] = [*leave_freely(self.state, person)]
         if phase is Phase.BANKER and person in self.state.participants:
             events += self._leave_banker_choice(person)
         return events
@@ -188,7 +188,7 @@ class MuxiTable(RoundEnding, Table[MuxiAction, MuxiEvent]):
         self.core.check_timer(action.timer)
         phase = self.state.phase
         if phase is Phase.LOBBY:
-            return expire_lobby(self.state, action.timer)
+            return [*expire_lobby(self.state, action.timer)]
         if phase is Phase.BANKER:
             asked = self.asked_person()
             assert asked is not None
@@ -200,7 +200,7 @@ class MuxiTable(RoundEnding, Table[MuxiAction, MuxiEvent]):
         return events + (self._to_banker() if phase is Phase.DRAW else self._showdown())
 
     def _cancel(self, _action: Cancel) -> list[Event]:
-        return cancel(self.state)
+        return [*cancel(self.state)]
 
     # -- the banker choice (叫庄) ------------------------------------------------------------------
     def _start(self, shuffle: Shuffle) -> list[Event]:
@@ -340,20 +340,21 @@ class MuxiTable(RoundEnding, Table[MuxiAction, MuxiEvent]):
             events += self._to_banker()
         return events
 
+    # Set once, never changed (a ClassVar, as RUF012 asks, cannot name the game's event type).
+    HANDLERS = {  # noqa: RUF012
+        Join: Table._join,
+        Credit: Table._credit,
+        Leave: _leave,
+        Ready: Table._ready,
+        Timeout: _timeout,
+        Cancel: _cancel,
+        CloseAfterRound: Table._close_after_round,
+        BeBanker: _be_banker,
+        PassBanker: _pass,
+        Draw: _draw,
+        Stand: _stand,
+    }
 
-MuxiTable.HANDLERS = {
-    Join: MuxiTable._join,
-    Credit: MuxiTable._credit,
-    Leave: MuxiTable._leave,
-    Ready: MuxiTable._ready,
-    Timeout: MuxiTable._timeout,
-    Cancel: MuxiTable._cancel,
-    CloseAfterRound: MuxiTable._close_after_round,
-    BeBanker: MuxiTable._be_banker,
-    PassBanker: MuxiTable._pass,
-    Draw: MuxiTable._draw,
-    Stand: MuxiTable._stand,
-}
 
 __all__ = [
     "BankerAsked",

@@ -15,20 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from games.cards import Card
-from games.events import (
-    ClosingAfterRound,
-    DeadlinePassed,
-    Dealt,
-    DeckRevealed,
-    Joined,
-    Left,
-    Paid,
-    Readied,
-    RoundStarted,
-    TableClosed,
-    TimerStarted,
-    Unseated,
-)
+from games.events import TableEvent
 from games.showhand.betting import Option
 from games.showhand.hands import Category, DecidedBy
 
@@ -212,18 +199,7 @@ class GameOver:
 
 
 ShowhandEvent = (
-    Joined
-    | Left
-    | Unseated
-    | Readied
-    | TimerStarted
-    | DeadlinePassed
-    | RoundStarted
-    | Dealt
-    | Paid
-    | DeckRevealed
-    | ClosingAfterRound
-    | TableClosed
+    TableEvent
     | Stakes
     | LeadChanged
     | CardsDealt

@@ -279,7 +279,7 @@ class Game:
     def cancel(self) -> list[Event]:
         """The table is cancelled: the escrow goes back to whoever put it in, the deck is revealed."""
         self._clear()
-        return cancel(self.state)
+        return [*cancel(self.state)]
 
     def _clear(self) -> None:
         state = self.state
@@ -314,6 +314,13 @@ def _seat_no(seat: Seat) -> int:
     return seat.seat_no
 
 
-_REPORTS = {Bet: BetMade, Check: Checked, Call: Called, Raise: Raised, AllIn: WentAllIn, Fold: Folded}
+_REPORTS: dict[type[BettingAction], type[BetMade | Checked | Called | Raised | WentAllIn | Folded]] = {
+    Bet: BetMade,
+    Check: Checked,
+    Call: Called,
+    Raise: Raised,
+    AllIn: WentAllIn,
+    Fold: Folded,
+}
 
 __all__ = ["Game", "Phase", "Player", "ShowhandState"]

@@ -199,10 +199,11 @@ def _build_tables() -> tuple[list[ShowhandHand], dict[int, int]]:
         category, strength, display = _rate(combo)
         hands[_index(_mask(combo))] = ShowhandHand(category, display, strength)
     for count in range(1, 5):
-        for combo in combinations(best_first, count):
-            visible[_mask(combo)] = _rate(combo)[1]
-    assert None not in hands
-    return hands, visible  # type: ignore[return-value]
+        for face_up in combinations(best_first, count):
+            visible[_mask(face_up)] = _rate(face_up)[1]
+    every = [hand for hand in hands if hand is not None]
+    assert len(every) == _COUNT
+    return every, visible
 
 
 _BY_INDEX, _VISIBLE = _build_tables()

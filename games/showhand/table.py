@@ -211,12 +211,12 @@ class ShowhandTable(Table[ShowhandAction, ShowhandEvent]):
         if self.state.phase is Phase.BETTING and player is not None and player.in_game:
             return self.game.escape(player)
         # The lobby, a seated onlooker, or someone who folded: what they put in stays in the pot.
-        return leave_freely(self.state, person)
+        return [*leave_freely(self.state, person)]
 
     def _timeout(self, action: Timeout) -> list[Event]:
         self.core.check_timer(action.timer)
         if self.state.phase is Phase.LOBBY:
-            return expire_lobby(self.state, action.timer)
+            return [*expire_lobby(self.state, action.timer)]
         assert self.state.turn is not None, "a game's timer runs for someone's turn"
         player = self.game.require_player(self.state.turn)
         events: list[Event] = [DeadlinePassed(action.timer, (player.person,))]
@@ -239,17 +239,18 @@ class ShowhandTable(Table[ShowhandAction, ShowhandEvent]):
         total = self.game.spot(player).new_total(action)
         return self.game.take(player, action, total)
 
+    # Set once, never changed (a ClassVar, as RUF012 asks, cannot name the game's event type).
+    HANDLERS = {  # noqa: RUF012
+        Join: Table._join,
+        Credit: Table._credit,
+        Leave: _leave,
+        Ready: Table._ready,
+        Timeout: _timeout,
+        Cancel: _cancel,
+        CloseAfterRound: Table._close_after_round,
+        **dict.fromkeys((Bet, Check, Call, Raise, AllIn, Fold), _act),
+    }
 
-ShowhandTable.HANDLERS = {
-    Join: ShowhandTable._join,
-    Credit: ShowhandTable._credit,
-    Leave: ShowhandTable._leave,
-    Ready: ShowhandTable._ready,
-    Timeout: ShowhandTable._timeout,
-    Cancel: ShowhandTable._cancel,
-    CloseAfterRound: ShowhandTable._close_after_round,
-    **dict.fromkeys((Bet, Check, Call, Raise, AllIn, Fold), ShowhandTable._act),
-}
 
 __all__ = [
     "MAX_SEATS",

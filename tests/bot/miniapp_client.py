@@ -11,8 +11,8 @@ import time
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
-from bot.miniapp.auth import signed_for
-from bot.miniapp.routes import HEADER
+from bot.web.miniapp.auth import signed_for
+from bot.web.miniapp.routes import HEADER
 from faketg.harness import PEOPLE, TOKEN
 
 URL = "https://paiju.example/miniapp/"  # where the bot says the Mini App is served

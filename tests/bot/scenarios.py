@@ -10,14 +10,16 @@ Built on the harness (the real Application against the fake Telegram); the dealt
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
+from bot.send.rate_policy import WINDOW, WINDOW_MARGIN, GroupBudget, Limits, Share
 from faketg.driver import Driver, process
 from faketg.harness import GROUP, Bot
 from faketg.world import JSON, Message
 
 if TYPE_CHECKING:
-    from bot.live import LiveTable
+    from bot.model.live_table import LiveTable
 
 
 class Played(Protocol):
@@ -80,6 +82,20 @@ async def remind(bot: Bot) -> None:
 async def handle(bot: Bot, update: JSON) -> None:
     """The bot handles ``update``; what it queued is not sent yet (nothing waits for the sender)."""
     await process(bot.application, update)
+
+
+def spend_the_group_budget(bot: Bot, leaving: dict[float, int], chat_id: int = GROUP) -> None:
+    """The group has had its 20 requests of the last minute (Telegram's limit, the bot's real
+    budget from now on): ``leaving[seconds]`` of them leave the window in that many seconds, the
+    rest long after."""
+    now = time.monotonic()
+    budget = GroupBudget(Limits(), now)
+    limit = budget.limit
+    for seconds, count in leaving.items():
+        budget.sent.extend([(now - WINDOW - WINDOW_MARGIN + seconds, Share.KEPT)] * count)
+    budget.sent.extend([(now - 1.0, Share.KEPT)] * (limit - len(budget.sent)))
+    budget.sent = deque(sorted(budget.sent))
+    bot.runtime.presenter.sender.lanes[chat_id].budget = budget
 
 
 def empty_the_table_budget(bot: Bot, chat_id: int = GROUP, seconds: float = 1.6) -> None:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from bot.app import build_application
 from bot.botdata import App
-from bot.runtime import Runtime
 from bot.serve import serve
 from bot.settings import Settings
-from bot.webhook import new_secret
+from bot.tables.runtime import Runtime
+from bot.web.webhook import new_secret
 from faketg.driver import Driver
 from faketg.harness import TOKEN
 from faketg.server import Emulator, Faults

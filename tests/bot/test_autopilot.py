@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import time
 
-from bot.live import AUTOPILOT_MARK
-from bot.miniapp.view import table_view
-from bot.turns import AUTOPILOT_SECONDS
+from bot.model.live_table import AUTOPILOT_MARK
+from bot.tables.turn_clock import AUTOPILOT_SECONDS
+from bot.web.miniapp.view import table_view
 from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
 from tests.bot.scenarios import act, labels, live_table, newest, open_and_start

@@ -4,8 +4,8 @@ lobby, under the results and in the Mini App."""
 
 from __future__ import annotations
 
-from bot import callbacks
-from bot.miniapp.view import table_view
+from bot.model import callbacks
+from bot.web.miniapp.view import table_view
 from faketg.harness import GROUP
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack_showhand
 from tests.bot.scenarios import act, live_table, newest, open_and_start

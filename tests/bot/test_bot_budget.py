@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.outbox import Limits
+from bot.send.rate_policy import Limits
 from bot.settings import Settings
 from faketg.harness import GROUP, make_world, start_bot, stop_bot
 from faketg.limits import FloodLimits

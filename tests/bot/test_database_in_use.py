@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import main
-from bot.sandbox.server import DATABASE as SANDBOX_DATABASE
+from bot.web.sandbox.server import DATABASE as SANDBOX_DATABASE
 from storage import hold_database
 from storage.files import create_private
 from tests.e2e.process import TOKEN

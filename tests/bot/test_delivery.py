@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from bot.outbox import Limits, Priority
-from bot.outgoing import DmKey, PersonalMessage, TableKey
+from bot.send.messages import DmKey, PersonalMessage, TableKey
+from bot.send.rate_policy import Limits, Priority
 from faketg.driver import process
 from faketg.harness import ADMIN, GROUP, start_bot, stop_bot, too_many
 from tests.bot.decks import stack, stack_showhand
@@ -337,7 +337,7 @@ async def test_a_prompt_right_after_ones_own_turn_takes_its_place_in_one_edit(bo
 
 
 async def test_an_updates_id_is_saved_with_its_table_action_or_once_handled(bot, monkeypatch):
-    """In one process as with workers (``bot/deliveries.py``): a press's id rides in its action's
+    """In one process as with workers (``bot/updates/seen.py``): a press's id rides in its action's
     transaction (no write of its own), a command's is saved once it is handled."""
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
@@ -359,10 +359,10 @@ async def test_a_press_delivered_again_while_it_is_handled_is_taken_once(bot):
     stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
     await open_and_start(bot, [1, 2])
     press = bot.world.press(1, GROUP, *bot.driver.button_data(GROUP, "当庄"))
-    deliveries = bot.application.bot_data.deliveries
+    seen_updates = bot.application.bot_data.seen_updates
     async with bot.runtime.tables.lock(GROUP):  # another change of the table is under way
         first = asyncio.create_task(process(bot.application, press))
-        await until(lambda: deliveries.taken_here(press["update_id"]), "the first delivery is taken")
+        await until(lambda: seen_updates.taken_here(press["update_id"]), "the first delivery is taken")
         await process(bot.application, press)  # Telegram posts it again meanwhile: dropped
     await first
     assert "庄家 阿明" in bot.world.messages[(GROUP, live_table(bot).message_id)].text, "the bank was taken"

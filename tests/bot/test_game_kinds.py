@@ -8,14 +8,15 @@ import json
 
 import pytest
 
-from bot import callbacks
-from bot.i18n import t
-from bot.kinds import KINDS
-from bot.live import Acted, LiveTable, ViewState, view_from_plain
-from bot.miniapp.view import HIDDEN, SPECTATOR, table_view, viewer_of
-from bot.views import acted
-from bot.views.common import Rendering
-from bot.views.rules import rules_text
+from bot.display.game_kinds import KINDS
+from bot.display.i18n import t
+from bot.display.views import acted
+from bot.display.views.common import Rendering
+from bot.display.views.rules import rules_text
+from bot.model import callbacks
+from bot.model.live_table import Acted, LiveTable, Turn, ViewState, view_from_plain
+from bot.model.shown import Shown
+from bot.web.miniapp.view import HIDDEN, SPECTATOR, table_view, viewer_of
 from games import muxi, showhand
 from games.codec import to_plain
 from games.showhand import Timeout
@@ -29,8 +30,12 @@ SCREEN = Rendering("en", when=lambda moment: "21:05", bot_username="paiju_bot")
 HANDS = {1: "8D 9C 9H 9S 8S", 2: "AD AS 10D JC QC", 3: "8C KS KH QD KC"}
 
 
-def live_of(game: str, engine) -> LiveTable:
-    return LiveTable(7, -100, game, engine, ViewState(names={1: "Ann", 2: "Bob", 3: "Cy"}), saved={})
+def live_of(game: str, engine, *, seen: bool = True) -> LiveTable:
+    """The table, its round's message shown in the group already (``seen``) or still on its way."""
+    live = LiveTable(7, -100, game, engine, ViewState(names={1: "Ann", 2: "Bob", 3: "Cy"}), saved={})
+    if seen:
+        live.shown["table"] = Shown("text", "buttons", round_no=live.round_no if live.in_round else 0)
+    return live
 
 
 def note(live: LiveTable, events) -> None:
@@ -51,6 +56,25 @@ def muxi_live() -> LiveTable:
     table, _ = seat_muxi([1, 2, 3], 5_000, rigged_muxi([2, 3, 1], {1: "3H 4C", 2: "4S 5H", 3: "BJ 3D"}))
     choose_banker(table, 1)
     return live_of("muxi", table)
+
+
+def test_the_mini_app_deals_nobody_a_card_before_the_group_has_seen_the_round():
+    """The round's table message (its commitment) still on its way to the group: a player's page
+    shows the table as a spectator's, with no deadline running; once it is seen, their own cards."""
+    table, _ = seat_muxi([1, 2, 3], 5_000, rigged_muxi([2, 3, 1], {1: "3H 4C", 2: "4S 5H", 3: "BJ 3D"}))
+    choose_banker(table, 1)
+    live = live_of("muxi", table, seen=False)
+    live.turn = Turn(live.engine.core.timer, deadline=100.0)
+    waiting = table_view(live, 3, "en", 0.0)
+    assert waiting["deadline"] is None and waiting["me"] == 3 and waiting["dealing"]
+    assert "发牌中" in table_view(live, 3, "zh-hans", 0.0)["strings"]["dealing"]
+    assert {seat["person"]: seat["cards"] for seat in waiting["seats"]}[3] == [HIDDEN, HIDDEN]
+    live.shown["table"] = Shown("text", "buttons", round_no=live.round_no)
+    dealt = table_view(live, 3, "en", 0.0)
+    assert dealt["deadline"] == 100.0 and not dealt["dealing"] and not dealt["no_dm"]
+    live.view.dm_failed.append(3)
+    assert table_view(live, 3, "en", 0.0)["no_dm"] and not table_view(live, 2, "en", 0.0)["no_dm"]
+    assert {seat["person"]: seat["cards"] for seat in dealt["seats"]}[3] == ["BJ", "3D"]
 
 
 # -- what people did, as saved ----------------------------------------------------------------------

@@ -9,9 +9,9 @@ import logging
 import re
 import time
 
-from bot.views.common import duration, signed
-from bot.views.muxi import hand_label
-from bot.views.rules import rules_text
+from bot.display.views.common import duration, signed
+from bot.display.views.muxi import hand_label
+from bot.display.views.rules import rules_text
 from faketg.driver import Driver
 from faketg.harness import ADMIN, GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.decks import SHOWHAND_ACES_WIN, stack, stack_showhand

@@ -1,4 +1,4 @@
-"""A turn's clock counts only while the bot hears the presses (issue 47, point 9; bot/hearing.py):
+"""A turn's clock counts only while the bot hears the presses (issue 47, point 9; bot/updates/hearing.py):
 a deadline that comes while updates are not coming in is held, and once they come again the turn
 gets back every second the bot was deaf while it ran, shown with its new deadline."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from bot.hearing import LONG_POLL, STALLED, Hearing
+from bot.updates.hearing import LONG_POLL, STALLED, Hearing
 from tests.bot.decks import stack
 from tests.bot.scenarios import live_table, open_and_start
 

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from bot.app import COMMANDS
-from bot.i18n import catalog, language_of, t
+from bot.display.i18n import catalog, language_of, t
+from bot.display.views.showhand import ACTION_CODES
 from bot.settings import LANGUAGES
-from bot.views.showhand import ACTION_CODES
 from games import errors as shared_errors
 from games.errors import RuleError
 from games.muxi import Kind, Status

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bot.outbox import Limits, Parcel, Priority, Share
+from bot.send.rate_policy import Limits, Parcel, Priority, Share
 from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack
 from tests.bot.scenarios import handle, open_and_start

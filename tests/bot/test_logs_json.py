@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from bot.logs import configure_logging, log_context
+from bot.ops.logs import configure_logging, log_context
 from tests.e2e.process import TOKEN
 
 SECRET = TOKEN.split(":")[1]

@@ -3,9 +3,9 @@ to a press goes through ``answer``) and a message (every send and edit goes thro
 
 from telegram import Update
 
-from bot import raw
 from bot.handlers.common import answer
-from bot.telegram import ELLIPSIS, MESSAGE_CHARACTERS, POPUP_CHARACTERS, utf16_length
+from bot.send import raw
+from bot.telegram_facts import ELLIPSIS, MESSAGE_CHARACTERS, POPUP_CHARACTERS, utf16_length
 from faketg.harness import GROUP
 
 

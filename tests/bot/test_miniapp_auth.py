@@ -1,4 +1,4 @@
-"""The Mini App's check of Telegram's signed initData (bot/miniapp/auth.py)."""
+"""The Mini App's check of Telegram's signed initData (bot/web/miniapp/auth.py)."""
 
 import hashlib
 import hmac
@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
-from bot.miniapp.auth import MAX_AGE, InvalidInitData, sign, signed_for, validate
+from bot.web.miniapp.auth import MAX_AGE, InvalidInitData, sign, signed_for, validate
 
 TOKEN = "123456:TEST-TOKEN"
 NOW = 1_800_000_000.0

@@ -17,11 +17,11 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.miniapp import members, routes, streams
-from bot.miniapp.hub import Subscriber
-from bot.miniapp.routes import HEADER, MiniApp
-from bot.miniapp.streams import TICKET_SECONDS, StreamLimits
-from bot.views.common import MINI_APP
+from bot.display.views.common import MINI_APP
+from bot.web.miniapp import members, routes, streams
+from bot.web.miniapp.hub import Subscriber
+from bot.web.miniapp.routes import HEADER, MiniApp
+from bot.web.miniapp.streams import TICKET_SECONDS, StreamLimits
 from faketg.harness import GROUP, TOKEN, make_world, start_bot, stop_bot
 from tests.bot.miniapp_client import API, URL, init, read_event
 from tests.waiting import until

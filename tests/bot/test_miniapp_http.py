@@ -9,11 +9,11 @@ import time
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.miniapp.hub import Hub, Subscriber
-from bot.miniapp.routes import HEADER
-from bot.outbox import Limits
-from bot.views.common import MINI_APP
-from bot.web import build_web_app
+from bot.display.views.common import MINI_APP
+from bot.send.rate_policy import Limits
+from bot.web.miniapp.hub import Hub, Subscriber
+from bot.web.miniapp.routes import HEADER
+from bot.web.server import build_web_app
 from faketg.harness import GROUP, make_world, start_bot, stop_bot
 from tests.bot.decks import stack
 from tests.bot.miniapp_client import API, URL, events, init, post, read_event, state

@@ -1,9 +1,9 @@
-"""What the Mini App sends each person (bot/miniapp/view.py): never a hidden card of another
+"""What the Mini App sends each person (bot/web/miniapp/view.py): never a hidden card of another
 person, never the deck or its salt, on the serialized JSON (what goes on the wire)."""
 
 import json
 
-from bot.miniapp.view import HIDDEN, table_view
+from bot.web.miniapp.view import HIDDEN, table_view
 from faketg.harness import GROUP, PEOPLE
 from games import muxi, showhand
 from storage.jsontext import compact_json

@@ -208,11 +208,11 @@ async def test_a_turn_is_a_deadline_and_a_reminder_named_after_its_table_none_fi
     await open_and_start(bot, [1, 2])
     await bot.driver.press(1, GROUP, "当庄")
     live = bot.runtime.tables.get(GROUP)
-    (job,) = bot.application.job_queue.jobs()
+    (job,) = bot.application.job_queue.parcels()
     assert job.name == f"table {live.table_id}", "one job a table, named after it"
     await stop_bot(bot)
     assert bot.runtime.turns.moment(live.table_id) is None, "nothing armed"
-    assert bot.application.job_queue.jobs() == ()
+    assert bot.application.job_queue.parcels() == ()
     deadline = SimpleNamespace(
         job=SimpleNamespace(data=(GROUP, live.table_id, live.engine.core.timer, "deadline"))
     )

@@ -12,11 +12,11 @@ from types import SimpleNamespace
 import pytest
 from prometheus_client import generate_latest
 
-from bot import health as health_module
-from bot.health import Health
-from bot.metrics import Metrics
-from bot.outbox import Parcel, Priority
-from bot.sender import SENDING
+from bot.ops import health as health_module
+from bot.ops.health import Health
+from bot.ops.metrics import Metrics
+from bot.send.rate_policy import Parcel, Priority
+from bot.send.sender import SENDING
 from bot.settings import Settings, SettingsError
 from faketg.harness import GROUP
 from tests.bot.decks import stack
@@ -248,9 +248,9 @@ async def test_a_quiet_bot_asks_telegram_itself_and_logs_a_webhook_error_once(ca
     assert asked == [], "it heard from Telegram just now"
     clock.now += health_module.PING_AFTER
     await health.keep_in_touch(bot, webhook=False)
-    with caplog.at_level(logging.WARNING, logger="bot.health"):
+    with caplog.at_level(logging.WARNING, logger="bot.ops.health"):
         await health.keep_in_touch(bot, webhook=True)
         await health.keep_in_touch(bot, webhook=True)
     assert asked == ["getMe", "getWebhookInfo", "getWebhookInfo"]
-    warnings = [r.getMessage() for r in caplog.records if r.name == "bot.health"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "bot.ops.health"]
     assert warnings == ["Telegram could not deliver updates to the webhook (3 waiting): Connection refused"]

@@ -10,14 +10,14 @@ from bisect import bisect_right
 
 import pytest
 
-from bot.outbox import (
+from bot.send.rate_policy import (
     BOT_WINDOW_MARGIN,
     NEW_FLOOR,
     OPEN_POLL,
     REPLY_PATIENCE,
     Bucket,
+    ChatLane,
     EveryRequest,
-    Lane,
     Limits,
     NewMessages,
     Parcel,
@@ -29,8 +29,8 @@ GROUP, PRIVATE = -100_1, 42
 KEPT_PRIORITIES = (Priority.ACT, Priority.PHASE, Priority.INFO, Priority.COSMETIC)
 
 
-def lane(chat_id: int = GROUP, limits: Limits | None = None, now: float = 0.0) -> Lane:
-    return Lane(chat_id, (limits or Limits()).budget(chat_id, now))
+def lane(chat_id: int = GROUP, limits: Limits | None = None, now: float = 0.0) -> ChatLane:
+    return ChatLane(chat_id, (limits or Limits()).budget(chat_id, now))
 
 
 def kept(key: object, since: float = 0.0, priority: Priority = Priority.PHASE, chat: int = GROUP) -> Parcel:
@@ -42,7 +42,7 @@ def reply(key: object, since: float = 0.0, chat: int = GROUP) -> Parcel:
 
 
 def run(
-    queue: Lane, arrivals: list[tuple[float, Parcel]], until: float, latency: float = 0.0
+    queue: ChatLane, arrivals: list[tuple[float, Parcel]], until: float, latency: float = 0.0
 ) -> list[tuple[float, Parcel]]:
     """Send whatever ``queue`` gives, the moment it gives it, until ``until`` (each request taking
     ``latency``); ``arrivals`` are put at their time. Returns (when sent, job)."""
@@ -137,7 +137,7 @@ def test_a_group_flooded_from_the_start_sends_everything_within_its_budget(laten
     jobs += [(0.0, reply(n, 0.0)) for n in range(60)]
     queue = lane()
     sent = run(queue, jobs, until=3_600, latency=latency)
-    assert queue.jobs == {} and len(sent) == 120, "everything went, no reply dropped"
+    assert queue.parcels == {} and len(sent) == 120, "everything went, no reply dropped"
     every = [at for at, _ in sent]
     assert peak(every, 60) <= 20 and peak(every, 0.999) <= 3
     tables = [at for at, job in sent if job.share is Share.KEPT]
@@ -172,7 +172,7 @@ def test_a_reply_that_has_waited_goes_ahead_of_the_table_but_not_of_a_prompt():
     queue.put(kept("act", since=9.0, priority=Priority.ACT, chat=PRIVATE))
     queue.put(reply("waited", since=10.0 - REPLY_PATIENCE, chat=PRIVATE))
     order = []
-    while queue.jobs:
+    while queue.parcels:
         job, _ = queue.next(10.0)
         order.append(job.key)
         queue.done(job, 10.0)
@@ -213,7 +213,7 @@ def test_the_most_urgent_first_then_the_longest_waiting():
     for job in jobs:
         queue.put(job)
     order = []
-    while queue.jobs:
+    while queue.parcels:
         job, _ = queue.next(10.0)
         order.append(job.key)
         queue.done(job, 10.0)
@@ -237,8 +237,8 @@ def test_many_wants_of_one_key_make_one_job_with_the_most_urgent_priority_and_ea
     assert queue.put(kept("table", 5.0, Priority.COSMETIC)) is True
     for since, priority in [(7.0, Priority.ACT), (3.0, Priority.INFO), (9.0, Priority.COSMETIC)]:
         assert queue.put(kept("table", since, priority)) is False
-    assert list(queue.jobs) == ["table"]
-    job = queue.jobs["table"]
+    assert list(queue.parcels) == ["table"]
+    job = queue.parcels["table"]
     assert (job.priority, job.since) == (Priority.ACT, 3.0)
     sent, _ = queue.next(10.0)
     queue.done(sent, 10.0)
@@ -264,7 +264,7 @@ def test_a_429_blocks_only_its_lane_and_queues_the_job_again():
             queue.put(kept(n, float(n), chat=queue.chat_id))
     refused, _ = a.next(0.0)
     a.done(refused, 0.2, retry_after=10)
-    assert a.jobs[0] is refused and set(a.jobs) == {0, 1, 2}
+    assert a.parcels[0] is refused and set(a.parcels) == {0, 1, 2}
     assert a.next(0.2) == (None, pytest.approx(10.0))
     assert a.next(5.0) == (None, pytest.approx(5.2))
     sent_b = run(b, [], until=10)
@@ -291,7 +291,7 @@ def test_a_429_requeued_over_a_newer_want_keeps_the_newer_wants_new_message():
     edit, _ = queue.next(0.0)
     queue.put(Parcel(GROUP, "table", Priority.PHASE, 0.5, Share.KEPT, new_message=True))
     queue.done(edit, 1.0, retry_after=3)
-    job = queue.jobs["table"]
+    job = queue.parcels["table"]
     assert job.new_message, "the message to send is new: it must take a token of the bot's budget"
     assert job.since == 0.0
 
@@ -300,7 +300,7 @@ def test_a_429_requeued_over_a_newer_want_keeps_the_newer_wants_new_message():
 def test_a_flood_of_commands_is_all_sent_within_the_groups_budget():
     queue = lane()
     sent = run(queue, [(0.0, reply(n, 0.0)) for n in range(100)], until=3_600)
-    assert len(sent) == 100 and queue.jobs == {}
+    assert len(sent) == 100 and queue.parcels == {}
     assert peak([at for at, _ in sent], 60) == 20
 
 

@@ -8,8 +8,8 @@ room (the last one keeps its results), else the round goes on in the last one.""
 import asyncio
 import time
 
-from bot.outbox import PROMPT_WAIT, Limits, Parcel, Priority, Share
-from bot.outgoing import Cleanup, DmKey, TableKey
+from bot.send.messages import Cleanup, DmKey, TableKey
+from bot.send.rate_policy import PROMPT_WAIT, Limits, Parcel, Priority, Share
 from faketg.driver import Driver, process
 from faketg.harness import GROUP, refuse_once_per_chat, start_bot, stop_bot
 from tests.bot.decks import stack
@@ -113,7 +113,9 @@ def dm_bookkeeping(bot, person):
 def cleanups(bot):
     """The messages left behind still queued to be brought to their last state."""
     lanes = bot.runtime.presenter.sender.lanes.values()
-    return [job.payload for lane in lanes for job in lane.jobs.values() if isinstance(job.payload, Cleanup)]
+    return [
+        job.payload for lane in lanes for job in lane.parcels.values() if isinstance(job.payload, Cleanup)
+    ]
 
 
 def live_buttons(world, person):

@@ -3,7 +3,7 @@ Telegram: every command answered (none dropped), at once in a quiet group, sever
 as one message; a reply about one person in their DM; the price of an escape confirmable for 5 s
 from when it is seen; /cancel naming its table; an old round's buttons gone before the new moves."""
 
-from bot.outbox import Limits
+from bot.send.rate_policy import Limits
 from faketg.driver import process
 from faketg.harness import ADMIN, GROUP, PEOPLE, start_bot, stop_bot, too_many
 from faketg.world import ApiError

@@ -1,5 +1,5 @@
-"""bot/request.py against a real local HTTP server (aiohttp.web on 127.0.0.1): bodies, status codes,
-timeouts, errors, the connection pool, and the retries."""
+"""bot/send/aiohttp_request.py against a real local HTTP server (aiohttp.web on 127.0.0.1): bodies,
+status codes, timeouts, errors, the connection pool, and the retries."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from telegram.error import NetworkError, TelegramError, TimedOut
 from telegram.request import BaseRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
 
-import bot.request
+import bot.send.aiohttp_request
 from bot.app import build_application
-from bot.request import (
+from bot.send.aiohttp_request import (
     POLL_EVERY,
     QUICK_POLLS,
     AiohttpRequest,
@@ -145,7 +145,7 @@ def data(**parameters: object) -> RequestData:
 
 @pytest.fixture
 def no_pauses(monkeypatch):
-    monkeypatch.setattr(bot.request, "PAUSES", (0.0, 0.0, 0.0))
+    monkeypatch.setattr(bot.send.aiohttp_request, "PAUSES", (0.0, 0.0, 0.0))
 
 
 async def test_a_request_goes_out_as_one_json_object_and_its_answer_comes_back(server, request_):
@@ -336,7 +336,7 @@ async def test_a_message_that_never_left_is_tried_again(server, request_, no_pau
     server.script.append(server.slow)
     first = asyncio.create_task(request.do_request(f"{server.url}/editMessageText", "POST"))
     await until(lambda: server.in_flight == 1, "the first holds the one connection")
-    caplog.set_level(logging.DEBUG, logger="bot.request")
+    caplog.set_level(logging.DEBUG, logger="bot.send.aiohttp_request")
     later = asyncio.create_task(request.do_request(f"{server.url}/sendMessage", "POST"))
     # its 1st try (of 4, 0.1 s each) runs out of time waiting for the pool
     await until(lambda: "sendMessage failed (NotSent): trying again" in caplog.text, "a try not sent")
@@ -382,7 +382,7 @@ def answer_with(body: bytes) -> Behaviour:
 
 def test_polls_answered_at_once_with_nothing_are_held_after_a_few(caplog):
     polling = PollingRequest()
-    with caplog.at_level(logging.WARNING, logger="bot.request"):
+    with caplog.at_level(logging.WARNING, logger="bot.send.aiohttp_request"):
         held = [polling.hold(200, EMPTY, asked=10.0, took=0.001) for _ in range(QUICK_POLLS + 3)]
     assert held[:QUICK_POLLS] == [0.0] * QUICK_POLLS
     assert held[QUICK_POLLS:] == [POLL_EVERY - 0.001] * 3

@@ -16,8 +16,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from telegram._utils.defaultvalue import DEFAULT_NONE
 
 from bot.app import build_application, prepare
-from bot.metrics import GAME_KINDS, Metrics
-from bot.outbox import Limits
+from bot.ops.metrics import GAME_KINDS, Metrics
+from bot.send.rate_policy import Limits
 from bot.settings import Settings
 from faketg.driver import Driver
 from faketg.harness import GROUP, TOKEN, Bot, start_bot, stop_bot

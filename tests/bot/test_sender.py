@@ -9,7 +9,7 @@ from bisect import bisect_right
 
 import pytest
 
-from bot.outbox import Limits, Parcel, Priority, Share
+from bot.send.rate_policy import Limits, Parcel, Priority, Share
 from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start
@@ -411,7 +411,7 @@ def test_drain_returns_once_everything_is_sent():
 
     telegram, end = simulate(scenario)
     assert len(telegram.sent) == 4 * 31
-    assert not telegram.sender.tasks and not any(lane.jobs for lane in telegram.sender.lanes.values())
+    assert not telegram.sender.tasks and not any(lane.parcels for lane in telegram.sender.lanes.values())
     assert end == pytest.approx(group_pace(30)[-1] + 0.01)
 
 

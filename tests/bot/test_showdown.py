@@ -1,4 +1,4 @@
-"""The show-down in players' words (bot/views/showdown.py): hand names, and what decided a winner.
+"""The show-down in players' words (bot/display/views/showdown.py): hand names, and what decided a winner.
 
 The tie rules come from RULES.md 2.1 (the seed says the same): straight flush, flush, straight and
 high card by the highest card's rank, then its suit; four, full house and three by the rank of the
@@ -14,8 +14,8 @@ from itertools import pairwise
 
 import pytest
 
-from bot.views.common import card_text
-from bot.views.showdown import beats, hand_name, tie_break
+from bot.display.views.common import card_text
+from bot.display.views.showdown import beats, hand_name, tie_break
 from games.cards import ACE, DECK_28, Card, parse_card, parse_cards
 from games.showhand import Category, ShowhandHand, compare, evaluate
 

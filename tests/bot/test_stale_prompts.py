@@ -10,9 +10,9 @@ import asyncio
 import pytest
 from telegram.error import TimedOut
 
-import bot.delivery as delivery
-import bot.outgoing as outgoing
-import bot.request as bot_request
+import bot.send.aiohttp_request as bot_request
+import bot.send.courier as delivery
+import bot.send.messages as outgoing
 from faketg.harness import GROUP
 from faketg.world import ApiError
 from tests.bot.decks import stack, stack_showhand

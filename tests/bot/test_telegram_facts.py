@@ -1,4 +1,4 @@
-"""bot/telegram.py: Telegram's limits enforced, chat kinds, and what a failed request means."""
+"""bot/telegram_facts.py: Telegram's limits enforced, chat kinds, and what a failed request means."""
 
 from datetime import timedelta
 
@@ -15,7 +15,7 @@ from telegram.error import (
     TimedOut,
 )
 
-from bot.telegram import (
+from bot.telegram_facts import (
     ELLIPSIS,
     MESSAGE_CHARACTERS,
     POPUP_CHARACTERS,

@@ -18,9 +18,9 @@ import logging
 import pytest
 
 from bot import app as botapp
-from bot import request
 from bot.app import MENU_LANGUAGES
-from bot.i18n import t
+from bot.display.i18n import t
+from bot.send import aiohttp_request
 from faketg.harness import ADMIN, GROUP
 from faketg.server import Faults
 from tests.bot.decks import ESCAPE_DEAL, stack
@@ -29,13 +29,13 @@ from tests.bot.serving import Serving
 from tests.waiting import until
 
 RIGHTS_UNKNOWN = t("zh-hans", "rights.unknown")
-TRIES = len(request.PAUSES) + 1  # a request that keeps failing is tried this many times
+TRIES = len(aiohttp_request.PAUSES) + 1  # a request that keeps failing is tried this many times
 
 
 @pytest.fixture
 def quick_retries(monkeypatch):
     """A failed request is tried again after 10 ms, not after a third of a second and more."""
-    monkeypatch.setattr(request, "PAUSES", (0.01,) * len(request.PAUSES))
+    monkeypatch.setattr(aiohttp_request, "PAUSES", (0.01,) * len(aiohttp_request.PAUSES))
 
 
 @pytest.fixture
@@ -112,14 +112,14 @@ async def test_a_failed_membership_check_answers_the_admin_and_logs_one_line(ser
 
 async def test_a_server_that_does_not_long_poll_is_polled_at_a_bounded_rate(serving, monkeypatch, logged):
     every = 0.25  # seconds between polls once they come back at once (1 s in the bot)
-    monkeypatch.setattr(request, "POLL_EVERY", every)
+    monkeypatch.setattr(aiohttp_request, "POLL_EVERY", every)
     faults = Faults(always={"getUpdates": "at_once"})
     stage = await serving(faults)
     polls, first = 12, stage.emulator.polls
     await until(lambda: stage.emulator.polls >= first + polls + 1)
     times = [r.at for r in stage.world.requests if r.method == "getUpdates"][-polls - 1 :]
     # A few quick answers are taken as they come; then no more than about one poll each ``every``.
-    assert times[-1] - times[0] >= 0.9 * every * (polls - request.QUICK_POLLS - 1), times
+    assert times[-1] - times[0] >= 0.9 * every * (polls - aiohttp_request.QUICK_POLLS - 1), times
 
     await stage.driver.send(1, GROUP, "/help")  # the bot still takes what comes, at that pace
     await until(lambda: len(group_texts(stage)) == 1)

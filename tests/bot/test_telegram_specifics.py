@@ -4,8 +4,8 @@ import dataclasses
 import io
 import logging
 
-from bot.logs import configure_logging
-from bot.outbox import Limits
+from bot.ops.logs import configure_logging
+from bot.send.rate_policy import Limits
 from faketg.driver import process
 from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack

@@ -1,4 +1,4 @@
-"""The turn clock (bot/turns.py) and what a table saves of it and of its messages: one job per
+"""The turn clock (bot/tables/turn_clock.py) and what a table saves of it and of its messages: one job per
 table, the turn saved with the table (also when it moves between actions), and tables saved by an
 older version (the deadline in the view, digest strings and a ``reminded`` entry among the shown
 hashes) carried on exactly."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from bot.live import Turn
-from bot.outgoing import Shown
+from bot.model.live_table import Turn
+from bot.model.shown import Shown
 from faketg.harness import GROUP, start_bot, stop_bot
 from tests.bot.decks import stack
 from tests.bot.scenarios import open_and_start, remind

@@ -6,8 +6,8 @@ a finished game's DM keeps what they did last; the rules draw red suits red."""
 
 from __future__ import annotations
 
-from bot.miniapp.view import table_view
-from bot.views.rules import rules_text
+from bot.display.views.rules import rules_text
+from bot.web.miniapp.view import table_view
 from faketg.harness import GROUP
 from tests.bot.decks import stack, stack_showhand
 from tests.bot.scenarios import act, labels, live_table, newest, open_and_start

@@ -1,4 +1,4 @@
-"""The bot's HTTP server (``bot.web.WebServer``) on 127.0.0.1: a connection past its cap is
+"""The bot's HTTP server (``bot.web.server.WebServer``) on 127.0.0.1: a connection past its cap is
 answered 503 at once; a connection that sends no request is closed after its idle time, so a
 flood of idle connections holds the server for seconds, not for an hour; one address that is
 not this machine's holds at most ``PER_ADDRESS`` connections."""
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from aiohttp import web
 
-from bot.web import PER_ADDRESS, WebServer, _CappedSite
+from bot.web.server import PER_ADDRESS, WebServer, _CappedSite
 from tests.e2e.process import free_port
 
 CAP = 5

@@ -8,7 +8,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.webhook import SECRET_HEADER, add_route
+from bot.web.webhook import SECRET_HEADER, add_route
 
 SECRET = "s3cret"
 MESSAGE = {

@@ -13,9 +13,9 @@ import asyncpg
 import pytest
 from telegram import Update
 
-from bot import workers
-from bot.deliveries import Deliveries
-from bot.workers import Worker
+from bot.cluster import workers
+from bot.cluster.workers import Worker
+from bot.updates.seen import SeenUpdates
 from faketg.driver import Driver
 from faketg.harness import start_bot, stop_bot
 from storage.partitions import partition_of
@@ -289,8 +289,8 @@ async def test_a_press_is_marked_taken_in_its_actions_transaction(world, postgre
         def lost(self, update_id):  # (nor at its next look at the inbox)
             raise AssertionError("the worker is lost")
 
-        monkeypatch.setattr(Deliveries, "handled", lost_once_handled)
-        monkeypatch.setattr(Deliveries, "save", lost)
+        monkeypatch.setattr(SeenUpdates, "handled", lost_once_handled)
+        monkeypatch.setattr(SeenUpdates, "save", lost)
         third = people(chat_id)[2]
         await driver.press(third, third, "不补")  # waits until the inbox is empty
         assert await bot.runtime.store.update_taken(delivered[-1])

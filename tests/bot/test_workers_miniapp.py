@@ -9,10 +9,10 @@ import asyncpg
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.miniapp.elsewhere import PASSED_ON
-from bot.miniapp.routes import HEADER
-from bot.views.common import MINI_APP
-from bot.web import build_web_app
+from bot.display.views.common import MINI_APP
+from bot.web.miniapp.elsewhere import PASSED_ON
+from bot.web.miniapp.routes import HEADER
+from bot.web.server import build_web_app
 from faketg.harness import GROUP, make_world, start_bot, stop_bot
 from storage.partitions import partition_of
 from tests.bot.decks import stack

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.outbox import Limits, Parcel, Priority, Share
-from bot.sender import Sender
+from bot.send.rate_policy import Limits, Parcel, Priority, Share
+from bot.send.sender import Sender
 
 
 class _Jumping(selectors.DefaultSelector):  # type: ignore[misc,valid-type]

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import expect
 
-from bot.views.common import coins
+from bot.display.views.common import coins
 from tests.browser.sandbox_page import (
     ARTIFACTS,
     CHECK_OR_CALL,

@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from bot.sandbox.server import GROUP_ID, TOKEN
+from bot.web.sandbox.server import GROUP_ID, TOKEN
 from faketg.world import BOT_USERNAME
 from tests.browser.sandbox_page import (
     CHECK_OR_CALL,

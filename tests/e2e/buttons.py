@@ -25,9 +25,9 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from bot import callbacks
-from bot.i18n import catalog
-from bot.kinds import KINDS
+from bot.display.game_kinds import KINDS
+from bot.display.i18n import catalog
+from bot.model import callbacks
 from faketg.driver import Driver
 from faketg.harness import GROUP, PEOPLE
 from faketg.server import Emulator, _error, _params
@@ -40,7 +40,8 @@ from tests.waiting import until
 
 DEALT = Path(__file__).with_name("dealt")  # its sitecustomize.py deals PAIJU_TEST_DECK in the bot
 NOT_MOVES = frozenset({"join", "leave", "ready"})  # the engines' options that are no move of a round
-# What the bot answers a press it turns down with (bot/acting.py: refusal_text), in the players' language.
+# What the bot answers a press it turns down with (bot/tables/acting.py: refusal_text), in the players'
+# language.
 REFUSALS = frozenset(
     text
     for key, text in catalog("zh-hans").items()
@@ -234,7 +235,7 @@ def must_act(saved: Saved | None) -> list[int]:
 
 def accepts(saved: Saved | None, press: callbacks.Press, person: int) -> bool:
     """Would the bot carry out ``person``'s press now: the table and round it names are the open
-    ones (bot/acting.py), and the engine as saved takes the move (tried on a copy)."""
+    ones (bot/tables/acting.py), and the engine as saved takes the move (tried on a copy)."""
     if saved is None or press.table_id != saved.table_id or press.round_no != saved.engine.core.round_no:
         return False
     engine = type(saved.engine).from_dict(saved.engine.to_dict())

@@ -123,7 +123,7 @@ def limited_python(folder: Path, open_files: int) -> Path:
 
 
 def processes_of(pid: int) -> list[int]:
-    """A process and the processes it started (theirs too): the bot, its SQLite writer."""
+    """A process and the processes it started (theirs too)."""
     found, index = [pid], 0
     while index < len(found):
         for children in Path(f"/proc/{found[index]}/task").glob("*/children"):

@@ -37,7 +37,7 @@ PYTHON = sys.executable  # a test that runs the bot under a launcher patches sys
 
 SPARE = """
 import json, os, runpy, sys, tempfile
-import bot.app, bot.serve, bot.sandbox.server, storage  # (what python -m bot imports first)
+import bot.app, bot.serve, bot.web.sandbox.server, storage  # (what python -m bot imports first)
 line = sys.stdin.readline()
 if not line:
     sys.exit(0)  # not needed after all

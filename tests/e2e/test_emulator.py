@@ -10,7 +10,7 @@ from bench.crowd import LANGUAGE, Crowd, is_refusal, name_of, seat_people
 from bench.figures import Spread
 from bench.people import TableSpec
 from bench.stage import WatchedWorld
-from bot.i18n import t
+from bot.display.i18n import t
 from faketg.limits import FloodLimits
 from faketg.server import Emulator, Faults
 from faketg.world import World

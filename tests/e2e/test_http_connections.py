@@ -1,5 +1,5 @@
 """The bot's HTTP server under a flood of connections that never send a request, the whole
-process under a lowered limit of open files (``prlimit``): past its cap (``bot/openfiles.py``) a
+process under a lowered limit of open files (``prlimit``): past its cap (``bot/web/open_files.py``) a
 new connection is answered 503 and closed at once, so the flood never takes the files the bot
 needs; it keeps playing, ``accept()`` never runs out of files, and the log stays short."""
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from bot.openfiles import KEPT_FOR_THE_BOT
+from bot.web.open_files import KEPT_FOR_THE_BOT
 from faketg.harness import GROUP, make_world
 from tests.e2e.process import limited_python, make_stage, needs_prlimit
 from tests.waiting import until

@@ -8,7 +8,7 @@ import pytest
 from telegram import Bot
 from telegram.error import RetryAfter
 
-from bot.request import AiohttpRequest
+from bot.send.aiohttp_request import AiohttpRequest
 from faketg.limits import TOO_OLD, FloodLimits, group_peaks
 from faketg.server import Emulator
 from faketg.world import ApiError, World

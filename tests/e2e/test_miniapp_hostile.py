@@ -14,10 +14,10 @@ import time
 import aiohttp
 import pytest
 
-from bot.miniapp.auth import signed_for
-from bot.miniapp.members import IN_ALL
-from bot.miniapp.routes import HEADER
-from bot.miniapp.streams import PER_PERSON, RESERVED_FILES
+from bot.web.miniapp.auth import signed_for
+from bot.web.miniapp.members import IN_ALL
+from bot.web.miniapp.routes import HEADER
+from bot.web.miniapp.streams import PER_PERSON, RESERVED_FILES
 from faketg.harness import GROUP, make_world
 from faketg.server import Faults
 from tests.e2e.process import TOKEN, limited_python, make_stage, needs_prlimit

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot import callbacks
-from bot.views.showhand import ACTION_CODES
+from bot.display.views.showhand import ACTION_CODES
+from bot.model import callbacks
 from faketg.harness import GROUP, PEOPLE, make_world, too_many
 from games.showhand import Move
 from tests.e2e.buttons import (
@@ -173,7 +173,7 @@ async def play_killing(stage, steps, point):
 
 
 # At every point, a new prompt Telegram showed whose answer never reached the bot (killed meanwhile)
-# included: the restarted bot takes its buttons away (``bot.orphans``).
+# included: the restarted bot takes its buttons away (``bot.send.orphans``).
 KILL_POINTS = list(KillPoint)
 
 

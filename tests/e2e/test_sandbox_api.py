@@ -9,8 +9,8 @@ import time
 import httpx
 import pytest
 
-from bot.miniapp.auth import validate
-from bot.sandbox.server import GROUP_ID, TOKEN, Sandbox, make_world
+from bot.web.miniapp.auth import validate
+from bot.web.sandbox.server import GROUP_ID, TOKEN, Sandbox, make_world
 from faketg.server import Emulator
 from faketg.world import ApiError
 

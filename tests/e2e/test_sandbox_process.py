@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.sandbox.server import DATABASE
+from bot.web.sandbox.server import DATABASE
 from storage import hold_database
 from tests.e2e.process import ROOT
 

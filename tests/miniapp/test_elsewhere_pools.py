@@ -1,4 +1,4 @@
-"""Passing the Mini App's requests on to the worker holding the table (bot/miniapp/elsewhere.py),
+"""Passing the Mini App's requests on to the worker holding the table (bot/web/miniapp/elsewhere.py),
 between real HTTP servers on localhost: the worker the pages reached (its routes hand every request
 to ``Elsewhere``) and a stand-in for the owner's routes. Open streams, however many, never keep the
 table's state or a press waiting for a connection; a page that stops reading a stream passed on is
@@ -18,8 +18,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer, make_mocked_request
 
-from bot.miniapp import elsewhere
-from bot.miniapp.elsewhere import PASSED_ON, Elsewhere
+from bot.web.miniapp import elsewhere
+from bot.web.miniapp.elsewhere import PASSED_ON, Elsewhere
 from tests.waiting import until
 
 TABLE = 7
@@ -78,7 +78,8 @@ class Owner:
 
 
 class Reached:
-    """The worker the pages reached, as ``Elsewhere`` sees a ``bot.workers.Worker``: the owner is another."""
+    """The worker the pages reached, as ``Elsewhere`` sees a ``bot.cluster.workers.Worker``: the owner is
+    another."""
 
     name, address = "reached", "http://127.0.0.1:9"
 

@@ -370,7 +370,7 @@ async def carry_out(
 
 
 def stop(process: BotProcess, whole: bool = True) -> list[int]:
-    """SIGSTOP the bot (with its children: its SQLite writer, as a frozen machine would)."""
+    """SIGSTOP the bot (with any children, as a frozen machine would)."""
     assert process.process is not None
     pids = processes_of(process.process.pid) if whole else [process.process.pid]
     for pid in pids:

@@ -11,8 +11,8 @@ import random
 import sqlite3
 from dataclasses import dataclass
 
-from bot import callbacks
-from bot.views.showhand import ACTION_CODES
+from bot.display.views.showhand import ACTION_CODES
+from bot.model import callbacks
 from faketg.harness import GROUP
 from games.muxi import Move as MuxiMove
 from games.muxi import MuxiTable

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import asyncpg
 
-from bot.workers import LEASE
+from bot.cluster.workers import LEASE
 from faketg.world import World
 from tests.e2e.process import BotProcess, make_stage, storage_check
 from tests.e2e.workers_stage import make_workers, world_of

@@ -4,7 +4,7 @@ import contextlib
 import logging
 import sys
 
-from bot.logs import RedactToken
+from bot.ops.logs import RedactToken
 from bot.settings import Settings
 from faketg.harness import make_world
 from faketg.server import Emulator

@@ -2,7 +2,8 @@
 and on a real PostgreSQL database (a throwaway server: ``tests/postgres_server.py``).
 
 Every test of the Store runs on both databases, except those that look at SQLite's file itself:
-the tests that ask for ``db_path`` too, or are marked ``sqlite_only``.
+the tests that ask for ``db_path`` too, or are marked ``sqlite_only``; and those about how
+PostgreSQL runs writes side by side, marked ``postgresql_only``.
 """
 
 from __future__ import annotations
@@ -21,13 +22,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sqlite_only: a Store test about SQLite's file (not run on PostgreSQL)"
     )
+    config.addinivalue_line(
+        "markers", "postgresql_only: a Store test about PostgreSQL's writes side by side (not run on SQLite)"
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store" not in metafunc.fixturenames:
         return
     sqlite_only = "db_path" in metafunc.fixturenames or metafunc.definition.get_closest_marker("sqlite_only")
-    metafunc.parametrize("backend", BACKENDS[:1] if sqlite_only else BACKENDS)
+    postgresql_only = metafunc.definition.get_closest_marker("postgresql_only")
+    metafunc.parametrize(
+        "backend", BACKENDS[:1] if sqlite_only else BACKENDS[1:] if postgresql_only else BACKENDS
+    )
 
 
 @pytest.fixture

@@ -140,10 +140,10 @@ async def test_a_file_that_is_not_our_database_fails(tmp_path):
     assert run_check(str(empty)).returncode == 1
 
 
-@pytest.mark.sqlite_only  # the write is held in SQLite's writer
-async def test_the_check_reads_a_snapshot_while_a_write_is_in_progress(store, tmp_path):
+@pytest.mark.sqlite_only  # the write is held on SQLite's writer thread
+async def test_the_check_reads_a_snapshot_while_a_write_is_in_progress(store):
     await store.ensure_person(1, "Ming")
-    gate = Gate.made_in(tmp_path)
+    gate = Gate()
     write = asyncio.create_task(store._write(abandoned_write, gate))
     try:
         await until(gate.reached, "the write changed a balance")

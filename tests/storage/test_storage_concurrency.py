@@ -13,6 +13,7 @@ import textwrap
 import threading
 import time
 
+import asyncpg
 import pytest
 
 from games.events import ESCROW
@@ -115,10 +116,10 @@ async def test_concurrent_spending_beyond_a_balance_never_goes_negative(store):
 
 
 class HeldWrite:
-    """A write transaction held open in the writer until the test releases it."""
+    """A write transaction held open on the writer's thread until the test releases it."""
 
-    def __init__(self, store, folder, sql: str = "UPDATE people SET name = 'changed' WHERE id = 1") -> None:
-        self.gate = Gate.made_in(folder)
+    def __init__(self, store, sql: str = "UPDATE people SET name = 'changed' WHERE id = 1") -> None:
+        self.gate = Gate()
         self.task = asyncio.create_task(store._write(held, sql, self.gate))
 
     def release(self) -> None:
@@ -140,10 +141,10 @@ def writable_by_another_connection(db_path) -> bool:
         other.close()
 
 
-async def test_reads_do_not_wait_for_a_held_write_transaction(store, db_path, tmp_path):
+async def test_reads_do_not_wait_for_a_held_write_transaction(store, db_path):
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
-    held = HeldWrite(store, tmp_path)
+    held = HeldWrite(store)
     try:
         await held.wait_entered()
         assert not writable_by_another_connection(db_path)  # the transaction is open, holding the lock
@@ -165,23 +166,21 @@ async def test_reads_do_not_wait_for_a_held_write_transaction(store, db_path, tm
     assert writable_by_another_connection(db_path)
 
 
-async def test_a_cancelled_write_is_skipped_if_queued_and_kept_if_begun(store, db_path, tmp_path):
+async def test_a_cancelled_write_is_skipped_if_queued_and_rolled_back_if_running(store, db_path):
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
-    held = HeldWrite(store, tmp_path)
+    held = HeldWrite(store)
     try:
         await held.wait_entered()
         queued = asyncio.create_task(
             store.commit_action(table.id, round_no=1, action_seq=1, state={"x": 1}, deadline=None)
         )
-        lane = store.backend.commits.lanes[0]
-        await until(lambda: len(lane.queue) == 1, "the action queued")
+        commits = store.backend.commits
+        await until(lambda: len(commits.queue) == 1, "the action queued")
         queued.cancel()  # still queued behind the held write: its caller need not wait for it
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(queued, timeout=1)
-        # Begun (sent to the writer process, where it runs to its end): its caller waits for its
-        # batch, and the write stands.
-        held.task.cancel()
+        held.task.cancel()  # running: its caller waits until the thread has rolled it back
         await asyncio.sleep(0.05)
         assert not held.task.done()
     finally:
@@ -189,17 +188,17 @@ async def test_a_cancelled_write_is_skipped_if_queued_and_kept_if_begun(store, d
     with pytest.raises(asyncio.CancelledError):
         await held.task
     assert writable_by_another_connection(db_path)  # nothing left open
-    assert (await store.get_person(1)).name == "changed"  # kept, as its caller was told by waiting
+    assert (await store.get_person(1)).name == "Ming"  # rolled back
     assert (await store.load_table(table.id)).version == 0  # the queued write never ran
     assert await store.commit_action(table.id, round_no=1, action_seq=1, state={"x": 2}, deadline=None)
     assert (await store.load_table(table.id)).state == {"x": 2}
 
 
-async def test_close_lets_the_write_in_progress_and_those_queued_finish(db_path, tmp_path):
+async def test_close_lets_the_write_in_progress_and_those_queued_finish(db_path):
     store = await open_store(db_path)
     await store.ensure_person(1, "Ming")
     table = await store.create_table(-1, "muxi", STATE)
-    held = HeldWrite(store, tmp_path)
+    held = HeldWrite(store)
     try:
         await held.wait_entered()
         queued = asyncio.create_task(store.update_messages(table.id, message_id=3))
@@ -211,6 +210,7 @@ async def test_close_lets_the_write_in_progress_and_those_queued_finish(db_path,
     await closing
     assert await held.task == "done"
     await queued
+    assert store.backend.writer.closed
     with pytest.raises(ValueError):
         await store.get_person(1)
     with pytest.raises(ValueError):
@@ -268,8 +268,7 @@ BOOKER = textwrap.dedent(
             booked += sum(results)
             print(booked, flush=True)
 
-    if __name__ == "__main__":  # (the store's writer process imports this module again)
-        asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(sys.argv[1]))
     """
 )
 
@@ -355,8 +354,8 @@ async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
             )
         )
         # Cancelled at a different point each time: before its task starts, at its first await
-        # (queued, on PostgreSQL; SQLite's writer process is sent a write in the step that makes
-        # it), then up to twice a booking.
+        # (SQLite's writer is handed a write in the step that makes it; PostgreSQL's waits for a
+        # connection), then up to twice a booking.
         if seq % 10:
             await asyncio.sleep((seq % 10 - 1) / 4 * took)
         task.cancel()
@@ -375,7 +374,7 @@ async def test_bookings_cancelled_at_any_point_leave_all_or_nothing(store):
     assert any(outcomes) and not all(outcomes)
 
 
-@pytest.mark.sqlite_only  # PostgreSQL commits each write in a transaction of its own (storage/commits.py)
+@pytest.mark.sqlite_only  # PostgreSQL commits each write in a transaction of its own (storage/postgres.py)
 async def test_writes_made_together_are_committed_together_and_each_stands_or_falls_alone(store, monkeypatch):
     batches: list[int] = []
     real = store.backend.commits.run_batch
@@ -413,14 +412,14 @@ async def traced(store):
         statements.extend(await store.backend.writer.on_connection(stop_tracing))
 
 
-async def queued_behind_a_held_write(store, folder, *writes):
+async def queued_behind_a_held_write(store, *writes):
     """Start each write, in this order, while a write holds the writer: they make one batch."""
-    held = HeldWrite(store, folder, "UPDATE people SET name = name WHERE id = 1")
+    held = HeldWrite(store, "UPDATE people SET name = name WHERE id = 1")
     await held.wait_entered()
     try:
         tasks = [asyncio.create_task(store._write(*write)) for write in writes]
-        lane = store.backend.commits.lanes[0]  # (held: its queue is not taken meanwhile)
-        await until(lambda: len(lane.queue) == len(writes), "the writes queued")
+        commits = store.backend.commits  # (held: its queue is not taken meanwhile)
+        await until(lambda: len(commits.queue) == len(writes), "the writes queued")
     finally:
         held.release()
     await held.task
@@ -428,13 +427,12 @@ async def queued_behind_a_held_write(store, folder, *writes):
 
 
 @pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
-async def test_writes_that_raise_midway_in_their_batch_leave_nothing_the_others_see(store, tmp_path):
+async def test_writes_that_raise_midway_in_their_batch_leave_nothing_the_others_see(store):
     for person, name in ((1, "Ming"), (2, "Hong"), (3, "Qiang"), (4, "Li")):
         await store.ensure_person(person, name)
     async with traced(store) as statements:
         tasks = await queued_behind_a_held_write(
             store,
-            tmp_path,
             (renamed, 1, "one"),
             (renamed, 2, "two", True),
             (name_of, 2),
@@ -451,15 +449,13 @@ async def test_writes_that_raise_midway_in_their_batch_leave_nothing_the_others_
     assert statements.count("BEGIN IMMEDIATE") == 1 + 2  # (the held write's batch, then this one's)
 
 
-@pytest.mark.sqlite_only  # a batch of several writes, held in SQLite's writer
-async def test_a_write_that_returned_stands_when_its_caller_is_cancelled_and_a_later_one_fails(
-    store, tmp_path
-):
+@pytest.mark.sqlite_only  # a batch of several writes, held on SQLite's writer thread
+async def test_a_write_that_returned_stands_when_its_caller_is_cancelled_and_a_later_one_fails(store):
     for person, name in ((1, "Ming"), (2, "Hong")):
         await store.ensure_person(person, name)
-    gate = Gate.made_in(tmp_path)
+    gate = Gate()
     returned, failing = await queued_behind_a_held_write(
-        store, tmp_path, (renamed, 1, "one"), (renamed, 2, "two", True, gate)
+        store, (renamed, 1, "one"), (renamed, 2, "two", True, gate)
     )
     try:
         await until(gate.reached, "the first write returned")
@@ -476,10 +472,10 @@ async def test_a_write_that_returned_stands_when_its_caller_is_cancelled_and_a_l
 
 
 @pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
-async def test_a_batch_of_writes_that_all_stand_runs_no_statement_but_theirs(store, tmp_path):
+async def test_a_batch_of_writes_that_all_stand_runs_no_statement_but_theirs(store):
     await store.ensure_person(1, "Ming")
     async with traced(store) as statements:
-        tasks = await queued_behind_a_held_write(store, tmp_path, (renamed, 1, "one"), (name_of, 1))
+        tasks = await queued_behind_a_held_write(store, (renamed, 1, "one"), (name_of, 1))
         assert await asyncio.gather(*tasks) == ["one", "one"]
     batch = statements[statements.index("COMMIT") + 1 :]  # (after the held write's batch)
     assert [line.split()[0] for line in batch] == ["BEGIN", "UPDATE", "SELECT", "COMMIT"]
@@ -500,25 +496,25 @@ async def test_a_write_going_on_after_a_refused_statement_stands_only_where_the_
 
 
 @pytest.mark.sqlite_only  # a batch of several writes (PostgreSQL commits each alone)
-async def test_no_write_of_a_batch_is_saved_after_one_ended_its_transaction(store, tmp_path):
+async def test_no_write_of_a_batch_is_saved_after_one_ended_its_transaction(store):
     for person, name in ((1, "Ming"), (2, "Hong")):
         await store.ensure_person(person, name)
-    tasks = await queued_behind_a_held_write(store, tmp_path, (ends_its_transaction,), (renamed, 2, "two"))
+    tasks = await queued_behind_a_held_write(store, (ends_its_transaction,), (renamed, 2, "two"))
     outcomes = await asyncio.gather(*tasks, return_exceptions=True)
     assert all(isinstance(outcome, StorageError) for outcome in outcomes), outcomes
     assert (await store.get_person(2)).name == "Hong"  # never run outside a transaction
 
 
-@pytest.mark.sqlite_only  # the batch is held in SQLite's writer
-async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing(store, tmp_path):
+@pytest.mark.sqlite_only  # the batch is held on SQLite's writer thread
+async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing(store):
     await store.ensure_person(1, "Ming")
-    gate = Gate.made_in(tmp_path)
+    gate = Gate()
     first = asyncio.create_task(store._write(waits_then_renames, gate))  # holds its batch
     await until(gate.reached, "the first batch began")
     second = asyncio.create_task(store.ensure_person(2, "Hong"))  # queued behind that batch
-    lane = store.backend.commits.lanes[0]
-    await until(lambda: len(lane.queue) == 1, "the second write queued")
-    lane.committer.cancel()  # as when the event loop closes
+    commits = store.backend.commits
+    await until(lambda: len(commits.queue) == 1, "the second write queued")
+    commits.committer.cancel()  # as when the event loop closes
     await asyncio.sleep(0.01)
     gate.open()
     assert await first == "done"  # its batch ended, committed, and its caller was told so
@@ -529,10 +525,8 @@ async def test_a_cancelled_committer_still_reports_its_batch_and_strands_nothing
     assert (await store.ensure_person(3, "Qiang"))[1], "a later write gets a new committer"
 
 
-@pytest.mark.sqlite_only  # the write is held in SQLite's writer
-async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits(
-    store, monkeypatch, tmp_path
-):
+@pytest.mark.sqlite_only  # the write is held on SQLite's writer thread (PostgreSQL joins no writes)
+async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits(store, monkeypatch):
     """Telegram's confirmations come faster than the writer: those made while one waits join it,
     as if each were written in turn; a caller that stops waiting does not undo it."""
     import storage.tables as module
@@ -542,13 +536,13 @@ async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits
     await store.update_messages(table.id, dm_message_ids={5: 50, 6: 60}, shown={"5": "a", "6": "x"})
     written, real = [], store.backend.commits.enqueue
 
-    def counted(fn, args, kwargs, key=None, detached=False):
+    def counted(fn, args, kwargs, detached=False):
         if fn is module.update_messages:
             written.append(kwargs)
-        return real(fn, args, kwargs, key, detached)
+        return real(fn, args, kwargs, detached)
 
     monkeypatch.setattr(store.backend.commits, "enqueue", counted)  # each write queued
-    held = HeldWrite(store, tmp_path)
+    held = HeldWrite(store)
     try:
         await held.wait_entered()
         first = asyncio.create_task(store.update_messages(table.id, message_id=7, shown={"table": "t1"}))
@@ -572,14 +566,12 @@ async def test_what_a_tables_messages_show_is_saved_in_one_write_while_one_waits
     assert len(written) == 2 and (await store.load_table(table.id)).message_id == 8
 
 
-@pytest.mark.sqlite_only  # the write is held in SQLite's writer
-async def test_an_edit_written_with_an_action_is_not_undone_by_a_later_one_joining_an_earlier_write(
-    store, tmp_path
-):
+@pytest.mark.sqlite_only  # the write is held on SQLite's writer thread
+async def test_an_edit_written_with_an_action_is_not_undone_by_a_later_one_joining_an_earlier_write(store):
     """An edit not saved yet goes with the table's next action; a later change of the same message
     must not join a write queued before that action (it would be written first, then undone)."""
     table = await store.create_table(-1, "muxi", STATE)
-    held = HeldWrite(store, tmp_path)
+    held = HeldWrite(store)
     try:
         await held.wait_entered()
         earlier = asyncio.create_task(store.update_messages(table.id, message_id=7))
@@ -601,13 +593,124 @@ async def test_an_edit_written_with_an_action_is_not_undone_by_a_later_one_joini
     assert saved.shown == {"5": "new"} and saved.dm_message_ids == {5: 51} and saved.message_id == 7
 
 
-async def test_a_lane_whose_task_was_cancelled_before_it_ran_still_takes_writes(store):
+@pytest.mark.sqlite_only  # SQLite's group commit
+async def test_a_committer_cancelled_before_it_ran_leaves_the_group_commit_taking_writes(store):
     """As a closing event loop cancels the tasks it has not run yet: the batch begun with it ends,
-    and the lane begins the next write's."""
+    and the next write begins a batch of its own."""
     await store.ensure_person(1, "Ming")
     commits = store.backend.commits
     first = commits.enqueue(renamed, (1, "one"), {})
-    commits.lanes[0].committer.cancel()
+    commits.committer.cancel()
     assert await first.outcome == "one"
     assert await asyncio.wait_for(store._write(renamed, 1, "two"), 10) == "two"
     assert (await store.get_person(1)).name == "two"
+
+
+@pytest.mark.sqlite_only  # SQLite's group commit
+async def test_a_write_to_an_idle_writer_is_begun_on_its_thread_in_the_step_that_makes_it(store):
+    """Handed to the writer's thread before the event loop runs anything else (the thread begins it
+    meanwhile); a write made while it runs waits for the next batch."""
+    await store.ensure_person(1, "Ming")
+    commits, gate = store.backend.commits, Gate()
+    first = commits.enqueue(waits_then_renames, (gate,), {})
+    try:
+        assert gate._reached.wait(5), "begun on the writer's thread while this step goes on"
+        second = commits.enqueue(renamed, (1, "two"), {})
+        assert commits.queue == [second], "the next batch waits for this one"
+    finally:
+        gate.open()
+    assert await first.outcome == "done" and await second.outcome == "two"
+    assert (await store.get_person(1)).name == "two"
+
+
+async def test_a_write_from_another_event_loop_is_refused_not_left_waiting(store, backend):
+    """Whether the writer is idle or busy (a write from there would be committed by this loop's
+    task, and its caller there never woken)."""
+
+    def elsewhere():  # (a write with no read before it)
+        return asyncio.to_thread(asyncio.run, store.update_chat_settings(-5, turn_seconds=30))
+
+    with pytest.raises(RuntimeError, match="another event loop"):
+        await elsewhere()
+    if backend == "sqlite":  # (a write held on the writer's thread)
+        gate = Gate()
+        busy = asyncio.create_task(store._write(held, "UPDATE people SET name = 'held' WHERE id = 0", gate))
+        await until(gate.reached, "the writer is busy")
+        with pytest.raises(RuntimeError, match="another event loop"):
+            await elsewhere()
+        gate.open()
+        assert await busy == "done"
+    assert (await store.chat_settings(-5)).turn_seconds is None
+    assert (await store.update_chat_settings(-5, turn_seconds=30)).turn_seconds == 30, "from its own loop"
+
+
+@contextlib.asynccontextmanager
+async def row_locked(url: str):
+    """Another PostgreSQL session holds person 1's row (``FOR UPDATE``) until the block ends."""
+    blocker = await asyncpg.connect(url)
+    try:
+        async with blocker.transaction():
+            await blocker.execute("SELECT 1 FROM people WHERE id = 1 FOR UPDATE")
+            yield blocker
+    finally:
+        await blocker.close()
+
+
+async def waits_for_the_lock(blocker) -> bool:
+    return bool(await blocker.fetchval("SELECT count(*) FROM pg_locks WHERE NOT granted"))
+
+
+@pytest.mark.postgresql_only  # each write a transaction of its own, side by side
+async def test_the_writes_about_one_table_commit_in_order_and_the_others_side_by_side(store, database_target):
+    for person, name in ((1, "Ming"), (2, "Hong"), (3, "Qiang"), (4, "Li")):
+        await store.ensure_person(person, name)
+    async with row_locked(database_target) as blocker:
+        first = asyncio.create_task(store._write_in(7, renamed, 1, "one"))  # waits for the row
+        await until(lambda: waits_for_the_lock(blocker), "the first write waits for the row")
+        after = asyncio.create_task(store._write_in(7, renamed, 2, "two"))  # waits for the first
+        beside = asyncio.create_task(store._write_in(8, renamed, 3, "three"))  # another table's
+        unkeyed = asyncio.create_task(store._write(renamed, 4, "four"))  # no table's
+        assert await asyncio.wait_for(asyncio.gather(beside, unkeyed), 10) == ["three", "four"]
+        await asyncio.sleep(0.05)
+        assert not first.done() and not after.done()
+        assert (await store.get_person(2)).name == "Hong"
+    assert await first == "one" and await after == "two"
+    assert [(await store.get_person(p)).name for p in (1, 2, 3, 4)] == ["one", "two", "three", "four"]
+
+
+@pytest.mark.postgresql_only  # a write waiting for a row lock held by another session
+async def test_a_cancelled_write_on_postgresql_is_skipped_if_waiting_and_undone_if_running(
+    store, database_target
+):
+    for person, name in ((1, "Ming"), (2, "Hong")):
+        await store.ensure_person(person, name)
+    async with row_locked(database_target) as blocker:
+        running = asyncio.create_task(store._write_in(7, renamed, 1, "one"))  # begun, waits for the row
+        await until(lambda: waits_for_the_lock(blocker), "the write waits for the row")
+        waiting = asyncio.create_task(store._write_in(7, renamed, 2, "two"))  # waits for the one before
+        await asyncio.sleep(0.05)
+        waiting.cancel()  # not begun: its caller need not wait for it
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(waiting, timeout=1)
+        running.cancel()  # running: its caller waits until it is undone
+        await asyncio.sleep(0.05)
+        assert not running.done()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert [(await store.get_person(p)).name for p in (1, 2)] == ["Ming", "Hong"]  # undone; never run
+    assert await store._write_in(7, renamed, 2, "two") == "two"
+    await store.backend.drain()
+    assert not store.backend._last, "no write left running"
+
+
+async def test_each_write_batch_is_told_with_its_seconds_and_whether_the_database_took_it(store):
+    """(The bot's ``paiju_database_write_seconds``; a write refused by its own error is undone by a
+    database that works: not a failed batch.)"""
+    told: list[tuple[float, bool]] = []
+    store.on_batch = lambda seconds, committed: told.append((seconds, committed))
+    await store.ensure_person(1, "Ming")
+    with pytest.raises(Refused):
+        await store._write(renamed, 1, "refused", True)
+    assert [committed for _, committed in told] == [True, True]
+    assert all(0 <= seconds < 10 for seconds, _ in told)
+    assert (await store.get_person(1)).name == "Ming"

@@ -1,4 +1,4 @@
-"""Which updates were taken (``storage/updates.py``) and ``bot.deliveries.Deliveries`` on a real
+"""Which updates were taken (``storage/updates.py``) and ``bot.updates.seen.SeenUpdates`` on a real
 store: each update handled once, across a restart and past what memory keeps; forgotten once
 Telegram can no longer send it again."""
 
@@ -8,14 +8,14 @@ import asyncio
 
 import pytest
 
-from bot.deliveries import Deliveries, Handling
+from bot.updates.seen import Handling, SeenUpdates
 from storage import UpdateTaken, open_store
 from tests.storage.storage_helpers import STATE
 
 
-async def take(deliveries: Deliveries, update_id: int) -> bool:
+async def take(deliveries: SeenUpdates, update_id: int) -> bool:
     """What handling an update does with its id: ``first_time``; then its id saved once handled,
-    its handling making no table action (``Deliveries.handle``)."""
+    its handling making no table action (``SeenUpdates.handle``)."""
     first = await deliveries.first_time(update_id)
     if first:
         await deliveries.handled(Handling(update_id, None))
@@ -24,7 +24,7 @@ async def take(deliveries: Deliveries, update_id: int) -> bool:
 
 async def test_an_update_is_taken_once_and_still_known_after_a_restart(db_path, clock):
     store = await open_store(db_path, now=clock)
-    deliveries = Deliveries(store)
+    deliveries = SeenUpdates(store)
     await deliveries.load()
     assert [await take(deliveries, i) for i in (5, 6, 5, 7, 6)] == [True, True, False, True, False]
     await deliveries.flush()
@@ -32,7 +32,7 @@ async def test_an_update_is_taken_once_and_still_known_after_a_restart(db_path, 
 
     store = await open_store(db_path, now=clock)
     try:
-        again = Deliveries(store)
+        again = SeenUpdates(store)
         await again.load()
         assert again.floor == 7
         assert [await take(again, i) for i in (6, 8, 5, 8, 4)] == [False, True, False, False, True]
@@ -41,7 +41,7 @@ async def test_an_update_is_taken_once_and_still_known_after_a_restart(db_path, 
 
 
 async def test_an_id_memory_let_go_is_looked_up_in_the_database(store):
-    deliveries = Deliveries(store, memory=3)
+    deliveries = SeenUpdates(store, memory=3)
     await deliveries.load()
     for update_id in range(1, 10):
         assert await take(deliveries, update_id)
@@ -52,18 +52,18 @@ async def test_an_id_memory_let_go_is_looked_up_in_the_database(store):
 
 
 async def test_two_deliveries_of_one_update_at_once_pass_once(store):
-    deliveries = Deliveries(store)
+    deliveries = SeenUpdates(store)
     await deliveries.load()
     await take(deliveries, 50)
     await deliveries.flush()
-    restarted = Deliveries(store)
+    restarted = SeenUpdates(store)
     await restarted.load()  # 41 is below the floor: its check waits for the database
     passed = await asyncio.gather(*(take(restarted, 41) for _ in range(5)))
     assert sorted(passed) == [False, False, False, False, True]
 
 
 async def test_updates_older_than_telegram_keeps_them_are_forgotten(store, clock):
-    deliveries = Deliveries(store)
+    deliveries = SeenUpdates(store)
     await deliveries.load()
     await take(deliveries, 1)
     await deliveries.flush()
@@ -84,7 +84,7 @@ async def test_an_id_is_saved_no_later_than_what_its_handling_writes(store):
     """A crash just after a handler's write must not leave its update unknown (it would be
     handled again when Telegram sends it once more). (One process; a worker saves the id in its
     table action's transaction: the test below.)"""
-    deliveries = Deliveries(store)
+    deliveries = SeenUpdates(store)
     await deliveries.load()
     for update_id in range(1000, 1010):  # writes in flight ahead, as under load
         await take(deliveries, update_id)

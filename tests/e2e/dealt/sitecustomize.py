@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 import random
 
-# Taken out of the environment: the processes the bot starts (the forkserver of SQLite's writer,
-# multiprocessing's resource tracker) would otherwise import the whole bot here too, for nothing.
+# Taken out of the environment: a process the bot would start would otherwise deal these cards too.
 _ORDER = os.environ.pop("PAIJU_TEST_DECK", "")
 
 if _ORDER:

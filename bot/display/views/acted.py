@@ -1,0 +1,24 @@
+"""What people did this round, as ``ViewState.moves`` keeps it: the one place that reads it."""
+
+from __future__ import annotations
+
+from bot.model.live_table import Acted, ViewState
+
+FOLD = "fold"
+
+
+def acted(view: ViewState, person: int) -> Acted:
+    """``person``'s last move this round (an empty one: nothing done yet)."""
+    return next((move for move in reversed(view.moves) if move.person == person), Acted(person))
+
+
+def since_turn(view: ViewState, person: int) -> list[Acted]:
+    """The moves made since ``person``'s last one (all of this round's, before their first)."""
+    last = max((at for at, move in enumerate(view.moves) if move.person == person), default=-1)
+    return view.moves[last + 1 :]
+
+
+def folded_on_timeout(view: ViewState, person: int) -> bool:
+    """Whether the deadline folded ``person`` (showhand: the table says so instead of "folded")."""
+    last = acted(view, person)
+    return last.timed_out and last.move == FOLD
