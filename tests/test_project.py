@@ -1,8 +1,10 @@
 """Project-wide checks run with the tests: lint, the layering contract, the shared worked examples."""
 
+import fnmatch
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,18 @@ def test_the_engines_agree_with_every_worked_example():
     result = run(sys.executable, str(CHECK_EXAMPLES))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "example rows agree" in result.stdout
+
+
+def test_every_file_the_bot_reads_goes_with_an_install():
+    """Every file of bot/ that is not Python (catalogs, the Mini App's and the sandbox's pages) is
+    in the package data, so a non-editable install has it (the Mini App's was missing)."""
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "bot"
+    ]
+    listed = subprocess.run(["git", "ls-files", "bot"], cwd=ROOT, capture_output=True, text=True, check=True)
+    data = [
+        Path(name).relative_to("bot").as_posix() for name in listed.stdout.split() if not name.endswith(".py")
+    ]
+    assert data, "the bot has data files"
+    missing = [name for name in data if not any(fnmatch.fnmatch(name, pattern) for pattern in patterns)]
+    assert missing == []
