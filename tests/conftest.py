@@ -14,27 +14,6 @@ from tests.bot.serving import Serving, serve_bot
 
 pytest_plugins = ["tests.postgres_server"]  # postgres_server, postgres_url
 
-# The files that take longest (the process tests, the browser's), run first: with --dist loadfile
-# each worker takes the next file in the order collected, and a long file taken last keeps one
-# worker busy while the other has nothing left. Each file's own tests keep their order.
-LONGEST_FIRST = (
-    "tests/reliability/test_chaos.py",
-    "tests/e2e/test_restart_buttons.py",
-    "tests/browser/test_miniapp.py",
-    "tests/e2e/test_workers_process.py",
-    "tests/browser/test_sandbox.py",
-    "tests/bot/test_delivery.py",
-    "tests/bot/test_workers.py",
-    "tests/reliability/test_faults.py",
-    "tests/bot/test_telegram_faults.py",
-    "tests/reliability/test_crashes.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # (stable)
-
 
 @pytest.fixture(scope="session", autouse=True)
 def children_temp() -> Iterator[None]:
