@@ -218,8 +218,6 @@ class Sender:
             retry_after: float | None = None
             placed: EveryRequest | None = None  # the bot's window it has a place in, until its answer
             try:
-                if self.gate is not None:
-                    await self.gate()
                 # As a new message? (one that may be an edit goes as one when the budget is busy)
                 as_new = parcel.new_message and not (parcel.may_edit and self._edit_sooner(parcel))
                 if as_new or self.every is not None:
@@ -227,6 +225,8 @@ class Sender:
                     placed = self.every
                     lane.late(parcel, self.clock())
                 async with self._in_flight:
+                    if self.gate is not None:  # (checked last: from here to the request, no wait)
+                        await self.gate()
                     urgent = lane.more_urgent(parcel, self.clock(), new_message=as_new)
                     if urgent is not None:  # wanted while this one waited: it goes in its place
                         parcel, as_new = urgent, urgent.new_message

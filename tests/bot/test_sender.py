@@ -397,6 +397,38 @@ def test_without_a_cap_edits_wait_for_no_token_of_the_bot():
     assert [moment for moment, _ in telegram.sent] == [0.0] * len(PRIVATES)
 
 
+# -- a worker's lease (the gate) -----------------------------------------------------------------------------
+def test_nothing_goes_out_once_the_lease_is_not_sure_even_a_parcel_that_waited_for_its_token():
+    """A worker's lease, not renewed, holds until 2 s: what waited for the bot's new-message budget
+    past then is not sent (another worker may own its chat by now), however long it waited; renewed
+    at 10 s, all of it goes."""
+    lease = [2.0]
+
+    async def scenario():
+        telegram = Telegram(Limits())
+        renewed = asyncio.Event()
+
+        async def gate() -> None:  # (as ``Worker.until_it_may_act``)
+            while now() >= lease[0]:
+                renewed.clear()
+                await renewed.wait()
+
+        telegram.sender.gate = gate
+        for n in range(100):  # a new message to each of 100 people: over 3 s of the bot's budget
+            telegram.sender.want(kept(1_000 + n, 0, new=True, since=n * 1e-6))
+        await at(10.0)
+        lease[0] = float("inf")
+        renewed.set()
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    times = sorted(moment for moment, _ in telegram.sent)
+    early = [t for t in times if t < 10.0]
+    assert early and max(early) < 2.0, f"sent after the lease was not sure: {[t for t in early if t >= 2]}"
+    assert len(times) == 100, "what waited is sent once renewed"
+
+
 # -- drain, forget, coalescing, stale replies, failures -----------------------------------------------------
 def test_drain_returns_once_everything_is_sent():
     async def scenario():
