@@ -38,8 +38,10 @@ PYTHON = sys.executable  # a test that runs the bot under a launcher patches sys
 SPARE = """
 import json, os, runpy, sys, tempfile
 import bot.app, bot.serve, bot.web.sandbox.server, storage  # (what python -m bot imports first)
+own_log = sys.argv[1]  # (what it said while importing: kept only if that failed)
 line = sys.stdin.readline()
 if not line:
+    os.unlink(own_log)
     sys.exit(0)  # not needed after all
 asked = json.loads(line)
 os.environ.clear()
@@ -47,6 +49,9 @@ os.environ.update(asked["env"])
 tempfile.tempdir = None  # (found again from the new TMPDIR, if ever asked)
 os.chdir(asked["cwd"])
 log = os.open(asked["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+with open(own_log, "rb") as own:
+    os.write(log, own.read())
+os.unlink(own_log)
 os.dup2(log, 1)
 os.dup2(log, 2)
 os.close(log)
@@ -96,14 +101,16 @@ class Child:
 
 
 class Spare:
-    """A Python process that has imported the bot and waits to be told to run as one."""
+    """A Python process that has imported the bot and waits to be told to run as one. Its own log (what
+    it says while importing) goes into the bot's log when it runs as one, and away when it is not
+    needed: left in the temporary folder only when it failed."""
 
     def __init__(self) -> None:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("PAIJU_", "TELEGRAM_"))}
         env["PYTHONPATH"] = str(ROOT)
         self.log = tempfile.NamedTemporaryFile(prefix="paiju-spare-", suffix=".log", delete=False)  # noqa: SIM115
         self.popen = subprocess.Popen(
-            [PYTHON, "-c", SPARE],
+            [PYTHON, "-c", SPARE, self.log.name],
             cwd=ROOT,
             env=env,
             stdin=subprocess.PIPE,
