@@ -231,14 +231,22 @@ class Worker:
             await self.renewed.wait()
 
     async def _renewing(self) -> None:
-        while True:
-            await asyncio.sleep(RENEW_EVERY)
-            try:
-                await self.renew()
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
-                log.warning("worker %s could not renew its lease: %s", self.name, error)
-                continue
-            await self._keep_budgets()
+        """Renew every ``RENEW_EVERY`` seconds; the groups' last minute is kept beside it, never in
+        its way (a write waiting on a row lock of a paused worker's would hold the lease back)."""
+        keeping: asyncio.Task[None] | None = None
+        try:
+            while True:
+                await asyncio.sleep(RENEW_EVERY)
+                try:
+                    await self.renew()
+                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
+                    log.warning("worker %s could not renew its lease: %s", self.name, error)
+                    continue
+                if keeping is None or keeping.done():  # (one at a time: the next takes what is new)
+                    keeping = asyncio.create_task(self._keep_budgets(), name="budgets")
+        finally:
+            if keeping is not None:
+                keeping.cancel()
 
     async def _keep_budgets(self, chats: Collection[int] | None = None) -> None:
         """What groups got in the last minute (those sent to since the last time, or ``chats``),

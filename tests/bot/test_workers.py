@@ -390,6 +390,46 @@ async def test_a_hung_worker_misses_its_lease_and_the_other_takes_its_tables(wor
     assert report.ok, report.problems
 
 
+async def test_a_worker_keeps_renewing_its_lease_while_keeping_its_groups_last_minute_waits(
+    world, postgres_url, pair
+):
+    """Keeping what a group got in the last minute is a write that may wait, on a row lock held by a
+    paused worker's open transaction (here, a session of the test's). The lease is renewed all the
+    same: the worker goes on acting, and the write is done once the lock goes."""
+    bots = pair
+    (chat_id, *_) = groups_of(world, bots, each=1)
+    driver = through_the_inbox(world, bots, [])
+    await open_round(driver, lambda chat: owner_of(bots, chat), chat_id)
+    holder = worker(owner_of(bots, chat_id))
+    locked = await asyncpg.connect(postgres_url)
+    try:
+
+        async def kept() -> bool:
+            return await locked.fetchval("SELECT count(*) FROM chat_budgets WHERE chat_id = $1", chat_id) > 0
+
+        await until(kept, "the group's last minute kept once")
+        transaction = locked.transaction()
+        await transaction.start()
+        await locked.execute("SELECT * FROM chat_budgets WHERE chat_id = $1 FOR UPDATE", chat_id)
+        since = workers.since_boot()
+        await finish_round(driver, chat_id)  # (the group's table changes: its last minute is kept again)
+        await until(
+            lambda: holder.acting_until > since + workers.LEASE + 2 * workers.RENEW_EVERY,
+            "the lease renewed past its end while the write waits for the lock",
+            timeout=2 * workers.LEASE,
+        )
+        assert holder.may_act()
+        sent = await locked.fetchval("SELECT sent FROM chat_budgets WHERE chat_id = $1", chat_id)
+        await transaction.rollback()
+
+        async def kept_again() -> bool:
+            return await locked.fetchval("SELECT sent FROM chat_budgets WHERE chat_id = $1", chat_id) != sent
+
+        await until(kept_again, "the write done once the lock went")
+    finally:
+        await locked.close()
+
+
 async def test_a_partition_let_go_is_handed_over_clean_with_its_groups_last_minute(
     world, postgres_url, pair, caplog
 ):

@@ -524,8 +524,43 @@ class Ownership:
         async def owns() -> bool:
             return await self.owns_all(name)
 
-        await until(owns, f"{name} owns every partition", timeout)
+        await self.until(owns, f"{name} owns every partition", timeout)
         return time.monotonic() - since
+
+    async def until(self, condition: Callable[[], Awaitable[bool]], what: str, timeout: float) -> None:
+        """``until``, and if the partitions never get there, what the database's sessions were doing
+        then (who waits for what), with the failure."""
+        try:
+            await until(condition, what, timeout)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\n{await self.sessions()}") from None
+
+    async def sessions(self) -> str:
+        """The database's sessions as the server sees them: each one's name, state, what it waits
+        for, how long its transaction has been open, and its query."""
+        async with self.lock:
+            rows = await self.conn.fetch(
+                "SELECT pid, application_name, state, wait_event_type, wait_event,"
+                " round(extract(epoch FROM clock_timestamp() - xact_start)::numeric, 1) AS open_for,"
+                " left(query, 100) AS query FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid() ORDER BY pid"
+            )
+            owners = await self.conn.fetch("SELECT partition, owner, epoch FROM partitions ORDER BY 1")
+            leases = await self.conn.fetch(
+                "SELECT name, pid, (alive_until - clock_timestamp())::text AS left FROM workers"
+            )
+        lines = ["the database's sessions then:"]
+        lines += [
+            f"  {row['pid']} {row['application_name']!r} {row['state']}"
+            f" waits {row['wait_event_type']}/{row['wait_event']} transaction open {row['open_for']} s:"
+            f" {row['query']!r}"
+            for row in rows
+        ]
+        lines.append(
+            "partitions: " + ", ".join(f"{r['partition']}={r['owner']}@{r['epoch']}" for r in owners)
+        )
+        lines.append("leases: " + ", ".join(f"{r['name']} (pid {r['pid']}) {r['left']}" for r in leases))
+        return "\n".join(lines)
 
 
 # -- who sent what: a tap between a worker and Telegram --------------------------------------------

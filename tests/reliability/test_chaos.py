@@ -28,7 +28,6 @@ from tests.e2e.workers_stage import make_workers, world_of
 from tests.reliability import chaos
 from tests.reliability.chaos import SETTINGS, Ownership, People, Played, Table, Tap
 from tests.reliability.players import paid_twice
-from tests.waiting import until
 
 GAMES = ("muxi", "showhand")
 MIN_ROUNDS = 1  # every table plays at least this many, and finishes the round the chaos ended in
@@ -230,7 +229,7 @@ async def test_two_workers_one_paused_past_its_lease_one_killed_while_four_table
     try:
         workers = [await start(), await start()]
         watching = asyncio.create_task(owned.watch())
-        await until(lambda: chaos.shared(owned), "the partitions shared out", 30)
+        await owned.until(lambda: chaos.shared(owned), "the partitions shared out", 30)
         tables = tables_of(groups)
         await asyncio.gather(*(stage.driver.open_table(t.chat_id, t.people, t.game) for t in tables))
         people = People(world, stage.emulator.notify, random.Random(seed + 1))
@@ -238,7 +237,7 @@ async def test_two_workers_one_paused_past_its_lease_one_killed_while_four_table
 
         async def shared_out(after: str) -> None:
             since = time.monotonic()
-            await until(lambda: chaos.shared(owned), f"the partitions shared out {after}", 30)
+            await owned.until(lambda: chaos.shared(owned), f"the partitions shared out {after}", 30)
             figures[f"shared out again {after}"] = time.monotonic() - since
 
         async def chaos_on_workers() -> None:
