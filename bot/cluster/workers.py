@@ -63,6 +63,7 @@ from bot.model.live_table import LiveTable
 from bot.tables.open_tables import Tables
 from bot.telegram_facts import ChatKind, chat_kind
 from bot.updates import hearing
+from bot.updates.hearing import Hearing
 from bot.updates.seen import SeenUpdates
 from storage import PostgresLock, SavedTable, StorageError, Store, partitions
 from storage.inbox import CHANNEL
@@ -94,8 +95,9 @@ def worker_name() -> str:
 
 
 class Host(Protocol):
-    """What the worker needs of the open tables (``Runtime``, ``bot/tables/runtime.py``): it hands
-    over those of the partitions it takes, and takes back those of the partitions it lets go."""
+    """What the worker needs of the open tables (``Runtime``, ``bot/tables/runtime.py``): it gives
+    them the tables of the partitions it takes and takes back those of the partitions it lets go,
+    shares out the sender's budgets among the workers, and tells of the bot's deaf spells."""
 
     @property
     def tables(self) -> Tables: ...
@@ -104,7 +106,7 @@ class Host(Protocol):
     def presenter(self) -> Presenter: ...
 
     @property
-    def hearing(self) -> hearing.Hearing: ...
+    def hearing(self) -> Hearing: ...
 
     def adopt(self, tables: Iterable[SavedTable], *, handed_over: bool = False) -> list[LiveTable]: ...
 
