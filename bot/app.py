@@ -133,7 +133,17 @@ async def prepare(application: App) -> Runtime:
     store.on_batch, runtime.presenter.sender.on_sent = data.metrics.written, data.metrics.sent
     if store.backend.postgresql:  # a worker: the open tables come with the partitions it takes
         assert isinstance(data.database_lock, PostgresLock)
-        data.worker = worker = Worker(application, store, data.database_lock, partitions=settings.partitions)
+        data.worker = worker = Worker(
+            store,
+            data.database_lock,
+            runtime,
+            seen_updates,
+            data.metrics,
+            application.bot,
+            application.process_update,
+            address=settings.reached_at,
+            partitions=settings.partitions,
+        )
         runtime.may_act = worker.may_act  # nothing is sent or done while its lease is not sure
         runtime.presenter.sender.gate = worker.until_it_may_act
         await worker.start()

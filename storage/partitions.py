@@ -13,6 +13,12 @@ A worker is alive while it renews its *lease* (:func:`renew`, every second, for 
 by the database's clock): a session alive is not enough (a stopped or hung process keeps its
 connection open). Another worker finds a lease that lapsed (:func:`lapsed`) and ends that worker's
 session (:func:`end_session`): its advisory locks go with it, and its partitions to the others.
+
+The advisory locks are session locks, taken on the worker's own connection (the one holding the
+bot's shared lock, ``PostgresLock``): a worker's own (:func:`join`: it is counted among the workers
+alive, :func:`live_workers`), the receiver's (:func:`take_receiving`: the worker that polls
+Telegram), and one a partition (:func:`try_partition`, :func:`let_partition_go`, :func:`held`).
+They and :func:`notify` are PostgreSQL's only (on SQLite one process holds every chat).
 """
 
 from __future__ import annotations
@@ -40,6 +46,14 @@ def partition_of(chat_id: int, count: int) -> int:
 
 
 ENSURE_LOCK = 0x7061_6965  # "paie": PostgreSQL's transaction lock while the partitions are made
+WORKER_LOCKS = 0x7061_6977  # "paiw": the advisory locks that say a worker is alive (one each)
+RECEIVER = 0  # (of WORKER_LOCKS; a worker's own is never 0) held by the worker that polls Telegram
+PARTITION_LOCKS = 0x7061_6970  # "paip": one advisory lock a partition
+# The advisory locks of one class granted in this database (objsubid 2: taken with two keys).
+GRANTED = (
+    "FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = ? AND objsubid = 2"
+    " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
 PARTITION_SQL = "(((chat_id % ?) + ?) % ?)"  # partition_of in SQL (SQL's % keeps the dividend's sign)
 
 
@@ -190,3 +204,46 @@ def hand_over(fence: Fence, partition: int) -> Query[None]:
     has nothing to look for in its DMs."""
     yield from fenced_partition(fence, partition)
     yield from run("UPDATE partitions SET handed_over = 1 WHERE partition = ?", (partition,))
+
+
+def join(number: int) -> Query[bool]:
+    """Be counted among the workers alive: the worker lock ``number`` (never :data:`RECEIVER`)
+    taken, unless another worker holds it (it drew the same number)."""
+    return (yield from _try_lock(WORKER_LOCKS, number))
+
+
+def take_receiving() -> Query[bool]:
+    """Become the worker that takes the updates from Telegram (polling), unless another one is."""
+    return (yield from _try_lock(WORKER_LOCKS, RECEIVER))
+
+
+def try_partition(partition: int) -> Query[bool]:
+    """Take ``partition``'s lock, unless another worker holds it."""
+    return (yield from _try_lock(PARTITION_LOCKS, partition))
+
+
+def let_partition_go(partition: int) -> Query[None]:
+    """Let ``partition``'s lock go: the next worker may take it."""
+    yield from value("", (PARTITION_LOCKS, partition), postgres="SELECT pg_advisory_unlock(?, ?)")
+
+
+def _try_lock(kind: int, number: int) -> Query[bool]:
+    """Take an advisory lock for this session, unless another session holds it; whether taken."""
+    return bool((yield from value("", (kind, number), postgres="SELECT pg_try_advisory_lock(?, ?)")))
+
+
+def live_workers() -> Query[int]:
+    """How many workers are alive (each holds a worker lock; the receiver's is held by one of them)."""
+    alive = yield from value("", (WORKER_LOCKS,), postgres=f"SELECT count(DISTINCT pid) {GRANTED}")
+    return int(alive or 0)
+
+
+def held() -> Query[set[int]]:
+    """The partitions whose locks some worker holds."""
+    found = yield from rows("", (PARTITION_LOCKS,), postgres=f"SELECT objid::int {GRANTED}")
+    return {int(row[0]) for row in found}
+
+
+def notify(channel: str, payload: str) -> Query[None]:
+    """Tell every worker listening on ``channel`` (at once outside a transaction, else at its commit)."""
+    yield from value("", (channel, payload), postgres="SELECT pg_notify(?, ?)")

@@ -239,8 +239,10 @@ class PostgresLock:
     """A running bot's hold on its database: an advisory lock held by one connection of its own,
     which the server lets go when that connection ends, however the bot ends (SIGKILL included)."""
 
-    def __init__(self, path: str, conn: asyncpg.Connection | None) -> None:
-        self.database = path
+    def __init__(self, url: str, conn: asyncpg.Connection | None, *, shared: bool = False) -> None:
+        self.database = without_password(url)
+        self._url = url  # (to take it again: :meth:`take_again`)
+        self._shared = shared
         self._conn = conn
 
     @property
@@ -252,6 +254,15 @@ class PostgresLock:
         """The connection that holds the lock (its holder may keep other session locks on it)."""
         assert self._conn is not None, "released"
         return self._conn
+
+    async def take_again(self) -> None:
+        """Its connection ended (the server restarted, the network failed, or the session was
+        ended): take the lock again, as it was taken, on a new connection (``DatabaseInUse`` or
+        ``DatabaseUnreachable`` as :func:`hold_postgres`; the lock is then still lost)."""
+        assert self._conn is not None, "released: not taken again"
+        conn = await _take(self._url, self._shared)
+        lost, self._conn = self._conn, conn
+        lost.terminate()  # (ended already: nothing of it is left to hold)
 
     def release(self) -> None:
         """Let another bot have the database; releasing twice does nothing."""
@@ -273,6 +284,11 @@ async def hold_postgres(url: str, *, shared: bool = False) -> PostgresLock:
     number at once, ``bot/cluster/workers.py``); a tool that must have it alone (``migrate-to``) holds it
     whole, so neither starts while the other runs. The lock's connection is the holder's to use
     (``PostgresLock.conn``): the worker keeps its partitions' locks on it too."""
+    return PostgresLock(url, await _take(url, shared), shared=shared)
+
+
+async def _take(url: str, shared: bool) -> asyncpg.Connection:
+    """A new connection holding the bot's lock (see :func:`hold_postgres`)."""
     conn = await connect(url, server_settings={"application_name": _who()})
     try:
         taking = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
@@ -288,7 +304,7 @@ async def hold_postgres(url: str, *, shared: bool = False) -> PostgresLock:
     except BaseException:
         conn.terminate()
         raise
-    return PostgresLock(without_password(url), conn)
+    return conn
 
 
 async def check_postgres(url: str) -> CheckReport:

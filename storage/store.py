@@ -178,13 +178,23 @@ class Store:
         self._read = backend.read
         self._write = backend.write
         self._write_in = backend.write_in  # (the writes about one table keep their order)
-        # What this worker owns, when several share the database (``bot/cluster/workers.py``): every write
-        # to a table, and the mark of an update taken from the inbox, is fenced by it.
-        self.fence: Fence | None = None
+        self._fence: Fence | None = None  # (see :meth:`fence_with`)
         # What tables' messages show, not written yet (``shown_later``): an update_messages'
         # arguments a table, and the timer that writes them if no other write of the table does.
         self._unsaved: dict[int, tuple[dict[str, Any], asyncio.TimerHandle]] = {}
         self.shown_saved_within = SHOWN_SAVED_WITHIN
+
+    @property
+    def fence(self) -> Fence | None:
+        """What this worker owns, when several share the database (:meth:`fence_with`)."""
+        return self._fence
+
+    def fence_with(self, fence: Fence) -> None:
+        """This process is one of several workers on the database (``bot/cluster/workers.py``), owning
+        what ``fence`` says (changed as it takes and lets go of partitions): from now on every write
+        to a table, and the mark of an update taken from the inbox, is refused (``NotOwner``) unless
+        it owns the table's partition at the epoch it claimed."""
+        self._fence = fence
 
     @property
     def on_batch(self) -> Callable[[float, bool], None] | None:
@@ -196,6 +206,10 @@ class Store:
         self.backend.on_batch = observer
 
     # -- lifecycle ----------------------------------------------------------------------------
+
+    async def drain(self) -> None:
+        """Wait until every write made so far has ended (committed, or undone)."""
+        await self.backend.drain()
 
     async def close(self) -> None:
         """Let the writes and reads already made finish (what messages show, not written yet,

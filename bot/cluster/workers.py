@@ -50,46 +50,37 @@ import secrets
 import socket
 import time
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import asyncpg
-from telegram import Update
+from prometheus_client import Counter, Histogram
+from telegram import Bot, Update
 
+from bot.display.presenter import Presenter
 from bot.model import callbacks
+from bot.model.live_table import LiveTable
+from bot.tables.open_tables import Tables
 from bot.telegram_facts import ChatKind, chat_kind
 from bot.updates import hearing
-from storage import PostgresLock, StorageError, Store, partitions
+from bot.updates.hearing import Hearing
+from bot.updates.seen import SeenUpdates
+from storage import PostgresLock, SavedTable, StorageError, Store, partitions
 from storage.inbox import CHANNEL
 from storage.on_postgres import run_query
 from storage.partitions import Fence, partition_of
-from storage.postgres import hold_postgres
 from storage.sql import Query
-
-if TYPE_CHECKING:
-    from bot.botdata import App
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 REBALANCE = 1.0  # seconds between looks at the share of partitions (and at the inbox, as a safety net)
 RELEASE_AT_ONCE = 4  # partitions let go of in one look, at most (a new worker's share comes in steps)
 BATCH = 200  # updates read from the inbox at once, per partition
-WORKER_LOCKS = 0x7061_6977  # "paiw": the advisory locks that say a worker is alive (one each)
 MOVED = "paiju_table_moved"  # a table went to another chat's partition (a group upgraded): its id
 HEARD = "paiju_hearing"  # the polling worker's deaf spells ("since until", until "-" while it lasts)
-RECEIVER = 0  # (of WORKER_LOCKS; a worker's own is never 0) held by the worker that polls Telegram
-PARTITION_LOCKS = 0x7061_6970  # "paip": one advisory lock a partition
 LEASE = 5.0  # seconds a worker's lease runs past its renewal, by the database's clock
 RENEW_EVERY = 1.0  # seconds between renewals
 LEASE_MARGIN = 1.0  # a worker stops acting this long before its lease may have lapsed
-LIVE_WORKERS = (
-    "SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1"
-    " AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-)
-HELD_PARTITIONS = (
-    "SELECT objid::int FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1"
-    " AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-)
 
 
 def since_boot() -> float:
@@ -103,15 +94,67 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
-class Worker:
-    """This process's part of the bot's workers (see the module's docstring)."""
+class Host(Protocol):
+    """What the worker needs of the open tables (``Runtime``, ``bot/tables/runtime.py``): it gives
+    them the tables of the partitions it takes and takes back those of the partitions it lets go,
+    shares out the sender's budgets among the workers, and tells of the bot's deaf spells."""
 
-    def __init__(self, application: App, store: Store, lock: PostgresLock, *, partitions: int) -> None:
-        self.application = application
+    @property
+    def tables(self) -> Tables: ...
+
+    @property
+    def presenter(self) -> Presenter: ...
+
+    @property
+    def hearing(self) -> Hearing: ...
+
+    def adopt(self, tables: Iterable[SavedTable], *, handed_over: bool = False) -> list[LiveTable]: ...
+
+    async def let_go(
+        self, chats: Callable[[int], bool], timeout: float = 10.0, *, lost: bool = False
+    ) -> tuple[list[LiveTable], bool]: ...
+
+    def background(self, work: Coroutine[Any, Any, object]) -> None: ...
+
+
+class Counts(Protocol):
+    """What the worker counts (``Metrics``, ``bot/ops/metrics.py``, in a room above this one)."""
+
+    @property
+    def takeovers(self) -> Counter: ...
+
+    @property
+    def inbox_lag(self) -> Histogram: ...
+
+
+class Worker:
+    """This process's part of the bot's workers (see the module's docstring). ``lock`` is the bot's
+    hold on the database: the worker keeps its own locks on its connection, and listens there;
+    ``process_update`` handles an update taken from the inbox (the Application's); ``address`` is
+    where the other workers reach this one's HTTP server (the Mini App's requests come there)."""
+
+    def __init__(
+        self,
+        store: Store,
+        lock: PostgresLock,
+        runtime: Host,
+        seen_updates: SeenUpdates,
+        metrics: Counts,
+        bot: Bot,
+        process_update: Callable[[object], Awaitable[None]],
+        *,
+        address: str,
+        partitions: int,
+    ) -> None:
         self.store = store
-        self.conn: asyncpg.Connection = lock.conn  # the worker's own: its locks, and LISTEN
+        self.lock = lock
+        self.runtime = runtime
+        self.seen_updates = seen_updates
+        self.metrics = metrics
+        self.bot = bot
+        self.process_update = process_update
         self.name = worker_name()
-        self.address = application.bot_data.settings.reached_at  # (the Mini App's requests come here)
+        self.address = address
         self.wanted = partitions
         self.count = 0  # the database's number of partitions (the first worker's choice)
         self.fence = Fence(self.name, 0)
@@ -140,7 +183,7 @@ class Worker:
                 self.count,
             )
         self.fence = Fence(self.name, self.count)
-        self.store.fence = self.fence
+        self.store.fence_with(self.fence)
         await self._join()
         await self.renew()
         await self.rebalance()
@@ -154,9 +197,7 @@ class Worker:
     async def _join(self) -> None:
         """Be counted among the workers (a lock of one's own), hear of new updates, and hear of the
         connection's end: with it, every partition is lost."""
-        while not await self._value(
-            "SELECT pg_try_advisory_lock($1, $2)", WORKER_LOCKS, 1 + secrets.randbits(30)
-        ):
+        while not await self._run(partitions.join(1 + secrets.randbits(30))):
             pass  # (another worker drew the same number)
         await self.conn.add_listener(CHANNEL, self._notified)
         await self.conn.add_listener(MOVED, self._moved)
@@ -176,18 +217,13 @@ class Worker:
         self.fence.epochs.clear()
         if self._poller is not None:
             self._poller.cancel()
-        runtime = self.application.bot_data.runtime
-        if runtime is not None and lost:
-            runtime.background(
-                runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) in lost, lost=True)
+        if lost:
+            self.runtime.background(
+                self.runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) in lost, lost=True)
             )
 
     async def _reconnect(self) -> None:
-        # A worker's store is on PostgreSQL, whose backend keeps the whole URL (the Backend protocol
-        # names only what logs may show).
-        lock = await hold_postgres(self.store.backend.url, shared=True)  # type: ignore[attr-defined]
-        self.application.bot_data.database_lock = lock
-        self.conn = lock.conn
+        await self.lock.take_again()
         await self._join()
         if self._poll_kinds is not None:
             self.poll(self._poll_kinds)
@@ -251,11 +287,8 @@ class Worker:
     async def _keep_budgets(self, chats: Collection[int] | None = None) -> None:
         """What groups got in the last minute (those sent to since the last time, or ``chats``),
         kept for the worker that holds their tables next, even if this one dies (every second)."""
-        runtime = self.application.bot_data.runtime
-        if runtime is None:
-            return
         try:
-            await self.store.keep_budgets(runtime.presenter.sender.history(chats))
+            await self.store.keep_budgets(self.runtime.presenter.sender.history(chats))
         except StorageError as error:  # (the next owner then counts from what was kept before)
             log.warning("worker %s: the groups' last minute could not be kept: %s", self.name, error)
 
@@ -273,10 +306,8 @@ class Worker:
             return  # (its lease is renewed first: a worker late itself ends nobody)
         await self._end_lapsed()
         await self._check_claims()
-        self.workers = max(1, int(await self._value(LIVE_WORKERS, WORKER_LOCKS)))
-        runtime = self.application.bot_data.runtime
-        if runtime is not None:
-            runtime.presenter.sender.share(self.workers)
+        self.workers = max(1, await self._run(partitions.live_workers()))
+        self.runtime.presenter.sender.share(self.workers)
         share = math.ceil(self.count / self.workers)
         if len(self.owned) > share:  # (let go of at once: each waits for its groups' budgets)
             going = sorted(self.owned, reverse=True)[: min(RELEASE_AT_ONCE, len(self.owned) - share)]
@@ -284,11 +315,11 @@ class Worker:
             return
         if len(self.owned) == share:
             return
-        held = {int(row[0]) for row in await self._rows(HELD_PARTITIONS, PARTITION_LOCKS)}
+        held = await self._run(partitions.held())
         for partition in self._in_turn(set(range(self.count)) - held):
             if len(self.owned) >= share:
                 break
-            if await self._value("SELECT pg_try_advisory_lock($1, $2)", PARTITION_LOCKS, partition):
+            if await self._run(partitions.try_partition(partition)):
                 try:
                     await self.take(partition)
                 except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
@@ -315,8 +346,6 @@ class Worker:
         """Own ``partition`` (its lock is held): claim it, load its tables, handle its updates. If
         that fails, the partition is let go at once (its lock too): another worker, or the next
         look, takes it."""
-        runtime = self.application.bot_data.runtime
-        assert runtime is not None
         try:
             handed_over = await self.store.handed_over(partition)
             self.fence.epochs[partition] = await self.store.claim_partition(
@@ -326,15 +355,14 @@ class Worker:
         except BaseException:
             self.fence.epochs.pop(partition, None)
             with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
-                await self._value("SELECT pg_advisory_unlock($1, $2)", PARTITION_LOCKS, partition)
+                await self._run(partitions.let_partition_go(partition))
             raise
         await self._carry_budgets([saved.chat_id for saved in tables])
         self.owned.add(partition)
-        runtime.adopt(tables, handed_over=handed_over)
-        seen_updates = self.application.bot_data.seen_updates
-        if seen_updates is not None and not handed_over:  # (presses its last owner saved, unanswered)
-            runtime.background(seen_updates.answer_owed(self.application.bot, self.count, {partition}))
-        self.application.bot_data.metrics.takeovers.inc()
+        self.runtime.adopt(tables, handed_over=handed_over)
+        if not handed_over:  # (presses its last owner saved, unanswered)
+            self.runtime.background(self.seen_updates.answer_owed(self.bot, self.count, {partition}))
+        self.metrics.takeovers.inc()
         self.notified.add(partition)
         self.wake.set()
         if tables:
@@ -343,10 +371,8 @@ class Worker:
     async def _carry_budgets(self, chats: list[int]) -> None:
         """The groups' requests of the last minute, as the worker that let their tables go kept
         them: counted here, so a group's 20 a minute holds across owners."""
-        runtime = self.application.bot_data.runtime
-        assert runtime is not None
         try:
-            runtime.presenter.sender.carry(await self.store.budgets(chats))
+            self.runtime.presenter.sender.carry(await self.store.budgets(chats))
         except StorageError as error:
             log.warning("worker %s: the groups' last minute is not known (%s)", self.name, error)
 
@@ -354,18 +380,18 @@ class Worker:
         """Let ``partition`` go to another worker, leaving nothing half-done (see the docstring)."""
         self.owned.discard(partition)
         await self._wait_in_flight([partition])
-        runtime = self.application.bot_data.runtime
-        assert runtime is not None
-        gone, sent_all = await runtime.let_go(lambda chat_id: partition_of(chat_id, self.count) == partition)
+        gone, sent_all = await self.runtime.let_go(
+            lambda chat_id: partition_of(chat_id, self.count) == partition
+        )
         # What its messages show, and what its groups got in the last minute, for the next owner.
         self.store.save_shown_now(live.table_id for live in gone)
         await self._keep_budgets([live.chat_id for live in gone])
-        await self.store.backend.drain()  # every write of it committed (fenced: still ours)
+        await self.store.drain()  # every write of it committed (fenced: still ours)
         if sent_all:  # (else what was cut off may show: its next owner looks over the DMs)
             with contextlib.suppress(StorageError):
                 await self.store.hand_over(partition)
         self.fence.epochs.pop(partition, None)
-        await self._value("SELECT pg_advisory_unlock($1, $2)", PARTITION_LOCKS, partition)
+        await self._run(partitions.let_partition_go(partition))
 
     async def _rebalancing(self) -> None:
         while True:
@@ -408,8 +434,6 @@ class Worker:
         # From the oldest each time: Telegram posts several updates at once (up to 40 connections),
         # so an older one may be put in the inbox after a newer one was handed over.
         after = 0
-        seen_updates = self.application.bot_data.seen_updates
-        assert seen_updates is not None  # (made at start-up, before the worker)
         while partition in self.owned:
             waiting = await self.store.waiting_updates({partition}, after, BATCH)
             taken_here: list[int] = []
@@ -419,14 +443,14 @@ class Worker:
                     return
                 if update_id in self.fed:
                     continue
-                if seen_updates.taken_here(update_id):
+                if self.seen_updates.taken_here(update_id):
                     # Handled here: read before its id was saved, a redelivery put while it was
                     # saved, or its saving failed. Not handed over again: saved (again), which takes
                     # it out of the inbox.
                     taken_here.append(update_id)
                     continue
                 self.fed.add(update_id)
-                update = Update.de_json(json.loads(body), self.application.bot)
+                update = Update.de_json(json.loads(body), self.bot)
                 task = asyncio.create_task(self._handle(update))
                 self.in_flight[partition].add(task)
                 task.add_done_callback(self.in_flight[partition].discard)
@@ -435,9 +459,9 @@ class Worker:
                 task.add_done_callback(functools.partial(_forget, self.fed, update_id))
             if taken_here:
                 # (one that fails stays: saved at a later look, or by the next owner's handling)
-                await asyncio.gather(*(seen_updates.save(i) for i in taken_here), return_exceptions=True)
+                await asyncio.gather(*(self.seen_updates.save(i) for i in taken_here), return_exceptions=True)
             if noticed is not None and waiting:
-                self.application.bot_data.metrics.inbox_lag.observe(time.monotonic() - noticed)
+                self.metrics.inbox_lag.observe(time.monotonic() - noticed)
                 noticed = None
             if len(waiting) < BATCH:
                 return
@@ -445,9 +469,7 @@ class Worker:
     async def _handle(self, update: Update) -> None:
         """Handle an update from the inbox; its id is saved in its table action's transaction, or
         once it is handled (``bot/updates/seen.py``)."""
-        seen_updates = self.application.bot_data.seen_updates
-        assert seen_updates is not None  # (made at start-up, before the worker)
-        await seen_updates.handle(update.update_id, self.application.process_update(update))
+        await self.seen_updates.handle(update.update_id, self.process_update(update))
 
     async def _wait_in_flight(self, partitions: Iterable[int]) -> None:
         tasks = [task for partition in partitions for task in self.in_flight.get(partition, ())]
@@ -464,37 +486,32 @@ class Worker:
         self._poller = asyncio.create_task(self._polling(self._poll_kinds), name="polling")
 
     async def _polling(self, kinds: tuple[str, ...]) -> None:
-        while not await self._value("SELECT pg_try_advisory_lock($1, $2)", WORKER_LOCKS, RECEIVER):
+        while not await self._run(partitions.take_receiving()):
             await asyncio.sleep(REBALANCE)
         log.info("worker %s takes the updates from Telegram (polling)", self.name)
-        runtime = self.application.bot_data.runtime
-        assert runtime is not None
-        runtime.hearing.told = self._tell_hearing  # (every worker's turns wait while this one is deaf)
+        self.runtime.hearing.told = self._tell_hearing  # (every worker's turns wait while this one is deaf)
 
         async def keep(updates: Sequence[Update]) -> None:  # in one transaction
-            await put(self.application, [(update, update.to_dict()) for update in updates])
+            await self.put([(update, update.to_dict()) for update in updates])
 
-        await hearing.poll(self.application.bot, kinds, keep, runtime.hearing)
+        await hearing.poll(self.bot, kinds, keep, self.runtime.hearing)
 
     def _tell_hearing(self, since: float | None, until: float | None) -> None:
-        runtime = self.application.bot_data.runtime
-        if runtime is not None:
-            payload = f"{since} {'-' if until is None else until}"
-            runtime.background(self._notify(HEARD, payload))
+        payload = f"{since} {'-' if until is None else until}"
+        self.runtime.background(self._notify(HEARD, payload))
 
     async def _notify(self, channel: str, payload: str) -> None:
         with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
-            await self._value("SELECT pg_notify($1, $2)", channel, payload)
+            await self._run(partitions.notify(channel, payload))
 
     def _heard_of(self, conn: object, pid: int, channel: str, payload: str) -> None:
-        runtime = self.application.bot_data.runtime
-        if runtime is None or pid == self.conn.get_server_pid():
+        if pid == self.conn.get_server_pid():
             return  # (its own)
         with contextlib.suppress(ValueError):
             since_text, until_text = payload.split()
             since, until = float(since_text), None if until_text == "-" else float(until_text)
             if math.isfinite(since) and (until is None or math.isfinite(until)):
-                runtime.hearing.learn(since, until)
+                self.runtime.hearing.learn(since, until)
 
     # -- a table that moves to another partition (its group became a supergroup: a new chat id) ------
     def owns(self, chat_id: int) -> bool:
@@ -503,27 +520,22 @@ class Worker:
     async def hand_off(self, table_id: int, chat_id: int) -> None:
         """A table of this worker's is now in a chat of another worker's partition: let it go (its
         writes would be refused) and tell that worker, which loads it as saved."""
-        runtime = self.application.bot_data.runtime
-        assert runtime is not None
-        await runtime.let_go(lambda chat: chat == chat_id)
-        await self._value("SELECT pg_notify($1, $2)", MOVED, str(table_id))
+        await self.runtime.let_go(lambda chat: chat == chat_id)
+        await self._run(partitions.notify(MOVED, str(table_id)))
 
     def _moved(self, conn: object, pid: int, channel: str, payload: str) -> None:
         if payload.isdigit():
-            runtime = self.application.bot_data.runtime
-            if runtime is not None:
-                runtime.background(self._take_table(int(payload)))
+            self.runtime.background(self._take_table(int(payload)))
 
     async def _take_table(self, table_id: int) -> None:
-        runtime = self.application.bot_data.runtime
-        assert runtime is not None
         saved = await self.store.load_table(table_id)
         if saved is None or saved.closed or not self.owns(saved.chat_id):
             return
-        async with runtime.tables.lock(saved.chat_id):
-            if runtime.tables.get(saved.chat_id) is None:
+        tables = self.runtime.tables
+        async with tables.lock(saved.chat_id):
+            if tables.get(saved.chat_id) is None:
                 # Its message is in the old chat: the new one gets a message of its own.
-                runtime.adopt([dataclasses.replace(saved, message_id=None)])
+                self.runtime.adopt([dataclasses.replace(saved, message_id=None)])
                 log.info("worker %s took table %d, moved to chat %d", self.name, table_id, saved.chat_id)
 
     async def owner_of_table(self, table_id: int) -> str | None:
@@ -531,35 +543,30 @@ class Worker:
         owner, address = await self.store.owner_of_table(table_id, self.count)
         return None if owner is None or owner == self.name else address
 
-    # -- the worker's own connection ----------------------------------------------------------------
-    async def _value(self, query: str, *args: Any) -> Any:
-        async with self._control:
-            return await self.conn.fetchval(query, *args)
+    # -- updates Telegram delivered (the webhook's, or this worker's polling) ----------------------
+    async def put(self, updates: Sequence[tuple[Update, dict[str, Any]]]) -> int:
+        """Keep updates Telegram delivered (each with its body as sent) in the inbox, each for its
+        chat's owner, in one transaction; how many were new (not there already, nor taken before)."""
+        kept = [
+            (
+                update.update_id,
+                partition_of(await chat_of(self.store, update), self.count),
+                json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+            )
+            for update, body in updates
+        ]
+        return await self.store.put_updates(kept)
 
-    async def _rows(self, query: str, *args: Any) -> list[Any]:
-        async with self._control:
-            return list(await self.conn.fetch(query, *args))
+    # -- the worker's own connection ----------------------------------------------------------------
+    @property
+    def conn(self) -> asyncpg.Connection:
+        """The connection holding the bot's lock (taken again if it ends): the worker's locks are
+        held on it, and it listens there."""
+        return self.lock.conn
 
     async def _run(self, query: Query[T]) -> T:
         async with self._control:
             return await run_query(self.conn, query)
-
-
-async def put(application: App, updates: Sequence[tuple[Update, dict[str, Any]]]) -> int:
-    """Keep updates Telegram delivered (each with its body as sent) in the inbox, each for its
-    chat's owner, in one transaction; how many were new (not there already, nor taken before)."""
-    store = application.bot_data.store
-    worker = application.bot_data.worker
-    assert worker is not None and store is not None
-    kept = [
-        (
-            update.update_id,
-            partition_of(await chat_of(store, update), worker.count),
-            json.dumps(body, ensure_ascii=False, separators=(",", ":")),
-        )
-        for update, body in updates
-    ]
-    return await store.put_updates(kept)
 
 
 def _forget(fed: set[int], update_id: int, _handled: object) -> None:

@@ -22,7 +22,6 @@ from aiohttp import web
 from telegram import Bot, Update
 
 from bot.botdata import App
-from bot.cluster import workers
 from bot.web.refusal_log import RefusalLog
 
 log = logging.getLogger(__name__)
@@ -54,11 +53,12 @@ def add_route(app: web.Application, application: App, path: str, secret: str) ->
             return web.Response(status=400)
         if application.bot_data.runtime is not None:
             application.bot_data.runtime.hearing.heard()
-        if application.bot_data.worker is None:
+        worker = application.bot_data.worker
+        if worker is None:
             await application.update_queue.put(update)
             return web.Response()
         try:  # one of several workers: the update waits in the inbox for its chat's owner
-            await workers.put(application, [(update, body)])
+            await worker.put([(update, body)])
         except Exception as error:  # the database is out of reach: Telegram posts it again
             log.warning("an update could not be put in the inbox (%s): Telegram will post it again", error)
             return web.Response(status=503)

@@ -64,7 +64,7 @@ def through_the_inbox(world, bots, delivered: list[int]) -> Driver:
     async def deliver(update: dict) -> None:
         entry = next(b for b in bots if b.application.bot_data.worker is not None)
         body = json.loads(json.dumps(update))
-        assert await workers.put(entry.application, [(Update.de_json(body, entry.application.bot), body)])
+        assert await worker(entry).put([(Update.de_json(body, entry.application.bot), body)])
         delivered.append(body["update_id"])
         await settled(bots)
 
@@ -230,7 +230,7 @@ async def test_an_older_update_put_after_a_newer_one_was_handed_over_is_still_ha
         older["update_id"] = int(newer["update_id"]) - 1_000
         for update in (newer, older):
             body = json.loads(json.dumps(update))
-            assert await workers.put(bot.application, [(Update.de_json(body, bot.application.bot), body)])
+            assert await worker(bot).put([(Update.de_json(body, bot.application.bot), body)])
             await settled([bot])
         assert sum("10,000" in message.text for message in world.bot_messages(1)) == 2  # both answered
     finally:
@@ -247,7 +247,7 @@ async def test_an_update_taken_here_and_still_in_the_inbox_is_dropped_not_handed
     bot = await start_bot(world, postgres_url, partitions=PARTITIONS)
     try:
         update = json.loads(json.dumps(world.post(1, 1, "/balance")))
-        assert await workers.put(bot.application, [(Update.de_json(update, bot.application.bot), update)])
+        assert await worker(bot).put([(Update.de_json(update, bot.application.bot), update)])
         await settled([bot])
         count = worker(bot).count
         conn = await asyncpg.connect(postgres_url)
