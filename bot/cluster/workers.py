@@ -398,6 +398,8 @@ class Worker:
             await asyncio.sleep(REBALANCE)
             try:
                 if self.conn.is_closed():
+                    if self.owned:  # (its end was not heard of: it is taken as it would have been)
+                        self._cut_off(self.conn)
                     await self._reconnect()
                 await self.rebalance()
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
