@@ -2,7 +2,7 @@
 the coins as an outsider sees them.
 
 Shared by the engine benchmark (``bench/engines.py``) and the property and fuzz tests
-(``tests/games/test_*_properties.py``, ``tests/reliability/test_fuzz_engines.py``). It lives in
+(``tests/unit/games/test_*_properties.py``, ``tests/process/reliability/test_fuzz_engines.py``). It lives in
 ``bench`` because the benchmarks import nothing from ``tests``.
 """
 

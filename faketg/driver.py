@@ -3,7 +3,7 @@ workers): they send commands, press buttons by label, leave groups, and read wha
 group, their DMs, their popups); and the scenes every level plays: a table opened and started, a
 muxi round finished by everyone's choice in their DMs, a round played to its end by whatever each
 is shown (``Driver``). Who presses what at random or by the rules is the reliability tests' own
-(``tests/reliability``: by the saved table, or by the buttons shown, under chaos), built on these.
+(``tests/process/reliability``: by the saved table, or by the buttons shown, under chaos), built on these.
 """
 
 from __future__ import annotations

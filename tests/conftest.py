@@ -10,7 +10,7 @@ import pytest
 
 from faketg.harness import make_world, start_bot, stop_bot
 from faketg.server import Faults
-from tests.bot.serving import Serving, serve_bot
+from tests.component.serving import Serving, serve_bot
 
 pytest_plugins = ["tests.postgres_server"]  # postgres_server, postgres_url
 
@@ -51,7 +51,7 @@ async def bot(world, database):
 
 @pytest.fixture
 async def serving(tmp_path):
-    """Serve the bot in process over HTTP (``tests/bot/serving.py``) with
+    """Serve the bot in process over HTTP (``tests/component/serving.py``) with
     ``await serving(faults, **settings)``; stopped after the test."""
     made: list[Serving] = []
 

@@ -4,7 +4,7 @@ Everyone sees the public table: seats, names, banker or lead, whose turn it is a
 face-up cards, the base or the pot and each total, the last show-down. Only the viewer's own hidden
 cards are added, and only the viewer's own legal actions. Never another person's hidden card, the
 deck or its salt: the game's part (``GameKind.app_part``) is drawn from the engine's censored view,
-where a hidden card is sent as ``"?"``. ``tests/bot/test_miniapp_view.py`` checks this on the
+where a hidden card is sent as ``"?"``. ``tests/component/test_miniapp_view.py`` checks this on the
 serialized JSON. The shapes are the typed dictionaries of ``bot/display/views/app.py``.
 """
 

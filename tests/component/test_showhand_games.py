@@ -1,0 +1,171 @@
+"""Showhand played end to end through commands and buttons, as people see it (issue 6)."""
+
+from faketg.harness import GROUP, escape, start_bot, stop_bot
+from tests.component.decks import SHOWHAND_ACES_WIN, stack_showhand
+from tests.component.scenarios import act, live_table, open_and_start
+
+
+async def test_two_people_check_to_the_showdown(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
+    table = d.table(GROUP)
+    assert "梭哈 · 第 1 局 · 底注 100 · 每人最多 10,000" in table
+    assert "底池 200" in table and "上限 2,500" in table
+    assert "1. 阿明  🂠 9♥️  已下 100" in table and "2. 小红  🂠 A♥️  已下 100 👈" in table
+    assert "小红 先说话（明牌最大）" in table
+    assert d.labels(GROUP) == [
+        "🂠 看我的牌",
+        "过牌",
+        "下注 100",
+        "下注 200",
+        "下注 2,400",
+        "弃牌",
+        "🏃 逃跑（输掉已下的 100）",
+    ]
+    assert "底牌：8♠︎" in d.texts(1)[-1] and "AD" not in table
+    await d.press(1, GROUP, "看我的牌")
+    assert "底牌：8♠︎" in d.popup(1)
+    for _ in range(8):
+        await act(bot, "过牌")
+    result = d.table(GROUP)
+    assert "第 1 局 · 结算" in result and "一对 A" in result and "对子 大过 散牌" in result
+    assert "底池 200 归 小红" in result and "底牌 8♠︎ · 9♥️" in result
+    assert "🏆 小红  底牌 A♦️ · A♥️ 8♦️ 9♣︎ J♥️  一对 A  +100" in result
+    assert "阿明  底牌 8♠︎ · 9♥️ 10♦️ Q♣︎ K♠︎  散牌 K 大  −100" in result
+    assert (await bot.balance(1), await bot.balance(2)) == (9_900, 10_100)
+    assert bot.world.open_queries == {}
+
+
+async def test_all_in_after_card_4_deals_the_rest_without_betting(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
+    assert "梭哈" not in " ".join(d.labels(GROUP))
+    await d.press_data(2, GROUP, *_forged(bot, "allin"))
+    assert "第四张牌发出后才能梭哈" in d.popup(2)
+    for _ in range(4):  # cards 2 and 3: both check
+        await act(bot, "过牌")
+    assert "梭哈 9,900" in d.labels(GROUP)
+    await act(bot, "梭哈")
+    await act(bot, "跟注 9,900")
+    result = d.table(GROUP)
+    assert "结算" in result and "+10,000" in result and "−10,000" in result
+    assert (await bot.balance(1), await bot.balance(2)) == (0, 20_000)
+    assert "阿明 金币不足 1,000" in result, "unseated under 1,000"
+
+
+def _forged(bot, action, arg=None):
+    table = live_table(bot)
+    data = f"s:{table.table_id}:{table.round_no}:{action}" + (f":{arg}" if arg is not None else "")
+    return table.message_id, data
+
+
+async def test_a_raise_past_the_cap_is_refused(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
+    await act(bot, "下注 100")
+    await d.press_data(1, GROUP, *_forged(bot, "raise", 99_900))
+    assert "超过本轮最高投注额" in d.popup(1)
+    await d.press_data(1, GROUP, *_forged(bot, "raise", 250))
+    assert "底注的整数倍" in d.popup(1)
+    await act(bot, "加注到 2,500")  # a raise to the cap: 2,400 more on their 100
+    assert "加注" not in " ".join(d.labels(GROUP)), "the cap is reached: no more raises"
+    await act(bot, "跟注 2,300")
+    assert "底池 5,000" in d.table(GROUP)
+
+
+async def test_four_people_a_fold_out_and_a_timeout(bot):
+    d = bot.driver
+    hands = {1: "8S 9H", 2: "AD AH", 3: "8D 10C", 4: "9D QH"}
+    stack_showhand(bot, [1, 2, 3, 4], 1, hands)
+    await open_and_start(bot, [1, 2, 3, 4], "showhand")
+    assert live_table(bot).engine.turn == 2
+    await act(bot, "下注 200")
+    await bot.fire_timer()  # 3 does not answer: folds
+    table = d.table(GROUP)
+    assert "3. 阿强🤖  🂠 10♣︎ · ⌛ 超时弃牌  已下 100" in table, "a folded seat keeps its face-up card"
+    assert "🗣 刚才：阿强🤖 超时弃牌" in table, "(and 阿强 is on autopilot, 托管, from now on)"
+    await act(bot, "弃牌")  # 4
+    await act(bot, "弃牌")  # 1
+    result = d.table(GROUP)
+    assert "其他人都弃牌了" in result and "🏆 小红  A♥️" in result and "A♦️" not in result
+    assert [await bot.balance(p) for p in (1, 2, 3, 4)] == [9_900, 10_300, 9_900, 9_900]
+
+
+async def test_an_escape_gives_the_pot_to_the_lead_or_the_best_face_up(bot):
+    d = bot.driver
+    hands = {1: "8S 9H", 2: "AD AH", 3: "8D 10C"}
+    stack_showhand(bot, [1, 2, 3], 1, hands)
+    await open_and_start(bot, [1, 2, 3], "showhand")
+    await escape(d, 3)  # not the lead: the lead (2) takes the pot
+    assert "阿强 逃跑" in d.table(GROUP) and "有人逃跑" in d.table(GROUP)
+    assert [await bot.balance(p) for p in (1, 2, 3)] == [9_900, 10_200, 9_900]
+    stack_showhand(bot, [1, 2], 2, {1: "8S AS", 2: "AD 9H"})
+    await d.press(1, GROUP, "继续下一局")
+    await d.press(2, GROUP, "继续下一局")
+    assert live_table(bot).engine.lead == 1
+    await escape(d, 1)  # the lead escapes: the best face-up cards left (2) take the pot
+    assert [await bot.balance(p) for p in (1, 2)] == [9_800, 10_300]
+
+
+async def test_a_restart_in_the_middle_of_a_betting_round_carries_on(world, database):
+    first = await start_bot(world, database)
+    stack_showhand(first, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(first, [1, 2], "showhand")
+    await act(first, "过牌")
+    await act(first, "过牌")
+    await act(first, "下注 100")
+    await stop_bot(first)
+
+    second = await start_bot(world, database)
+    d = second.driver
+    assert "跟注 100" in d.labels(GROUP)
+    await d.press(2, GROUP, "跟注 100")
+    assert "还没轮到你" in d.popup(2)
+    turn = live_table(second).engine.turn
+    await d.press(turn, GROUP, "跟注 100")
+    for _ in range(4):
+        await act(second, "过牌")
+    assert "结算" in d.table(GROUP)
+    assert (await second.balance(1), await second.balance(2)) == (9_800, 10_200)
+    report = await second.runtime.store.check()
+    assert report.ok, report
+    await stop_bot(second)
+
+
+async def test_stale_and_foreign_presses(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2, 3], 1, {**SHOWHAND_ACES_WIN, 3: "QD KC"})
+    await open_and_start(bot, [1, 2, 3], "showhand")
+    message_id, stale = d.button_data(GROUP, "过牌")
+    await d.press(5, GROUP, "过牌")
+    assert "你不在这一桌" in d.popup(5)
+    await d.press(1, GROUP, "过牌")
+    assert "还没轮到你" in d.popup(1)
+    await escape(d, 3)
+    stack_showhand(bot, [1, 2], 2, SHOWHAND_ACES_WIN)
+    await d.press(1, GROUP, "继续下一局")
+    await d.press(2, GROUP, "继续下一局")
+    await d.press_data(1, GROUP, message_id, stale)
+    assert "上一局的按钮" in d.popup(1)
+    assert bot.world.open_queries == {}
+
+
+async def test_a_stale_call_button_does_not_call_a_later_raise(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2, 3], 1, {**SHOWHAND_ACES_WIN, 3: "QD KC 10H 9S 8H"})
+    await open_and_start(bot, [1, 2, 3], "showhand")
+    for _ in range(3):  # card 2: everyone checks
+        await act(bot, "过牌")
+    await act(bot, "下注 100")
+    message_id, stale_call = d.button_data(GROUP, "跟注 100")  # what the next one sees now
+    second = await act(bot, "加注")
+    await act(bot, "跟注")
+    await act(bot, "加注")  # the first raises again: the second faces more than before
+    assert live_table(bot).engine.turn == second
+    before = await bot.balance(second)
+    await d.press_data(second, GROUP, message_id, stale_call)
+    assert "下注已变" in d.popup(second)
+    assert await bot.balance(second) == before, "the stale call moved no coin"
