@@ -29,9 +29,9 @@ from bot.display.game_kinds import KINDS
 from bot.display.views.common import Rendering
 from bot.model.live_table import LiveTable
 from bot.model.shown import Shown
-from bot.send import orphans
 from bot.send.courier import Courier, TableEvents
 from bot.send.dm_reach import DmReach
+from bot.send.kept_tables import message_of
 from bot.send.messages import (
     Cleanup,
     CleanupKey,
@@ -57,7 +57,7 @@ class Presenter:
         bot: Bot,
         store: Store,
         limits: Limits,
-        chat_events: TableEvents,
+        chat_events: TableEvents[LiveTable],
         dms: DmReach,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -69,7 +69,10 @@ class Presenter:
         self.dms = dms
         self.replies = Replies(bot, self.sender, self.clean_up, clock, dms)
         self.reply = self.replies.reply
-        self.courier = Courier(bot, store, self.sender, self.replies, self, chat_events, dms, clock)
+        self.courier: Courier[LiveTable] = Courier(
+            bot, store, self.sender, self.replies, self, chat_events, dms, clock
+        )
+        self.orphans = self.courier.orphans  # the DMs where a message may show whose id was never learnt
         # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
         # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
         self.last_round: dict[TableKey | DmKey, tuple[int, str | None]] = {}
@@ -91,7 +94,7 @@ class Presenter:
         kind = KINDS[live.game]
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
         shown = Shown.of(text, markup, round_no=live.round_no if live.in_round else 0)
-        self._want(TableMessage(live, text, markup, shown, live.engine.core.timer))
+        self._want(live, TableMessage(live.table_id, live.chat_id, text, markup, shown, live.timer))
 
     def want_dm(self, live: LiveTable, person: int, screen: Rendering, chat_title: str) -> None:
         """``person``'s DM for this table should show their cards and moves now (the views give the
@@ -109,11 +112,13 @@ class Presenter:
             # Someone on autopilot (托管) is asked nothing: their one button is never a prompt.
             turn = timer if live.asks(person) else None
             shown = Shown.of(text, markup, turn, live.reminded)
-            self._want(PersonalMessage(live, person, text, markup, shown, timer))
+            self._want(live, PersonalMessage(live.table_id, person, text, markup, shown, timer))
             return
         kept = live.shown.get(str(person))
         if person in live.dm_ids and kept is not None and kept.has_buttons:
-            self._want(PersonalMessage(live, person, None, None, kept.without_buttons(), timer))
+            self._want(
+                live, PersonalMessage(live.table_id, person, None, None, kept.without_buttons(), timer)
+            )
 
     def prompt_waits(self, live: LiveTable) -> bool:
         """Someone's prompt for the running turn still waits to be sent (or is being sent) and their
@@ -203,8 +208,28 @@ class Presenter:
             and not right_after_own(shown, wanted.shown)
         )
 
-    def _want(self, wanted: Kept) -> None:
-        live, message_id = wanted.live, wanted.message_id
+    def adopted(self, live: LiveTable, *, unsure: bool) -> None:
+        """``live`` was taken as saved (at start-up, or from another worker): its messages are kept
+        up from here; ``unsure``: its DMs are looked over for a message the bot never learnt of
+        (``bot.send.orphans``)."""
+        self.courier.tables.hold(live)
+        if unsure:
+            self.orphans.adopted(live.table_id, live.dm_ids, live.seated())
+
+    def gone(self, table_id: int) -> None:
+        """The table is gone from here, closed (its last messages queued) or let go to another
+        worker: forgotten once nothing of it waits to be sent."""
+        self.courier.tables.gone(table_id)
+
+    def _want(self, live: LiveTable, wanted: Kept) -> None:
+        """Queue ``wanted``, a state of one of ``live``'s messages (its table held until it is gone
+        and nothing of it waits to be sent)."""
+        self.courier.tables.hold(live, wanted)
+        self._queue(live, wanted)
+        self.courier.tables.forget_if_done(live.table_id)
+
+    def _queue(self, live: LiveTable, wanted: Kept) -> None:
+        message_id = message_of(live, wanted)
         if isinstance(wanted, PersonalMessage):  # what the DM shown now was still to show, if anything
             parcel = self.sender.waiting(wanted.chat_id, wanted.key)
             queued = None if parcel is None else parcel.payload
@@ -215,7 +240,7 @@ class Presenter:
         if message_id is not None and shown == wanted.shown:
             self.sender.take(wanted.chat_id, wanted.key)
             if wanted.person is not None:
-                orphans.sure(live, wanted.person)
+                self.orphans.sure(live.table_id, wanted.person)
             return
         anew = message_id is not None and self.anew(wanted, message_id, shown)
         new_buttons = (

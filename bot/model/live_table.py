@@ -140,15 +140,17 @@ class LiveTable:
     saved: dict[str, Plain] = field(kw_only=True)  # the state last saved: what a failed save returns to
     shown: dict[str, Shown] = field(default_factory=dict)  # what each kept message shows: "table" or a person
     turn: Turn = field(default_factory=lambda: Turn())  # the running turn's clock (``bot.tables.turn_clock``)
-    # The DMs where a new message may show whose id the bot never learnt (``bot.send.orphans``): each
-    # person's last message known then (None: none).
-    unsure: dict[int, int | None] = field(default_factory=dict)
     # The seats (person -> coins) as last saved (None: not known, the next save writes them).
     saved_seats: dict[int, int] | None = field(default=None, kw_only=True)
 
     @property
     def round_no(self) -> int:
         return self.engine.core.round_no
+
+    @property
+    def timer(self) -> int:
+        """The engine's timer: which turn (or lobby) runs now (0: none)."""
+        return self.engine.core.timer
 
     def name(self, person: int) -> str:
         """As shown everywhere, with 🤖 while on autopilot (托管)."""

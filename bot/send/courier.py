@@ -4,8 +4,10 @@ Telegram's answers mean for it (told to the tables: ``TableEvents``).
 
 A kept message (``TableMessage``, ``PersonalMessage``) that is a new prompt or a new round's table
 goes as a new message when its parcel holds a new-message token, else as an edit; the message it takes
-the place of is left behind (``Cleanup``): the record of what they did, or deleted. What a message
-shows is saved only once Telegram has confirmed it.
+the place of is left behind (``Cleanup``): the record of what they did, or deleted. Which message it
+is, and what that shows, are read from its table as the request is made (``bot.send.kept_tables``:
+the message may have changed since it was wanted). What a message shows is saved only once Telegram
+has confirmed it.
 """
 
 from __future__ import annotations
@@ -13,17 +15,17 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from telegram import Bot
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot import telegram_facts
-from bot.model.live_table import LiveTable
 from bot.model.shown import Shown
 from bot.send import orphans
 from bot.send.aiohttp_request import may_have_arrived
 from bot.send.dm_reach import DmReach
+from bot.send.kept_tables import KeptTables, T, TableState, forget_message, message_of
 from bot.send.messages import (
     Cleanup,
     DmKey,
@@ -46,21 +48,22 @@ LATE = 1.0  # a prompt delivered later than this after its turn began gives the 
 
 
 LastRound = tuple[int, str | None]  # a last round's message: its id, and the text it is to end with
+T_contra = TypeVar("T_contra", bound=TableState, contravariant=True)
 
 
-class TableEvents(Protocol):
+class TableEvents(Protocol[T_contra]):
     """What the tables do about Telegram's answers (``bot.tables.chat_events.ChatEvents``; each
-    takes the chat's lock itself)."""
+    takes the chat's lock itself), told of the table the message was for."""
 
-    async def group_moved(self, live: LiveTable, new_chat_id: int) -> None: ...
+    async def group_moved(self, live: T_contra, new_chat_id: int) -> None: ...
 
-    async def group_lost(self, live: LiveTable) -> None: ...
+    async def group_lost(self, live: T_contra) -> None: ...
 
-    async def dm_blocked(self, live: LiveTable, person: int) -> None: ...
+    async def dm_blocked(self, live: T_contra, person: int) -> None: ...
 
-    def delivered_late(self, live: LiveTable, seconds: float) -> None: ...
+    def delivered_late(self, live: T_contra, seconds: float) -> None: ...
 
-    def round_shown(self, live: LiveTable) -> None: ...
+    def round_shown(self, live: T_contra) -> None: ...
 
 
 class Keeper(Protocol):
@@ -80,8 +83,10 @@ class Keeper(Protocol):
     def drop_cleanup(self, chat_id: int, message_id: int) -> None: ...
 
 
-class Courier:
-    """Sends each parcel the sender hands out, and tells the tables what Telegram answered."""
+class Courier(Generic[T]):
+    """Sends each parcel the sender hands out, and tells the tables what Telegram answered. The
+    tables whose messages it sends are held in ``tables`` (the keeper holds each as it wants one of
+    its messages); the DMs where a message may show whose id it never learnt, in ``orphans``."""
 
     def __init__(
         self,
@@ -90,15 +95,27 @@ class Courier:
         sender: Sender,
         replies: Replies,
         keeper: Keeper,
-        events: TableEvents,
+        events: TableEvents[T],
         dms: DmReach,
         clock: Callable[[], float],
     ) -> None:
         self.bot, self.store, self.sender, self.replies = bot, store, sender, replies
         self.keeper, self.events, self.dms, self.clock = keeper, events, dms, clock
+        self.orphans = orphans.Orphans()
+        self.tables: KeptTables[T] = KeptTables(sender, self.orphans)
 
     async def deliver(self, parcel: Parcel) -> float | None:
-        """Send what ``parcel`` holds; a 429's (or a passing failure's) wait, else None."""
+        """Send what ``parcel`` holds; a 429's (or a passing failure's) wait, else None. A kept
+        message's table gone from here is forgotten once its last message is done with."""
+        wait = None
+        try:
+            wait = await self._deliver(parcel)
+        finally:
+            if wait is None and isinstance(parcel.payload, TableMessage | PersonalMessage):
+                self.tables.forget_if_done(parcel.payload.table_id, parcel)
+        return wait
+
+    async def _deliver(self, parcel: Parcel) -> float | None:
         try:
             match parcel.payload:
                 case Reply() as reply:
@@ -144,7 +161,9 @@ class Courier:
         its new-message token (the message before is left behind once it is sent), else as an edit
         of it (the sender found the budget too busy); a message gone since it was wanted is sent
         anew."""
-        live, person, message_id = wanted.live, wanted.person, wanted.message_id
+        live = self.tables.get(wanted.table_id)
+        assert live is not None  # (held while any of its messages waits: ``KeptTables.forget_if_done``)
+        person, message_id = wanted.person, message_of(live, wanted)
         shown = live.shown.get(wanted.shown_key)
         earlier, last = None, self.keeper.last_round_of(wanted.key, message_id)
         # Wanted as a new message (whether it goes as one, or as an edit for want of a token)?
@@ -174,7 +193,7 @@ class Courier:
         except BadRequest as error:
             failure = telegram_facts.classify(error)
             if failure is telegram_facts.Failure.MESSAGE_GONE:  # somebody deleted it: send it anew
-                self._forget_message(live, person)
+                forget_message(live, wanted)
                 self._send_anew_later(parcel, wanted)
                 return
             if failure is telegram_facts.Failure.CHAT_GONE and person is not None:
@@ -184,10 +203,10 @@ class Courier:
                 raise
         except NetworkError as error:  # a timeout: a new message may show all the same, its id never known
             if message_id is None and isinstance(wanted, PersonalMessage) and may_have_arrived(error):
-                orphans.lost(live, wanted.person)
+                self.orphans.lost(live.table_id, wanted.person, live.dm_ids.get(wanted.person))
             raise
         unseen = live.opening_unseen
-        await self._shown(wanted, message_id)
+        await self._shown(live, wanted, message_id)
         if unseen and not live.opening_unseen:  # (the time it took is given back: ``_late``)
             self.events.round_shown(live)
         if isinstance(wanted, PersonalMessage):
@@ -199,7 +218,7 @@ class Courier:
                 self.keeper.clean_up(Cleanup(wanted.chat_id, earlier, last[1]), since=parcel.since)
         elif earlier is not None and isinstance(wanted, PersonalMessage) and not ended:
             self._leave_behind(wanted.person, earlier, shown, wanted.record)
-        self._late(parcel, wanted, shown)
+        self._late(parcel, live, wanted, shown)
 
     async def _take_orphans_buttons(
         self, parcel: Parcel, wanted: PersonalMessage, anew: bool, sent: int | None
@@ -208,7 +227,7 @@ class Courier:
         out): one the bot never learnt of loses its buttons (``bot.send.orphans``), each try a request of
         this parcel's; found, it is deleted (the new message says all it said, and more: a prompt
         left with its question, its turn over, would mislead)."""
-        for message_id in orphans.suspects(wanted.live, wanted.person, anew, sent):
+        for message_id in self.orphans.suspects(wanted.table_id, wanted.person, anew, sent):
             try:
                 async with self.sender.one_more(parcel):
                     if await orphans.take_buttons(self.bot, wanted.person, message_id):
@@ -227,29 +246,27 @@ class Courier:
         elif shown is None or shown.has_buttons:
             self.keeper.clean_up(Cleanup(person, message_id, delete=True))
 
-    def _late(self, parcel: Parcel, wanted: Kept, shown: Shown | None) -> None:
+    def _late(self, parcel: Parcel, live: T, wanted: Kept, shown: Shown | None) -> None:
         """A turn's first prompt to reach them (a reminder to someone who had the prompt comes late
         by design), or the table's change of turn, that came late: the turn gets the time back."""
-        live = wanted.live
         first = not live.reminded or (
             wanted.person is not None and (shown is None or shown.turn != wanted.timer)
         )
-        turn_prompt = wanted.timer and wanted.timer == live.engine.core.timer and first
+        turn_prompt = wanted.timer and wanted.timer == live.timer and first
         if parcel.priority <= Priority.PHASE and turn_prompt:
             late = self.clock() - parcel.since
             if late > LATE:
                 self.events.delivered_late(live, late)
 
-    async def _unreachable(self, live: LiveTable, person: int | None) -> None:
+    async def _unreachable(self, live: T, person: int | None) -> None:
         if person is None:
             await self.events.group_lost(live)
         else:
             await self.events.dm_blocked(live, person)
 
-    async def _shown(self, wanted: Kept, new_id: int | None) -> None:
+    async def _shown(self, live: T, wanted: Kept, new_id: int | None) -> None:
         """Remember (and save) what the message shows now, as Telegram confirmed it, and the id of a
         new one (saved now: a restart must find it); an edit is saved with the table's next write."""
-        live = wanted.live
         live.shown[wanted.shown_key] = wanted.shown
         shown = {wanted.shown_key: wanted.shown.to_saved()}
         if new_id is None:
@@ -278,9 +295,3 @@ class Courier:
             ),
             newer=False,
         )
-
-    def _forget_message(self, live: LiveTable, person: int | None) -> None:
-        if person is None:
-            live.message_id = None
-        else:
-            live.dm_ids.pop(person, None)

@@ -7,6 +7,9 @@ A kind of message and its key (what coalesces in the sender's lane: the latest p
 - ``PersonalMessage`` (``DmKey``): a person's DM for a table (their cards, their prompt), kept up;
 - ``Reply`` (``ReplyKey``, or ``RepeatKey`` for a reply sent once in a while): sent once;
 - ``Cleanup`` (``CleanupKey``): a message left behind, brought to its last state once.
+
+A value carries ids and what it shows, never the table: which message a kept one edits, and what
+that message shows now, are the table's to say as it is sent (``bot.send.kept_tables``).
 """
 
 from __future__ import annotations
@@ -22,9 +25,6 @@ from bot.model.shown import Markup, Shown
 from bot.send import raw
 from bot.send.rate_policy import Priority
 from bot.telegram_facts import is_private_id
-
-if TYPE_CHECKING:
-    from bot.model.live_table import LiveTable
 
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)  # the DM link on a table needs no preview card
 
@@ -110,7 +110,8 @@ class KeptUp:
 class TableMessage(KeptUp):
     """The table's message in its group, as it should show now."""
 
-    live: LiveTable
+    table_id: int
+    chat_id: int  # the group it was wanted for
     text: str
     markup: Markup | None
     shown: Shown
@@ -119,16 +120,8 @@ class TableMessage(KeptUp):
     person = None  # (not a DM)
 
     @property
-    def chat_id(self) -> int:
-        return self.live.chat_id
-
-    @property
     def key(self) -> TableKey:
-        return TableKey(self.live.table_id)
-
-    @property
-    def message_id(self) -> int | None:
-        return self.live.message_id
+        return TableKey(self.table_id)
 
     @property
     def shown_key(self) -> str:
@@ -140,7 +133,7 @@ class PersonalMessage(KeptUp):
     """A person's DM for a table as it should show now; ``text`` None: keep the text, take the
     buttons away."""
 
-    live: LiveTable
+    table_id: int
     person: int
     text: str | None
     markup: Markup | None
@@ -155,11 +148,7 @@ class PersonalMessage(KeptUp):
 
     @property
     def key(self) -> DmKey:
-        return DmKey(self.live.table_id, self.person)
-
-    @property
-    def message_id(self) -> int | None:
-        return self.live.dm_ids.get(self.person)
+        return DmKey(self.table_id, self.person)
 
     @property
     def shown_key(self) -> str:

@@ -5,13 +5,16 @@ restarted one, or the worker that takes the table over) sends it again; the firs
 buttons, and no request can name it: once the turn has moved on they offer moves the engine
 refuses.
 
-So such a DM is unsure (``LiveTable.unsure``): every DM of a table taken as saved (:func:`adopted`),
-and one whose new message timed out (:func:`lost`), until its next new message (what was cut off,
-wanted again). Then the few ids between the DM's last known message and the new one, down from the
-new one (:func:`bot.telegram_facts.ids_between`), lose their buttons (:func:`take_buttons`): a person's
+So such a DM is unsure (``Orphans``, kept by table and person beside the courier): every DM of a
+table taken as saved (:meth:`Orphans.adopted`), and one whose new message timed out
+(:meth:`Orphans.lost`), until its next new message (what was cut off, wanted again). Then the few
+ids between the DM's last known message and the new one, down from the new one
+(:func:`bot.telegram_facts.ids_between`), lose their buttons (:func:`take_buttons`): a person's
 message cannot be edited, the bot's without buttons is not modified, an id with no message is not
 found, and each is left as it is; the first that had buttons ends the look. It costs requests only
-then, at most ``PROBES`` a DM; a DM with nothing to send since is sure at once (:func:`sure`).
+then, at most ``PROBES`` a DM; a DM with nothing to send since is sure at once
+(:meth:`Orphans.sure`), and a table gone from here (closed, or let go) leaves none
+(:meth:`Orphans.forget`).
 
 A press on such a message tells its id too: the handler takes its buttons away then
 (``bot.handlers.table``), whether the press is taken or refused.
@@ -20,16 +23,13 @@ A press on such a message tells its id too: the handler takes its buttons away t
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
 
 from telegram import Bot
 from telegram.error import BadRequest
 
 from bot import telegram_facts
 from bot.send.messages import edit
-
-if TYPE_CHECKING:
-    from bot.model.live_table import LiveTable
 
 log = logging.getLogger(__name__)
 PROBES = 3  # ids looked at, at most, for a DM's message a crash left unknown
@@ -41,34 +41,45 @@ NOT_THE_ORPHAN = (
 )
 
 
-def adopted(live: LiveTable) -> None:
-    """``live`` was taken as saved (at start-up, or from a lost worker): what its DMs last showed
-    may have been followed by a message whose id was never saved."""
-    for person in {*live.dm_ids, *live.seated()}:
-        live.unsure[person] = live.dm_ids.get(person)
+class Orphans:
+    """The unsure DMs, by (table, person): each one's last message known then (None: none)."""
 
+    def __init__(self) -> None:
+        self.unsure: dict[tuple[int, int], int | None] = {}
 
-def lost(live: LiveTable, person: int) -> None:
-    """A new message to ``person``'s DM timed out: it may show all the same, and is sent again."""
-    live.unsure.setdefault(person, live.dm_ids.get(person))
+    def adopted(self, table_id: int, dm_ids: Mapping[int, int], seated: Iterable[int]) -> None:
+        """The table was taken as saved (at start-up, or from a lost worker): what its DMs last showed
+        (``dm_ids``; those ``seated`` too, who may have none yet) may have been followed by a
+        message whose id was never saved."""
+        for person in {*dm_ids, *seated}:
+            self.unsure[table_id, person] = dm_ids.get(person)
 
+    def lost(self, table_id: int, person: int, known: int | None) -> None:
+        """A new message to ``person``'s DM timed out (``known``: the DM's message before it): it may
+        show all the same, and is sent again."""
+        self.unsure.setdefault((table_id, person), known)
 
-def sure(live: LiveTable, person: int) -> None:
-    """``person``'s DM shows what it should: nothing was cut off there."""
-    live.unsure.pop(person, None)
+    def sure(self, table_id: int, person: int) -> None:
+        """``person``'s DM shows what it should: nothing was cut off there."""
+        self.unsure.pop((table_id, person), None)
 
+    def suspects(self, table_id: int, person: int, anew: bool, sent: int | None) -> list[int]:
+        """A delivery to ``person``'s DM is done (``anew``: it was wanted as a new message; ``sent``:
+        the new message's id, if it went as one): if the DM is unsure and this is the new message
+        that was cut off, wanted again, the ids where the one the bot never learnt of may be,
+        nearest first (the DM is sure then). None otherwise."""
+        if (table_id, person) not in self.unsure or not anew:  # (an edit: what was cut off is still to come)
+            return []
+        since = self.unsure.pop((table_id, person))
+        # With no message known before, only the id right below the new one: what was cut off was
+        # their first DM at this table, and the bot's other messages there are not to be touched.
+        return telegram_facts.ids_between(since, sent, PROBES if since is not None else 1)
 
-def suspects(live: LiveTable, person: int, anew: bool, sent: int | None) -> list[int]:
-    """A delivery to ``person``'s DM is done (``anew``: it was wanted as a new message; ``sent``:
-    the new message's id, if it went as one): if the DM is unsure and this is the new message that
-    was cut off, wanted again, the ids where the one the bot never learnt of may be, nearest first
-    (the DM is sure then). None otherwise."""
-    if person not in live.unsure or not anew:  # (an edit: what was cut off is still to come)
-        return []
-    since = live.unsure.pop(person)
-    # With no message known before, only the id right below the new one: what was cut off was
-    # their first DM at this table, and the bot's other messages there are not to be touched.
-    return telegram_facts.ids_between(since, sent, PROBES if since is not None else 1)
+    def forget(self, table_id: int) -> None:
+        """The table is gone from here (closed, or let go to another worker): none of its DMs is
+        looked at any more."""
+        for key in [key for key in self.unsure if key[0] == table_id]:
+            del self.unsure[key]
 
 
 async def take_buttons(bot: Bot, chat_id: int, message_id: int) -> bool:

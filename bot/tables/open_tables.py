@@ -108,6 +108,8 @@ class Tables:
         # ``_apply`` and ``_restore``, which list them, and tables come in only through
         # ``restore`` and ``open``. So ``table_of`` needs no walk over every table.
         self._seated_at: dict[int, LiveTable] = {}
+        # Told of each table that closes (the caller holds its chat's lock), once out of ``by_chat``.
+        self.closed: Callable[[LiveTable], None] = lambda live: None
 
     def lock(self, chat_id: int) -> asyncio.Lock:
         return self._locks.setdefault(chat_id, asyncio.Lock())
@@ -247,7 +249,7 @@ class Tables:
         live.saved = state
         live.saved_seats = seats
         if live.engine.closed:
-            self.by_chat.pop(live.chat_id, None)
+            self._close(live)
         return events
 
     async def _coins_of_those_gone(self, live: LiveTable, events: list[Event]) -> None:
@@ -282,7 +284,11 @@ class Tables:
         live.saved = saved.state
         self._restore(live, shown=saved.shown)
         if saved.closed:
-            self.by_chat.pop(live.chat_id, None)
+            self._close(live)
+
+    def _close(self, live: LiveTable) -> None:
+        self.by_chat.pop(live.chat_id, None)
+        self.closed(live)
 
     def _note(self, live: LiveTable, events: list[Event]) -> RoundRecord | None:
         """Update what the table message shows; return the round's record if a round ended."""

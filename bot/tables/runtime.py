@@ -25,7 +25,6 @@ from bot.display.game_kinds import KINDS
 from bot.display.presenter import Presenter
 from bot.display.views.common import Rendering
 from bot.model.live_table import AUTOPILOT_ROUNDS, TURN, Action, Event, LiveTable, Notice
-from bot.send import orphans
 from bot.send.dm_reach import DmReach
 from bot.send.rate_policy import Limits
 from bot.settings import Settings
@@ -72,6 +71,7 @@ class Runtime:
         self.dms.changed = self._dm_changed
         self.chat_events = ChatEvents(self)
         self.presenter = Presenter(bot, store, limits, self.chat_events, self.dms)
+        self.tables.closed = self._closed
         self.turns = TurnClock(self, jobs)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
@@ -271,8 +271,7 @@ class Runtime:
         adopted = self.tables.adopt(tables)
         for live in adopted:
             self.turns.arm(live)
-            if not handed_over:
-                orphans.adopted(live)
+            self.presenter.adopted(live, unsure=not handed_over)
             # An edit the crash cut off is shown now (in the background: start-up does not wait).
             self.background(self._redraw(live))
         return adopted
@@ -294,22 +293,37 @@ class Runtime:
         def queued(key: object) -> bool:
             return getattr(key, "table_id", None) in tables
 
-        if lost:
-            self.presenter.sender.take_all(shown_in, queued)
-        for live in gone:
-            async with self.tables.lock(live.chat_id):
-                self.turns.disarm(live.table_id)
-                self.tables.let_go(live)
-        if lost:
-            self.presenter.sender.take_all(shown_in, queued)  # (queued meanwhile by work under way)
-            return gone, False
         try:
-            async with asyncio.timeout(timeout):
-                await self.presenter.sender.drain(shown_in)
-        except TimeoutError:  # sent from here too, it would show twice (its shown state unsaved)
-            self.presenter.sender.take_all(shown_in, queued)
-            return gone, False
-        return gone, True
+            if lost:
+                self.presenter.sender.take_all(shown_in, queued)
+            for live in gone:
+                async with self.tables.lock(live.chat_id):
+                    self.turns.disarm(live.table_id)
+                    self.tables.let_go(live)
+            if lost:
+                self.presenter.sender.take_all(shown_in, queued)  # (queued meanwhile by work under way)
+                return gone, False
+            try:
+                async with asyncio.timeout(timeout):
+                    await self.presenter.sender.drain(shown_in)
+            except TimeoutError:  # sent from here too, it would show twice (its shown state unsaved)
+                self.presenter.sender.take_all(shown_in, queued)
+                return gone, False
+            return gone, True
+        finally:
+            # What they queued is sent or taken: the presenter forgets them (once what is being
+            # sent is done with).
+            for live in gone:
+                self.presenter.gone(live.table_id)
+
+    def _closed(self, live: LiveTable) -> None:
+        """A table closed (the caller holds its chat's lock): once the change that closed it has
+        queued its last messages, the presenter forgets it when they are sent."""
+        self.background(self._forget_closed(live))
+
+    async def _forget_closed(self, live: LiveTable) -> None:
+        async with self.tables.lock(live.chat_id):
+            self.presenter.gone(live.table_id)
 
     async def _redraw(self, live: LiveTable) -> None:
         async with self.tables.lock(live.chat_id):

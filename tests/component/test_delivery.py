@@ -78,7 +78,9 @@ async def test_a_restart_sends_nothing_that_did_not_change(world, database):
     await second.runtime.presenter.sender.drain()
     sent = [r.method for r in world.requests[requests:] if r.chat_id is not None]
     assert sent == [], "every message shows what it should already"
-    assert live_table(second).unsure == {}, "so no DM is looked at for a message a crash cut off"
+    assert second.runtime.presenter.orphans.unsure == {}, (
+        "so no DM is looked at for a message a crash cut off"
+    )
     await second.driver.press(2, GROUP, "不补")
     assert "小红  ✋ 不补" in world.messages[(GROUP, second.runtime.tables.get(GROUP).message_id)].text
     await stop_bot(second)

@@ -96,7 +96,7 @@ async def test_a_prompt_shown_whose_answer_timed_out_is_not_left_live_beside_its
     assert labels(prompt) == ["补牌", "不补"] and prompt.message_id != lost[0], "sent again"
     orphan = bot.world.messages[(2, lost[0])]
     assert orphan.buttons == [] and orphan.deleted, "the copy it never knew is gone (issue 47, point 6)"
-    assert live_table(bot).unsure == {}, "looked for once"
+    assert bot.runtime.presenter.orphans.unsure == {}, "looked for once"
     await bot.driver.press(2, 2, "不补")
     assert "小红  ✋ 不补" in bot.world.messages[(GROUP, live_table(bot).message_id)].text
 
@@ -176,4 +176,4 @@ async def test_a_prompt_telegram_refused_with_a_5xx_is_not_looked_for(bot, monke
     await bot.runtime.presenter.sender.drain()
     assert refused and labels(newest(bot, 2)) == ["补牌", "不补"], "sent again"
     looked = [r for r in bot.world.requests if r.chat_id == 2 and r.method == "editMessageReplyMarkup"]
-    assert looked == [] and live_table(bot).unsure == {}, "nothing was looked for"
+    assert looked == [] and bot.runtime.presenter.orphans.unsure == {}, "nothing was looked for"
