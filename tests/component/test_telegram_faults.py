@@ -21,6 +21,7 @@ from bot import app as botapp
 from bot.app import MENU_LANGUAGES
 from bot.display.i18n import t
 from bot.send import aiohttp_request
+from bot.updates import hearing
 from faketg.harness import ADMIN, GROUP
 from faketg.server import Faults
 from tests.component.decks import ESCAPE_DEAL, stack
@@ -111,7 +112,7 @@ async def test_a_failed_membership_check_answers_the_admin_and_logs_one_line(ser
 
 
 async def test_a_server_that_does_not_long_poll_is_polled_at_a_bounded_rate(serving, monkeypatch, logged):
-    every = 0.25  # seconds between polls once they come back at once (1 s in the bot)
+    every = 0.1  # seconds between polls once they come back at once (1 s in the bot)
     monkeypatch.setattr(aiohttp_request, "POLL_EVERY", every)
     faults = Faults(always={"getUpdates": "at_once"})
     stage = await serving(faults)
@@ -128,7 +129,8 @@ async def test_a_server_that_does_not_long_poll_is_polled_at_a_bounded_rate(serv
     assert len(lines(logged, "does not long-poll")) == 1, logged.text[-3000:]
 
 
-async def test_a_failing_poll_is_one_log_line_and_polling_resumes(serving, logged):
+async def test_a_failing_poll_is_one_log_line_and_polling_resumes(serving, monkeypatch, logged):
+    monkeypatch.setattr(hearing, "POLL_PAUSES", (0.05,) * len(hearing.POLL_PAUSES))  # (0.5 s to 3 s)
     stage = await serving()
     stage.emulator.faults = Faults(always={"getUpdates": "internal_error"})
     await stage.emulator.end_polls()  # (the poll in flight ends: the next ones fail)
