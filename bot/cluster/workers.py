@@ -321,7 +321,7 @@ class Worker:
                 break
             if await self._run(partitions.try_partition(partition)):
                 try:
-                    await self.take(partition)
+                    await self.take_over(partition)
                 except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
                     log.warning(
                         "worker %s could not take partition %d (%s): let go", self.name, partition, error
@@ -342,7 +342,7 @@ class Worker:
         start = hash(self.name) % max(self.count, 1)
         return sorted(free, key=lambda partition: (partition - start) % self.count)
 
-    async def take(self, partition: int) -> None:
+    async def take_over(self, partition: int) -> None:
         """Own ``partition`` (its lock is held): claim it, load its tables, handle its updates. If
         that fails, the partition is let go at once (its lock too): another worker, or the next
         look, takes it."""

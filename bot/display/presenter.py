@@ -154,7 +154,7 @@ class Presenter:
         (decided as each goes out, as for a prompt: an edit notifies nobody, but it is seen at once)."""
         for person, message_id in live.dm_ids.items():
             key = DmKey(live.table_id, person)
-            last = self.sender.take(person, key)
+            last = self.sender.withdraw(person, key)
             if (
                 last is not None
                 and isinstance(last.payload, PersonalMessage)
@@ -182,7 +182,7 @@ class Presenter:
         self.sender.want(parcel, newer=newer)
 
     def drop_cleanup(self, chat_id: int, message_id: int) -> None:
-        self.sender.take(chat_id, CleanupKey(chat_id, message_id))
+        self.sender.withdraw(chat_id, CleanupKey(chat_id, message_id))
 
     def last_round_of(self, key: TableKey | DmKey, message_id: int | None) -> tuple[int, str | None] | None:
         """The last round's message ``key`` shows now, if a new round is to leave it behind."""
@@ -238,7 +238,7 @@ class Presenter:
                 wanted = replace(wanted, record=queued.record if prompt else queued.text)
         shown = live.shown.get(wanted.shown_key)
         if message_id is not None and shown == wanted.shown:
-            self.sender.take(wanted.chat_id, wanted.key)
+            self.sender.withdraw(wanted.chat_id, wanted.key)
             if wanted.person is not None:
                 self.orphans.sure(live.table_id, wanted.person)
             return
@@ -265,7 +265,7 @@ class Presenter:
         late from when the round began (the turn gets that time back)."""
         queued = self.sender.waiting(wanted.chat_id, wanted.key)
         if queued is not None and queued.share is not Share.REPLY:  # the table before the round: replaced
-            self.sender.take(wanted.chat_id, wanted.key)
+            self.sender.withdraw(wanted.chat_id, wanted.key)
         now = self.clock()
         opening = Parcel(wanted.chat_id, wanted.key, Priority.ACT, now, Share.REPLY, new, anew, wanted)
         self.sender.want(opening)  # (the opening already queued takes this state, keeping its place)

@@ -108,7 +108,7 @@ class Replies:
 
     def withdraw(self, chat_id: int, table_id: int) -> None:
         """The turn is over: its call goes (deleted once sent, dropped while still queued)."""
-        self.sender.take(chat_id, CallKey(table_id))
+        self.sender.withdraw(chat_id, CallKey(table_id))
         sent = self._calls.pop(table_id, None)
         if sent is not None:
             self.clean_up(Cleanup(*sent, delete=True))
@@ -146,7 +146,7 @@ class Replies:
                 break
             taken.append((key, note))
             if key is not None:
-                self.sender.take(note.chat_id, key)
+                self.sender.withdraw(note.chat_id, key)
         return taken
 
     async def _send(self, parcel: Parcel, notes: list[tuple[object, Reply]]) -> None:

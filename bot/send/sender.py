@@ -140,8 +140,8 @@ class Sender:
         else:
             self._wakes[parcel.chat_id].set()
 
-    def take(self, chat_id: int, key: Hashable) -> Parcel | None:
-        """The parcel waiting for ``key`` (the latest one), taken: nothing is to be sent for it any
+    def withdraw(self, chat_id: int, key: Hashable) -> Parcel | None:
+        """The parcel waiting for ``key`` (the latest one), taken back: nothing is to be sent for it any
         more (it shows what it should, or the caller sends it along with another). One already
         picked but whose request has not started (it waits for its token) is called off too."""
         lane = self.lanes.get(chat_id)
@@ -156,14 +156,14 @@ class Sender:
             self._wakes[chat_id].set()  # its task may have nothing left to wait for
         return parcel
 
-    def take_all(self, chats: Collection[int], which: Callable[[Hashable], bool]) -> None:
-        """:meth:`take` every parcel of these chats whose key is ``which``."""
+    def withdraw_all(self, chats: Collection[int], which: Callable[[Hashable], bool]) -> None:
+        """:meth:`withdraw` every parcel of these chats whose key is ``which``."""
         for chat_id in chats:
             lane = self.lanes.get(chat_id)
             picked = [] if lane is None or lane.in_flight is None else [lane.in_flight.key]
             for key in [*(lane.parcels if lane is not None else ()), *picked]:
                 if which(key):
-                    self.take(chat_id, key)
+                    self.withdraw(chat_id, key)
 
     def waiting(self, chat_id: int, key: Hashable, *, in_flight: bool = False) -> Parcel | None:
         """The latest parcel for ``key`` whose request has not started (queued, or picked and

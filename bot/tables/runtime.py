@@ -295,19 +295,19 @@ class Runtime:
 
         try:
             if lost:
-                self.presenter.sender.take_all(shown_in, queued)
+                self.presenter.sender.withdraw_all(shown_in, queued)
             for live in gone:
                 async with self.tables.lock(live.chat_id):
                     self.turns.disarm(live.table_id)
                     self.tables.let_go(live)
             if lost:
-                self.presenter.sender.take_all(shown_in, queued)  # (queued meanwhile by work under way)
+                self.presenter.sender.withdraw_all(shown_in, queued)  # (queued meanwhile by work under way)
                 return gone, False
             try:
                 async with asyncio.timeout(timeout):
                     await self.presenter.sender.drain(shown_in)
             except TimeoutError:  # sent from here too, it would show twice (its shown state unsaved)
-                self.presenter.sender.take_all(shown_in, queued)
+                self.presenter.sender.withdraw_all(shown_in, queued)
                 return gone, False
             return gone, True
         finally:

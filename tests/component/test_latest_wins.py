@@ -35,7 +35,7 @@ def test_a_parcel_taken_while_it_waits_for_a_token_is_not_sent():
         telegram.sender.want(Parcel(7, "dm", Priority.ACT, now(), Share.KEPT, True, payload="A"))
         await until(lambda: telegram.sender.lanes[7].in_flight is not None, "picked: it waits for a token")
         assert telegram.sender.waiting(7, "dm") is not None, "still waiting: it may change"
-        taken = telegram.sender.take(7, "dm")
+        taken = telegram.sender.withdraw(7, "dm")
         assert taken is not None and taken.payload == "A"
         await telegram.sender.drain()
         return [job.payload for _, job in telegram.sent]

@@ -209,7 +209,7 @@ async def test_a_worker_that_lost_a_partition_unawares_is_refused_when_it_acts_t
         for x in bots:  # no rebalancing while the fault is injected: the test moves the partition
             next(task for task in worker(x)._tasks if task.get_name() == "partitions").cancel()
         # Fault injection: b takes the chat's partition while a still holds its lock and its table.
-        await worker(b).take(partition_of(chat_id, worker(b).count))
+        await worker(b).take_over(partition_of(chat_id, worker(b).count))
         assert a.runtime.tables.get(chat_id) is not None and b.runtime.tables.get(chat_id) is not None
         before = await a.runtime.store.load_table(a.runtime.tables.get(chat_id).table_id)
         third = people(chat_id)[2]

@@ -453,15 +453,15 @@ def test_forget_takes_a_queued_job_back():
     async def scenario():
         telegram = Telegram(Limits())
         telegram.want(chat, 6)
-        telegram.sender.take(chat, 4)
-        telegram.sender.take(chat, "never queued")
-        telegram.sender.take(777, 0)  # a chat with nothing at all
+        telegram.sender.withdraw(chat, 4)
+        telegram.sender.withdraw(chat, "never queued")
+        telegram.sender.withdraw(777, 0)  # a chat with nothing at all
         await telegram.sender.drain()
         sent = telegram.keys(chat)
         await at(10.0)
         telegram.want(chat, 4)  # 0, 1 and 2 go at once (the budget refilled); 3 waits a second
         await asyncio.sleep(0)
-        telegram.sender.take(chat, 3)
+        telegram.sender.withdraw(chat, 3)
         await telegram.sender.drain()
         return telegram, sent, now()
 
@@ -481,7 +481,7 @@ def test_forgetting_all_a_chat_waits_for_ends_its_wait():
         telegram.want(GROUP, 1)
         await at(1.0)
         assert telegram.sender.pending(GROUP)
-        telegram.sender.take(GROUP, 0)
+        telegram.sender.withdraw(GROUP, 0)
         await telegram.sender.drain()
         return telegram, now()
 
