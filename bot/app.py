@@ -146,6 +146,8 @@ async def prepare(application: App) -> Runtime:
         )
         runtime.may_act = worker.may_act  # nothing is sent or done while its lease is not sure
         runtime.presenter.sender.gate = worker.until_it_may_act
+        if isinstance(application.bot.request, RetryingRequest):  # (each try asks, a retry's too)
+            application.bot.request.may_send = worker.may_act
         await worker.start()
     else:
         restored = await runtime.restore()

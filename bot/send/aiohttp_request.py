@@ -207,7 +207,13 @@ class AiohttpRequest(BaseRequest):
 class RetryingRequest(AiohttpRequest):
     """``AiohttpRequest`` that tries a failed request up to 3 more times, after ``PAUSES``: on a 5xx,
     a dropped connection or a timeout, except a ``sendMessage`` that timed out once sent (it may
-    have been delivered: never send a message twice). The last try's answer or error is returned."""
+    have been delivered: never send a message twice). The last try's answer or error is returned.
+
+    ``may_send`` (a worker's: whether its lease holds for sure) is asked before each try: when it
+    says no, nothing goes out (``NotSent``), a retry after a pause included; another worker may own
+    the chat by then."""
+
+    may_send: Callable[[], bool] | None = None
 
     async def do_request(
         self,
@@ -221,6 +227,8 @@ class RetryingRequest(AiohttpRequest):
     ) -> tuple[int, bytes]:
         api_method = url.rsplit("/", 1)[-1]
         for pause in (*PAUSES, None):
+            if self.may_send is not None and not self.may_send():
+                raise NotSent(f"{api_method} not sent: this worker's lease is not sure")
             try:
                 code, payload = await super().do_request(
                     url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout

@@ -346,6 +346,28 @@ async def test_a_message_that_never_left_is_tried_again(server, request_, no_pau
     assert "sendMessage failed (NotSent): trying again" in caplog.text
 
 
+async def test_no_try_goes_out_once_the_lease_is_not_sure(server, request_, no_pauses):
+    """A worker's lease not sure (another worker may own the chat by now): no try goes out, not
+    even the retry of a request whose first try failed while the worker was paused."""
+    request = await request_(RetryingRequest)
+    lease = [True]
+    request.may_send = lambda: lease[0]
+
+    async def first_try_then_a_pause(_request: web.Request) -> web.StreamResponse:
+        lease[0] = False  # (the worker was paused past its lease while the first try was out)
+        return await status(502)(_request)
+
+    server.script.append(first_try_then_a_pause)
+    with pytest.raises(NotSent):
+        await request.do_request(f"{server.url}/editMessageText", "POST", data(chat_id=1))
+    assert len(server.seen) == 1, "the retry did not go out"
+    with pytest.raises(NotSent):
+        await request.do_request(f"{server.url}/editMessageText", "POST", data(chat_id=1))
+    assert len(server.seen) == 1, "nor a new request"
+    lease[0] = True
+    assert (await request.do_request(f"{server.url}/editMessageText", "POST", data(chat_id=1)))[0] == 200
+
+
 def test_the_proxy_comes_from_the_environment_once(monkeypatch):
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
