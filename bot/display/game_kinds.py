@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from bot.display.views import muxi as muxi_view
 from bot.display.views import muxi_app, showhand_app
 from bot.display.views import showhand as showhand_view
-from bot.display.views.acted import folded_on_timeout
+from bot.display.views.acted import folded_as
 from bot.display.views.app import GameJSON, ResultLineJSON
 from bot.display.views.common import Rendering
 from bot.display.views.lobby import DmView, on_autopilot
@@ -25,6 +25,7 @@ from games import Action, Event, muxi, showhand
 from games.cards import DECK_28, DECK_54, Card
 from games.codec import Plain
 from games.events import DeadlinePassed
+from games.table import Timeout
 
 #: What a button stands for: (the person pressing, the button's argument) -> the engine's action.
 MakeAction = Callable[[int, str | None], Action]
@@ -49,6 +50,8 @@ class GameKind:
     dm: DrawDm
     private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
     acting: Callable[[LiveTable], list[int]]  # who must act now (prompted in their DM unless on 托管)
+    # What a deadline at turn ``timer`` does when everyone awaited is on autopilot (托管).
+    autopilot: Callable[[LiveTable, int], Action]
     app_part: Callable[[LiveTable, int, str], GameJSON]  # the Mini App: (viewer, language) -> game's part
     app_result_line: Callable[[LiveTable, ResultLine, str], ResultLineJSON]  # the Mini App's results line
 
@@ -128,9 +131,13 @@ def _showhand_note(live: LiveTable, event: Event) -> None:
     for kind, move in _BETS:
         if isinstance(event, kind):
             on_timeout = isinstance(event, showhand.FoldedOnTimeout)
+            # Someone on autopilot presses nothing (a press of theirs ends it first): their move
+            # is autopilot's (``_showhand_autopilot``).
+            autopilot = not on_timeout and event.person in view.autopilot
             player = showhand_view.engine_of(live).player(event.person)
             total = player.total if player is not None else 0
-            view.moves.append(Acted(event.person, showhand_code(move), event.paid, total, on_timeout))
+            code = showhand_code(move)
+            view.moves.append(Acted(event.person, code, event.paid, total, on_timeout, autopilot))
             return
     if isinstance(event, showhand.LeadChanged):
         view.lead_reason = event.reason.value
@@ -140,8 +147,21 @@ def _showhand_status(view: ViewState, result: showhand.PersonResult) -> str:
     if result.escaped:
         return "escaped"
     if result.folded:
-        return "timed_out" if folded_on_timeout(view, result.person) else "folded"
+        return folded_as(view, result.person)
     return ""
+
+
+def _showhand_autopilot(live: LiveTable, timer: int) -> Action:
+    """Autopilot (托管) at someone's turn: a check when checking is free (nobody bet this betting
+    round: the engine offers it), else a fold. (The deadline that put them on autopilot folded:
+    RULES.md 2.4, a timeout is a fold.)"""
+    engine = showhand_view.engine_of(live)
+    person = engine.turn
+    if person is None:  # (no betting turn: the deadline's own rule)
+        return Timeout(timer)
+    if any(option.move is showhand.Move.CHECK for option in engine.legal_actions(person)):
+        return showhand.Check(person)
+    return showhand.Fold(person)
 
 
 def _showhand_results(live: LiveTable, event: Event) -> list[ResultLine] | None:
@@ -189,6 +209,7 @@ MUXI = GameKind(
     dm=_with_autopilot(muxi_view.dm),
     private_people=lambda live: list(_muxi_engine(live).card_holders()),
     acting=lambda live: list(_muxi_engine(live).awaited()),
+    autopilot=lambda _live, timer: Timeout(timer),  # as the deadline: stands, or passes on the bank
     app_part=muxi_app.app_part,
     app_result_line=muxi_app.app_result_line,
 )
@@ -216,6 +237,7 @@ SHOWHAND = GameKind(
     dm=_with_autopilot(showhand_view.dm),
     private_people=showhand_view.private_people,
     acting=lambda live: list(showhand_view.engine_of(live).awaited()),
+    autopilot=_showhand_autopilot,
     app_part=showhand_app.app_part,
     app_result_line=showhand_app.app_result_line,
 )

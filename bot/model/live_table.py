@@ -57,14 +57,16 @@ class Notice:
 class Acted:
     """A move made this round, as the views tell it: who made it, its action code ("" when the
     deadline acted and the engine's state says what it did: stood, forfeited, declined the bank),
-    the coins it put in, the person's total in the pot after it (showhand), and whether the deadline
-    made it."""
+    the coins it put in, the person's total in the pot after it (showhand), whether the deadline
+    made it, and whether autopilot (托管) made it (showhand: a check when checking is free, else a
+    fold)."""
 
     person: int
     move: str = ""
     paid: int = 0
     total: int = 0
     timed_out: bool = False
+    autopilot: bool = False
 
 
 @dataclass

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from bot.tables.open_tables import Tables
     from bot.tables.watchers import Watchers
     from bot.updates.hearing import Hearing
+    from games import Action
 
 
 class ClockHost(Protocol):
@@ -226,7 +227,9 @@ class TurnClock:
     async def timeout(self, chat_id: int, table_id: int, timer: int) -> None:
         """A deadline: the table's timer runs out, unless the turn's prompt has not even been sent
         (the bot's queue is long): then it waits for it, up to one more turn's length, and the
-        prompt, once sent, gives the turn the time it lost (``delivered_late``)."""
+        prompt, once sent, gives the turn the time it lost (``delivered_late``). When everyone
+        awaited is on autopilot (托管), their game's autopilot move is made instead (showhand: a
+        check when checking is free, else a fold; muxi: the deadline's own)."""
         runtime = self.runtime
         async with runtime.tables.lock(chat_id):
             live = runtime.tables.get(chat_id)
@@ -234,8 +237,12 @@ class TurnClock:
                 return
             if await self._hold_while_deaf(live, timer):
                 return
+            kind = KINDS[live.game]
+            action: Action = Timeout(timer)
+            if timer != 0 and live.engine.core.timer == timer and kind.acting(live) and not asked(live):
+                action = kind.autopilot(live, timer)  # (the turn is this timer's: not stale)
             try:
-                events = await runtime.tables.apply(live, Timeout(timer))
+                events = await runtime.tables.apply(live, action)
             except StaleTimer:
                 return
             except SavedBefore:  # it was carried out: memory now holds what was saved

@@ -1,8 +1,10 @@
 """托管 (issue 28, point 3): someone a deadline acted for is on autopilot. Their later turns are
 played at once with what the deadline would do (RULES: a showhand timeout folds; muxi: stands, or
-passes on the bank), they are ready for each next round, and the table and the Mini App mark them
-🤖. "我回来了" in their DM, or any press of theirs, ends it; two whole rounds on autopilot and they
-get up at the round's end."""
+passes on the bank), except that in showhand autopilot checks when checking is free (issue 49,
+point 3: nobody bet this betting round), told as 托管过牌, and folds otherwise, told as 托管弃牌;
+they are ready for each next round, and the table and the Mini App mark them 🤖. "我回来了" in
+their DM, or any press of theirs, ends it; two whole rounds on autopilot and they get up at the
+round's end."""
 
 from __future__ import annotations
 
@@ -65,10 +67,60 @@ async def test_after_a_timeout_their_turns_are_played_at_once_and_they_get_up_af
                 await played_at_once(bot, idle)
             else:
                 await act(bot, next(b for b in d.labels(GROUP) if b.startswith(("过牌", "跟注"))))
-        assert "托管弃牌" in d.table(GROUP) or "超时弃牌" in d.table(GROUP)
+        # Nobody bet: they checked through to the show-down (before issue 49 autopilot folded).
+        table = d.table(GROUP)
+        assert "托管弃牌" not in table and "超时弃牌" not in table and "A♦️ · A♥️" in table, table
     table = d.table(GROUP)
     assert f"🤖 {name} 托管了两局，已离桌" in table, table
     assert live_table(bot).engine.core.seat_of(idle) is None and idle not in live_table(bot).view.autopilot
+
+
+async def next_game_at_their_turn(bot, idle: int) -> None:
+    """The next game, up to the turn of ``idle`` (on autopilot), the other checking."""
+    d = bot.driver
+    await d.press(3 - idle, GROUP, "继续下一局")
+    assert live_table(bot).in_round and idle in live_table(bot).view.autopilot
+    while live_table(bot).engine.turn != idle:
+        await act(bot, "过牌")
+
+
+async def test_in_showhand_autopilot_checks_when_nobody_bet(bot):
+    d = bot.driver
+    idle = await start_showhand_with_a_timeout(bot)
+    assert "超时弃牌" in d.table(GROUP), "the timeout itself still folds (RULES.md 2.4)"
+    await next_game_at_their_turn(bot, idle)
+    assert "过牌" in d.labels(GROUP), "checking is free"
+    await played_at_once(bot, idle)
+    live = live_table(bot)
+    assert live.in_round and not live.engine.player(idle).folded, "they are still in the game"
+    assert live.engine.turn == 3 - idle, "and the betting goes on"
+    table = d.table(GROUP)
+    assert "托管过牌" in table and "托管弃牌" not in table, table
+    assert [move.move for move in live.view.moves if move.person == idle][-1:] == ["check"]
+    feed = table_view(live, 3 - idle, "zh-hans", 0.0)["feed"]
+    assert any("托管过牌" in line for line in feed), feed
+    hant = table_view(live, 3 - idle, "zh-hant", 0.0)["feed"]
+    en = table_view(live, 3 - idle, "en", 0.0)["feed"]
+    assert any("託管過牌" in line for line in hant) and any("autopilot checks" in line for line in en)
+
+
+async def test_in_showhand_autopilot_folds_when_someone_bet(bot):
+    d = bot.driver
+    idle = await start_showhand_with_a_timeout(bot)
+    await next_game_at_their_turn(bot, idle)
+    await played_at_once(bot, idle)  # nobody bet: a check
+    other = 3 - idle
+    await act(bot, next(b for b in d.labels(GROUP) if b.startswith("下注")))
+    assert live_table(bot).engine.turn == idle
+    await played_at_once(bot, idle)  # a bet to call: a fold, which ends the game
+    live = live_table(bot)
+    assert not live.in_round
+    assert next(r for r in live.view.results if r.person == idle).status == "autopilot_folded"
+    assert next(r for r in live.view.results if r.person == other).won
+    table = d.table(GROUP)
+    assert "托管弃牌" in table and "超时弃牌" not in table, table
+    dm = newest(bot, idle).text
+    assert "🤖 托管弃牌" in dm, dm
 
 
 async def test_i_m_back_ends_it_and_their_turn_waits_for_them_again(bot):

@@ -22,3 +22,14 @@ def folded_on_timeout(view: ViewState, person: int) -> bool:
     """Whether the deadline folded ``person`` (showhand: the table says so instead of "folded")."""
     last = acted(view, person)
     return last.timed_out and last.move == FOLD
+
+
+def folded_as(view: ViewState, person: int) -> str:
+    """How ``person``'s fold is told (showhand): ``timed_out`` (the deadline folded them),
+    ``autopilot_folded`` (autopilot, 托管, folded them: there was a bet to call) or ``folded``."""
+    last = acted(view, person)
+    if last.move == FOLD and last.timed_out:
+        return "timed_out"
+    if last.move == FOLD and last.autopilot:
+        return "autopilot_folded"
+    return "folded"

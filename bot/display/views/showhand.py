@@ -4,7 +4,7 @@ private views: players' words throughout (过牌, 跟注, 加注, 梭哈, 弃牌
 from __future__ import annotations
 
 from bot.display.i18n import t
-from bot.display.views.acted import acted, folded_on_timeout, since_turn
+from bot.display.views.acted import acted, folded_as, folded_on_timeout, since_turn
 from bot.display.views.common import (
     Rendering,
     card_text,
@@ -59,14 +59,13 @@ def _state(live: LiveTable, player: Player, language: str) -> str:
     """A seat's cards as everyone sees them; a folded seat keeps its face-up cards, marked."""
     cards = "🂠 " + cards_text(player.face_up, language)
     if player.folded:
-        timed_out = folded_on_timeout(live.view, player.person)
-        return f"{cards} · {t(language, 'showhand.timed_out' if timed_out else 'showhand.folded')}"
+        return f"{cards} · {t(language, f'showhand.{folded_as(live.view, player.person)}')}"
     return cards
 
 
 def _told(live: LiveTable, move: Acted, language: str) -> str:
-    """A move as the others are told it: ``阿强 加注到 600``."""
-    key = "timed_out" if move.timed_out else move.move
+    """A move as the others are told it: ``阿强 加注到 600`` (``阿强 托管过牌``: autopilot's)."""
+    key = "timed_out" if move.timed_out else f"autopilot_{move.move}" if move.autopilot else move.move
     who = name(live.name(move.person))
     return t(language, f"showhand.told.{key}", name=who, pay=coins(move.paid), total=coins(move.total))
 
@@ -144,7 +143,7 @@ def _hand_text(line: ResultLine, language: str) -> str:
 
 
 def result_line(live: LiveTable, line: ResultLine, language: str) -> str:
-    if line.status in ("escaped", "folded", "timed_out"):
+    if line.status in ("escaped", "folded", "timed_out", "autopilot_folded"):
         hand = t(language, f"showhand.{line.status}")
     else:
         hand = hand_name(evaluate(line.cards), language) if line.hand else ""
@@ -247,6 +246,8 @@ def _did(live: LiveTable, person: int, language: str) -> list[str]:
     last = acted(live.view, person)
     if not last.move or last.timed_out:
         return []
+    if last.autopilot:  # (托管: a check when checking is free, else a fold)
+        return [t(language, f"showhand.did.autopilot_{last.move}")]
     return [t(language, f"showhand.did.{last.move}", pay=coins(last.paid), total=coins(last.total))]
 
 

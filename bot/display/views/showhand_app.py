@@ -4,7 +4,7 @@ viewer's buttons with what each puts in, and a slider for a bet of any step."""
 from __future__ import annotations
 
 from bot.display.i18n import t
-from bot.display.views.acted import folded_on_timeout
+from bot.display.views.acted import folded_as
 from bot.display.views.app import (
     ActionJSON,
     AmountJSON,
@@ -60,8 +60,7 @@ def _player_seat(
     one["cards"] = tokens([seen.hole] if seen.has_hole else []) + tokens(seen.face_up)
     one["hole"] = seen.has_hole  # the first card is the face-down one
     if seen.folded:
-        timed_out = folded_on_timeout(live.view, seen.person)
-        one["status"] = t(language, "showhand.timed_out" if timed_out else "showhand.folded")
+        one["status"] = t(language, f"showhand.{folded_as(live.view, seen.person)}")
     return one
 
 
@@ -107,7 +106,7 @@ def _actions(live: LiveTable, engine: ShowhandTable, viewer: int, language: str)
 def app_result_line(live: LiveTable, line: ResultLine, language: str) -> ResultLineJSON:
     """A results line: the engine gives the face-down card only when it was shown (then the hand
     is named, and the first card is that face-down one)."""
-    if line.status in ("escaped", "folded", "timed_out"):
+    if line.status in ("escaped", "folded", "timed_out", "autopilot_folded"):
         hand = t(language, f"showhand.{line.status}")
     elif line.hand:
         hand = hand_name(evaluate(list(line.cards)), language)

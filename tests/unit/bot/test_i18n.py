@@ -57,7 +57,8 @@ def dynamic_keys():
         | {f"muxi.did.{did}" for did in ("draw", "stand", "banker", "pass", "natural", "timeout", "forfeit")}
         | {"muxi.did.timeout_banker"}
         | {f"showhand.did.{move}" for move in (*ACTION_CODES.values(), "timed_out")}
-        | {f"showhand.{status}" for status in ("escaped", "folded", "timed_out")}
+        | {f"showhand.{status}" for status in ("escaped", "folded", "timed_out", "autopilot_folded")}
+        | {f"showhand.{told}.autopilot_{move}" for told in ("told", "did") for move in ("check", "fold")}
         | {
             f"leave.{how}.{game}"
             for how in ("confirm_press", "confirm_command")
