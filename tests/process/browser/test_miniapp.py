@@ -74,6 +74,74 @@ def shoot(page, moment, size=None):
         page.set_viewport_size(PHONE)
 
 
+# What is behind each of the countdown's texts (its label, its digits), sampled across each: the
+# topmost element under it that paints a background; and where the track is. Measured with the time
+# nearly up (the track's short, orange part under half of it) and with it all left.
+READ_CLOCK = """low => {
+  const clock = document.getElementById("clock"), bar = document.getElementById("clock-bar");
+  const was = [clock.className, bar.style.width];
+  clock.classList.toggle("low", low);
+  bar.style.width = low ? "20%" : "100%";
+  const box = (node) => {
+    const r = node.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom];
+  };
+  const parts = ["clock-label", "clock-text"].map((id) => {
+    const node = document.getElementById(id), [left, top, right, bottom] = box(node);
+    const behind = [];
+    for (let i = 1; i < 10; i++) {
+      const under = document.elementsFromPoint(left + ((right - left) * i) / 10, (top + bottom) / 2);
+      const painted = under.find((e) => { const style = getComputedStyle(e);
+        return style.backgroundColor !== "rgba(0, 0, 0, 0)" || style.backgroundImage !== "none"; });
+      const style = getComputedStyle(painted);
+      behind.push({ id: painted.id, colour: style.backgroundColor, image: style.backgroundImage });
+    }
+    const colour = getComputedStyle(node).color;
+    return { id, text: node.textContent, colour, box: [left, top, right, bottom], behind };
+  });
+  const track = [box(document.getElementById("clock-track")), box(bar)];
+  [clock.className, bar.style.width] = was;
+  return { parts, track };
+}"""
+
+
+def channels(colour):
+    return [float(part) for part in re.findall(r"[\d.]+", colour)]
+
+
+def contrast(one, other):
+    """WCAG 2's contrast ratio of two opaque sRGB colours ("rgb(r, g, b)")."""
+
+    def luminance(colour):
+        linear = [
+            c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4
+            for c in channels(colour)[:3]
+        ]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def overlap(one, other):
+    return one[0] < other[2] and other[0] < one[2] and one[1] < other[3] and other[1] < one[3]
+
+
+def clock_is_readable(frame):
+    """The countdown's label and digits: at least 4.5:1 against whatever is behind them, with the
+    time nearly up and with it all left; never over the track."""
+    for low in (False, True):
+        seen = frame.evaluate(READ_CLOCK, low)
+        for part in seen["parts"]:
+            assert part["text"], part
+            for behind in part["behind"]:
+                assert behind["image"] == "none" and len(channels(behind["colour"])) == 3, (part, behind)
+                ratio = contrast(part["colour"], behind["colour"])
+                assert ratio >= 4.5, f"{part['id']} {part['colour']} on {behind}: {ratio:.2f}:1"
+            for track in seen["track"]:
+                assert not overlap(part["box"], track), (part, seen["track"])
+
+
 def test_a_muxi_round_half_in_the_mini_app(two_pages, sandbox_url):
     group_page, app_page = two_pages
     group, player = InFront(group_page), InFront(app_page)
@@ -103,6 +171,8 @@ def test_a_muxi_round_half_in_the_mini_app(two_pages, sandbox_url):
         group.press("开始")
     expect(app.locator("#others .seat.turn .name")).to_have_text("阿明", timeout=LIVE)  # pushed
     expect(app.locator("#clock-text")).to_have_text(re.compile(r"^\d+ 秒$"))
+    expect(app.locator("#clock-label")).to_have_text("叫庄：谁来当庄")  # what is being decided
+    clock_is_readable(app_frame(app_page))
     first = app.locator("#clock-text").inner_text()
     expect(app.locator("#clock-text")).not_to_have_text(first, timeout=3_000)  # it ticks
     group.act_as("阿明")
@@ -112,6 +182,7 @@ def test_a_muxi_round_half_in_the_mini_app(two_pages, sandbox_url):
     mine = app.locator("#mine .card")
     expect(mine).to_have_count(2)
     assert app.locator("#mine .card.back").count() == 0, "my own cards face up"
+    expect(app.locator("#clock-label")).to_have_text("补牌：补或不补")
     expect(app.locator("#others .seat").first.locator(".card.back")).to_have_count(2)  # the banker's, hidden
     shoot(app_page, "1-my-turn")
     shoot(app_page, "1-my-turn-desktop", DESKTOP)
@@ -248,6 +319,8 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, s
                     # A bet names what it puts in, a raise the total it makes (加注到 …).
                     named = chosen - amount["own"] if amount["action"] == "bet" else chosen
                     expect(button).to_contain_text(coins(named))
+                    expect(app.locator("#clock-label")).to_have_text("下注")
+                    clock_is_readable(frame)
                     shoot(app_page, "4-showhand-slider")
                     button.click()
                 else:
