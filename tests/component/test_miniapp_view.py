@@ -3,7 +3,7 @@ person, never the deck or its salt, on the serialized JSON (what goes on the wir
 
 import json
 
-from bot.web.miniapp.view import HIDDEN, table_view
+from bot.web.miniapp.view import HIDDEN, page_strings, table_view
 from faketg.harness import GROUP, PEOPLE
 from games import muxi, showhand
 from storage.jsontext import compact_json
@@ -55,6 +55,21 @@ def assert_no_leak(bot):
                 assert HIDDEN in seat["cards"], seat
 
 
+def clock_label(bot, viewer=SPECTATOR):
+    """What the Mini App's countdown says it is for: its words for the view's phase."""
+    view = json.loads(wire(bot, viewer))
+    return view["strings"][f"clock.{view['phase']}"]
+
+
+def test_the_countdown_says_what_is_being_decided_in_every_phase_and_language():
+    phases = {phase.value for phase in (*muxi.Phase, *showhand.Phase)} - {"closed"}
+    for language in ("zh-hans", "zh-hant", "en"):
+        strings = page_strings(language)
+        assert all(strings.get(f"clock.{phase}") for phase in phases), (language, strings)
+    assert page_strings("en")["clock.banker"] == "Banker call"
+    assert page_strings("zh-hant")["clock.draw"] == "補牌：補或不補"
+
+
 async def test_muxi_views_show_only_what_each_person_may_see(bot):
     d = bot.driver
     stack(bot, [2, 3, 1], {1: "3H 4H", 2: "5S 6H", 3: "9S KS"}, "7S 8H 2C")
@@ -68,9 +83,11 @@ async def test_muxi_views_show_only_what_each_person_may_see(bot):
     for person in (1, 2, 3):
         await d.press(person, GROUP, "开始")
     assert json.loads(wire(bot, 1))["phase"] == "banker"
+    assert clock_label(bot) == "叫庄：谁来当庄"  # the countdown says what is being decided
     assert [action["action"] for action in json.loads(wire(bot, 1))["actions"]] == ["banker", "pass", "leave"]
     await d.press(1, GROUP, "当庄")
     assert_no_leak(bot)
+    assert clock_label(bot) == "补牌：补或不补"
     mine = json.loads(wire(bot, 2))
     assert [action["action"] for action in mine["actions"]] == ["draw", "stand", "leave"]
     assert mine["actions"][-1].get("escape") is True
@@ -99,6 +116,7 @@ async def test_showhand_views_hide_each_hole_card(bot):
         await d.press(person, GROUP, "开始")
     live = bot.runtime.tables.get(GROUP)
     assert isinstance(live.engine, showhand.ShowhandTable)
+    assert clock_label(bot) == "下注"
     for _ in range(4):  # a few bets, looking after each
         assert_no_leak(bot)
         turn = live.engine.turn

@@ -44,6 +44,12 @@ PAGE_STRINGS = (
     "miniapp.autopilot",
     "miniapp.dealing",
     "miniapp.no_dm",
+    # what the countdown's time is for, by the game's phase (``phase`` in the view)
+    "miniapp.clock.lobby",
+    "miniapp.clock.banker",
+    "miniapp.clock.draw",
+    "miniapp.clock.banker_draw",
+    "miniapp.clock.betting",
 )
 
 

@@ -74,6 +74,136 @@ def shoot(page, moment, size=None):
         page.set_viewport_size(PHONE)
 
 
+# What is behind each of the countdown's texts (its label, its digits), sampled across each: the
+# topmost element under it that paints a background; and where the track is. Measured with the time
+# nearly up (the track's short, orange part under half of it) and with it all left.
+READ_CLOCK = """low => {
+  const clock = document.getElementById("clock"), bar = document.getElementById("clock-bar");
+  const was = [clock.className, bar.style.width];
+  clock.classList.toggle("low", low);
+  bar.style.width = low ? "20%" : "100%";
+  const box = (node) => {
+    const r = node.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom];
+  };
+  const parts = ["clock-label", "clock-text"].map((id) => {
+    const node = document.getElementById(id), [left, top, right, bottom] = box(node);
+    const behind = [];
+    for (let i = 1; i < 10; i++) {
+      const under = document.elementsFromPoint(left + ((right - left) * i) / 10, (top + bottom) / 2);
+      const painted = under.find((e) => { const style = getComputedStyle(e);
+        return style.backgroundColor !== "rgba(0, 0, 0, 0)" || style.backgroundImage !== "none"; });
+      const style = getComputedStyle(painted);
+      behind.push({ id: painted.id, colour: style.backgroundColor, image: style.backgroundImage });
+    }
+    const colour = getComputedStyle(node).color;
+    return { id, text: node.textContent, colour, box: [left, top, right, bottom], behind };
+  });
+  const track = [box(document.getElementById("clock-track")), box(bar)];
+  [clock.className, bar.style.width] = was;
+  return { parts, track };
+}"""
+
+
+def channels(colour):
+    return [float(part) for part in re.findall(r"[\d.]+", colour)]
+
+
+def contrast(one, other):
+    """WCAG 2's contrast ratio of two opaque sRGB colours ("rgb(r, g, b)")."""
+
+    def luminance(colour):
+        linear = [
+            c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4
+            for c in channels(colour)[:3]
+        ]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def overlap(one, other):
+    return one[0] < other[2] and other[0] < one[2] and one[1] < other[3] and other[1] < one[3]
+
+
+def clock_is_readable(frame):
+    """The countdown's label and digits: at least 4.5:1 against whatever is behind them, with the
+    time nearly up and with it all left; never over the track."""
+    for low in (False, True):
+        seen = frame.evaluate(READ_CLOCK, low)
+        for part in seen["parts"]:
+            assert part["text"], part
+            for behind in part["behind"]:
+                assert behind["image"] == "none" and len(channels(behind["colour"])) == 3, (part, behind)
+                ratio = contrast(part["colour"], behind["colour"])
+                assert ratio >= 4.5, f"{part['id']} {part['colour']} on {behind}: {ratio:.2f}:1"
+            for track in seen["track"]:
+                assert not overlap(part["box"], track), (part, seen["track"])
+
+
+# The boxes of the viewer's cards, of the action bar and of each seat's cards, in the Mini App.
+BOXES = """() => {
+  const box = (node) => {
+    const r = node.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom];
+  };
+  const cards = (row) => [...row.querySelectorAll(".card")].map(box);
+  const rows = [...document.querySelectorAll(".seat .cards")].map(cards);
+  const mine = [...document.querySelectorAll("#mine .card")].map(box);
+  return { mine, rows, bar: box(document.getElementById("actions")), width: innerWidth, height: innerHeight };
+}"""
+
+# A full showhand table drawn in the Mini App as the server's view would have it, near the end of a
+# game: four others and the viewer with five cards each, the feed, the last results, every betting
+# button and the slider, the clock under half its time.
+CROWD = """() => {
+  const mine = view.seats.find((seat) => seat.me);
+  const five = ["?", "AS", "KH", "QD", "JC"];
+  const others = ["阿明", "小红", "老王", "阿华"].map((name, i) => ({ ...mine, person: 900 + i, name,
+    me: false, turn: i === 0, banker: false, lead: i === 0, cards: five, hole: true, total: 2300,
+    folded: false, status: "" }));
+  const button = (action, arg, label, style) => ({ action, arg, label, style });
+  view = { ...view, phase: "betting", in_round: true, pot: 11500, turn_seconds: 30,
+    deadline: Date.now() / 1000 + offset + 12,
+    seats: [...others, { ...mine, turn: true, cards: ["10H", "AH", "KS", "QC", "JD"], hole: true,
+      total: 2300 }],
+    feed: ["阿明 下注 100", "小红 跟注", "老王 加注到 2,300"],
+    actions: [button("call", null, "跟注 100", "primary"), button("raise", 2400, "加注到 2,400", "primary"),
+      button("raise", 2500, "加注到 2,500", "primary"), button("raise", 4600, "加注到 4,600", "primary"),
+      button("fold", null, "弃牌", "danger"),
+      { ...button("leave", null, "🏃 逃跑", "escape"), escape: true }],
+    amount: { action: "raise", min: 2400, max: 4600, step: 100, own: 2300, label: "加注到 {total}" } };
+  render();
+}"""
+
+
+def my_cards_clear_of_the_bar(frame):
+    """At a phone's size, the viewer's cards are on the screen, above the action bar, never under it."""
+    seen = frame.evaluate(BOXES)
+    # (the Mini App's frame is the phone's 390 px less the sandbox page's own scroll bar)
+    assert PHONE["width"] - 20 <= seen["width"] <= PHONE["width"] and seen["mine"], seen
+    for card in seen["mine"]:
+        assert not overlap(card, seen["bar"]), (card, seen["bar"])
+        assert card[1] >= 0 and card[3] <= seen["bar"][1], (card, seen["bar"])
+
+
+def a_crowded_table(page, frame):
+    """Five cards a seat stay on one row at a phone's width; the bar stays clear of the viewer's."""
+    page.bring_to_front()  # (a page behind the other does not ease the track's width)
+    frame.evaluate(CROWD)
+    seen = frame.evaluate(BOXES)
+    assert len(seen["rows"]) == 5, seen["rows"]
+    for row in seen["rows"]:
+        assert len(row) == 5 and max(card[1] for card in row) - min(card[1] for card in row) < 1, row
+        assert all(card[2] - card[0] >= 24 for card in row), row  # scaled, still readable
+    my_cards_clear_of_the_bar(frame)
+    clock_is_readable(frame)
+    expect(page.frame_locator("#miniapp-frame").locator("#clock-label")).to_have_text("下注")
+    page.wait_for_timeout(600)  # the track's width, ticked and eased to the time left
+    shoot(page, "7-crowded")
+
+
 def test_a_muxi_round_half_in_the_mini_app(two_pages, sandbox_url):
     group_page, app_page = two_pages
     group, player = InFront(group_page), InFront(app_page)
@@ -103,6 +233,8 @@ def test_a_muxi_round_half_in_the_mini_app(two_pages, sandbox_url):
         group.press("开始")
     expect(app.locator("#others .seat.turn .name")).to_have_text("阿明", timeout=LIVE)  # pushed
     expect(app.locator("#clock-text")).to_have_text(re.compile(r"^\d+ 秒$"))
+    expect(app.locator("#clock-label")).to_have_text("叫庄：谁来当庄")  # what is being decided
+    clock_is_readable(app_frame(app_page))
     first = app.locator("#clock-text").inner_text()
     expect(app.locator("#clock-text")).not_to_have_text(first, timeout=3_000)  # it ticks
     group.act_as("阿明")
@@ -112,7 +244,9 @@ def test_a_muxi_round_half_in_the_mini_app(two_pages, sandbox_url):
     mine = app.locator("#mine .card")
     expect(mine).to_have_count(2)
     assert app.locator("#mine .card.back").count() == 0, "my own cards face up"
+    expect(app.locator("#clock-label")).to_have_text("补牌：补或不补")
     expect(app.locator("#others .seat").first.locator(".card.back")).to_have_count(2)  # the banker's, hidden
+    my_cards_clear_of_the_bar(app_frame(app_page))
     shoot(app_page, "1-my-turn")
     shoot(app_page, "1-my-turn-desktop", DESKTOP)
     choice = app.locator('#actions button[data-action="stand"], #actions button[data-action="draw"]').first
@@ -128,6 +262,7 @@ def test_a_muxi_round_half_in_the_mini_app(two_pages, sandbox_url):
     expect(app.locator("#results .line")).to_have_count(3, timeout=LIVE)
     expect(app.locator('#actions button[data-action="ready"]')).to_be_visible()
     shoot(app_page, "2-results")
+    a_crowded_table(app_page, app_frame(app_page))
 
 
 def app_frame(page):
@@ -248,6 +383,9 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, s
                     # A bet names what it puts in, a raise the total it makes (加注到 …).
                     named = chosen - amount["own"] if amount["action"] == "bet" else chosen
                     expect(button).to_contain_text(coins(named))
+                    expect(app.locator("#clock-label")).to_have_text("下注")
+                    clock_is_readable(frame)
+                    my_cards_clear_of_the_bar(frame)
                     shoot(app_page, "4-showhand-slider")
                     button.click()
                 else:
@@ -273,6 +411,7 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, s
         group.sees("梭哈 · 第 1 局 · 结算", timeout=TABLE)
         expect(watched.locator("#results .line")).to_have_count(2, timeout=LIVE)
         shoot(app_page, "5-showhand-results")
+        a_crowded_table(app_page, frame)
 
         # On the wire: no hidden card in anything the spectator was sent while the game went on.
         payloads = wire.payloads()

@@ -203,6 +203,7 @@ function tick() {
   clock.hidden = false;
   const whole = view.turn_seconds || 30;
   $("clock-bar").style.width = `${Math.min(100, (left / whole) * 100)}%`;
+  $("clock-label").textContent = words[`clock.${view.phase}`] || ""; // what the time is for: 叫庄, 补牌, 下注
   const whole_seconds = Math.ceil(left);
   $("clock-text").textContent = whole_seconds < 60 ? say("seconds", { n: whole_seconds })
     : `${Math.floor(whole_seconds / 60)}:${String(whole_seconds % 60).padStart(2, "0")}`; // 4:56
