@@ -18,6 +18,7 @@ from games.muxi import Move as MuxiMove
 from games.muxi import MuxiTable
 from games.showhand import ShowhandTable
 from tests.process.e2e.process import Stage
+from tests.waiting import until
 
 MUXI_CODES = {
     MuxiMove.READY: "ready",
@@ -130,6 +131,8 @@ async def play(
         if picked is None:
             continue
         person, data = picked
+        if saved.message_id is None:  # saved before its message reached the group (a busy bot)
+            await until(lambda: stage.world.bot_messages(GROUP), "the table's message in the group")
         message_id = saved.message_id or stage.world.bot_messages(GROUP)[-1].message_id
         update = stage.world.press(person, GROUP, message_id, data)
         report.presses += 1
