@@ -1,5 +1,6 @@
 """Showhand played end to end through commands and buttons, as people see it (issue 6)."""
 
+from bot.display.views.common import MINI_APP
 from faketg.harness import GROUP, escape, start_bot, stop_bot
 from tests.component.decks import SHOWHAND_ACES_WIN, stack_showhand
 from tests.component.scenarios import act, live_table, open_and_start
@@ -230,3 +231,19 @@ async def test_a_pot_button_above_the_cap_is_never_offered(bot):
     # Facing 7,500 of a 10,000 stake in a pot of 10,000: ½ pot would raise to 12,500, past M.
     labels = d.labels(GROUP)
     assert labels[1:6] == ["跟注 5,000", "加注到 7,600", "加注到 7,700", "梭哈 7,500", "弃牌"]
+
+
+async def test_other_amount_in_the_dm_opens_the_mini_app_when_it_is_served(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    MINI_APP.set("paiju_test_bot", "table")
+    try:
+        await open_and_start(bot, [1, 2], "showhand")
+        await act(bot, "下注 200")  # a new turn, so 1's DM asks again with the buttons
+        table = live_table(bot).table_id
+        prompt = d.message_with(1, label="其他金额…")
+        urls = [b.get("url") for row in prompt.reply_markup["inline_keyboard"] for b in row]
+        assert f"https://t.me/paiju_test_bot/table?startapp=t{table}" in urls
+        assert "其他金额…" not in d.labels(GROUP), "the group's table has its own 打开牌桌 row"
+    finally:
+        MINI_APP.set(None, None)  # no other test's table gets the button

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.display.i18n import t
 from bot.display.views.acted import acted, folded_as, folded_on_timeout, since_turn
 from bot.display.views.common import (
+    MINI_APP,
     Rendering,
     card_text,
     cards_text,
@@ -244,6 +245,21 @@ def _option_buttons(live: LiveTable, person: int, language: str) -> list[list[tu
     return [*(betting[i : i + ROW] for i in range(0, len(betting), ROW)), last]
 
 
+def _other_amount(live: LiveTable, person: int, language: str) -> list[tuple[str, str]]:
+    """In a DM (the group's table has its own "open the table" row): 其他金额 opens the Mini App,
+    whose slider bets any step, when the bot serves one and the range holds amounts no button has."""
+    engine, link = engine_of(live), MINI_APP.of(live.table_id)
+    amounts = engine.bet_amounts(person)
+    if link is None or amounts is None:
+        return []
+    _, floor, top = amounts
+    offered = {o.amount for o in engine.legal_actions(person) if o.move in (Move.BET, Move.RAISE)}
+    offered |= {o.amount for _, o in pot_options(engine, person)}
+    if (top - floor) // engine.base + 1 <= len(offered):
+        return []
+    return [(t(language, "showhand.button.other_amount"), link)]
+
+
 def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     engine = engine_of(live)
     if engine.closed:
@@ -336,7 +352,9 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
         )
         seats = _player_lines(live, language)
         lines = [*dm_prompt(live, language), title, *seats, *happened, private, stake, question]
-        return "\n".join(lines), keyboard(_option_buttons(live, person, language))
+        return "\n".join(lines), keyboard(
+            [*_option_buttons(live, person, language), _other_amount(live, person, language)]
+        )
     return "\n".join([*lines, *_did(live, person, language)]), None
 
 
