@@ -1,5 +1,6 @@
 """Showhand played end to end through commands and buttons, as people see it (issue 6)."""
 
+from bot.display.views.common import MINI_APP
 from faketg.harness import GROUP, escape, start_bot, stop_bot
 from tests.component.decks import SHOWHAND_ACES_WIN, stack_showhand
 from tests.component.scenarios import act, live_table, open_and_start
@@ -169,3 +170,80 @@ async def test_a_stale_call_button_does_not_call_a_later_raise(bot):
     await d.press_data(second, GROUP, message_id, stale_call)
     assert "下注已变" in d.popup(second)
     assert await bot.balance(second) == before, "the stale call moved no coin"
+
+
+def _rows(d):
+    """The group table's buttons as shown: labels, row by row."""
+    rows = d.table_message(GROUP).reply_markup["inline_keyboard"]
+    return [[button["text"] for button in row] for row in rows]
+
+
+async def test_pot_buttons_offer_a_half_and_a_whole_pot_and_put_exactly_that_in(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
+    await act(bot, "下注 200")  # card 2: totals 300 each, pot 600
+    await act(bot, "跟注 200")
+    assert "底池 600" in d.table(GROUP) and "上限 5,000" in d.table(GROUP)
+    rows = _rows(d)
+    assert rows[1:4] == [
+        ["过牌", "下注 100", "下注 200"],
+        ["½池 300", "1池 600", "下注 4,700"],
+        ["弃牌"],
+    ], "½ pot and 1 pot by amount, between 2B and the cap; rows of at most three"
+    assert all(len(row) <= 3 for row in rows)
+    first = await act(bot, "½池 300")
+    table = d.table(GROUP)
+    assert "底池 900" in table and "已下 600" in table
+    assert live_table(bot).engine.player(first).total == 600
+    # The other now faces 600 in a pot of 900: ½ pot (450, rounded to 500) and 1 pot raise above it.
+    assert d.labels(GROUP)[1:8] == [
+        "跟注 300",
+        "加注到 700",
+        "加注到 800",
+        "½池 加注到 1,100",
+        "1池 加注到 1,500",
+        "加注到 5,000",
+        "弃牌",
+    ]
+    second = await act(bot, "1池 加注到 1,500")
+    assert live_table(bot).engine.player(second).total == 1_500
+    assert "底池 2,100" in d.table(GROUP)
+
+
+async def test_a_pot_button_above_the_cap_is_never_offered(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
+    assert "池" not in " ".join(d.labels(GROUP)[1:-1]).replace("底池", ""), (
+        "pot 200: ½ and 1 pot are B and 2B"
+    )
+    await act(bot, "下注 2,400")  # card 2: to the cap, 2,500 each, pot 5,000
+    await act(bot, "跟注 2,400")
+    # Card 3, cap 5,000: ½ pot is the cap button's own 2,500; 1 pot (7,500) is past the cap.
+    assert d.labels(GROUP)[1:6] == ["过牌", "下注 100", "下注 200", "下注 2,500", "弃牌"]
+    await act(bot, "过牌")
+    await act(bot, "过牌")
+    # Card 4, cap M = 10,000 (left to all-in): ½ pot 2,500 and 1 pot 5,000, both under it.
+    labels = d.labels(GROUP)
+    assert labels[1:8] == ["过牌", "下注 100", "下注 200", "½池 2,500", "1池 5,000", "梭哈 7,500", "弃牌"]
+    await act(bot, "1池 5,000")
+    # Facing 7,500 of a 10,000 stake in a pot of 10,000: ½ pot would raise to 12,500, past M.
+    labels = d.labels(GROUP)
+    assert labels[1:6] == ["跟注 5,000", "加注到 7,600", "加注到 7,700", "梭哈 7,500", "弃牌"]
+
+
+async def test_other_amount_in_the_dm_opens_the_mini_app_when_it_is_served(bot):
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    MINI_APP.set("paiju_test_bot", "table")
+    try:
+        await open_and_start(bot, [1, 2], "showhand")
+        await act(bot, "下注 200")  # a new turn, so 1's DM asks again with the buttons
+        table = live_table(bot).table_id
+        prompt = d.message_with(1, label="其他金额…")
+        urls = [b.get("url") for row in prompt.reply_markup["inline_keyboard"] for b in row]
+        assert f"https://t.me/paiju_test_bot/table?startapp=t{table}" in urls
+        assert "其他金额…" not in d.labels(GROUP), "the group's table has its own 打开牌桌 row"
+    finally:
+        MINI_APP.set(None, None)  # no other test's table gets the button

@@ -36,7 +36,16 @@ async def test_a_showhand_prompt_shows_the_seats_what_happened_and_what_calling_
     assert "🗣 刚才：小红 下注 200 · 阿强 加注到 500" in text
     assert "👉 阿强 加注到 500：跟注 400、加注或弃牌" in text
     assert "底牌：8♠︎" in text and "A♦️" not in text and "K♦️" not in text, "no one else's face-down card"
-    assert buttons == ["跟注 400", "加注到 600", "加注到 700", "加注到 2,500", "弃牌"]
+    # (pot 900: ½ pot raises 500 above the 500, 1 pot 900; issue 49, point 2)
+    assert buttons == [
+        "跟注 400",
+        "加注到 600",
+        "加注到 700",
+        "½池 加注到 1,000",
+        "1池 加注到 1,400",
+        "加注到 2,500",
+        "弃牌",
+    ]
     await act(bot, "弃牌")
     turn, text, _ = prompt_of(bot)
     assert turn == 2 and "🗣 刚才：阿强 加注到 500 · 阿明 弃牌" in text, "only what came since their bet"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.display.i18n import t
 from bot.display.views.acted import acted, folded_as, folded_on_timeout, since_turn
 from bot.display.views.common import (
+    MINI_APP,
     Rendering,
     card_text,
     cards_text,
@@ -42,7 +43,8 @@ BETTING = (Move.CHECK, Move.BET, Move.CALL, Move.RAISE, Move.ALL_IN, Move.FOLD)
 ACTION_CODES = {move: showhand_code(move) for move in BETTING}
 FEED = 4  # moves in the Mini App's feed
 # The moves that set what the others must call.
-_AGGRESSIVE = (ACTION_CODES[Move.BET], ACTION_CODES[Move.RAISE], ACTION_CODES[Move.ALL_IN])
+_AGGRESSIVE_MOVES = (Move.BET, Move.RAISE, Move.ALL_IN)
+_AGGRESSIVE = tuple(ACTION_CODES[move] for move in _AGGRESSIVE_MOVES)
 
 
 def engine_of(live: LiveTable) -> ShowhandTable:
@@ -195,18 +197,67 @@ def table_text(live: LiveTable, screen: Rendering) -> str:
     return "\n".join(lines)
 
 
+# The pot-relative bets and raises besides the engine's B, 2B and cap: (share of the pot, label key).
+POT_SHARES = ((1, 2, "half"), (1, 1, "full"))
+ROW = 3  # buttons to a row: what a phone shows without cutting labels
+
+
+def pot_options(engine: ShowhandTable, person: int) -> list[tuple[str, Option]]:
+    """½ pot and 1 pot: a bet (or a raise above the largest total) of that share of the pot,
+    rounded to a multiple of B, each only when the engine's range for any step allows it
+    (``bet_amounts``: within this round's cap, M left to all-in) and no other button has it."""
+    amounts, player = engine.bet_amounts(person), engine.player(person)
+    if amounts is None or player is None:
+        return []
+    (move, floor, top), base = amounts, engine.base
+    above = floor - base  # what the bet or raise goes above: the opening or the largest total
+    taken = {option.amount for option in engine.legal_actions(person) if option.move in _AGGRESSIVE_MOVES}
+    found: list[tuple[str, Option]] = []
+    for part, whole, share in POT_SHARES:
+        step = max(base, (engine.pot * part // whole + base // 2) // base * base)
+        total = above + step
+        if floor <= total <= top and total not in taken:
+            taken.add(total)
+            found.append((share, Option(move, total, total - player.total)))
+    return found
+
+
+def pot_label(share: str, option: Option, language: str) -> str:
+    key = f"showhand.button.pot_{share}.{option.move}"
+    return t(language, key, pay=coins(option.pay), total=coins(option.amount))
+
+
 def _option_buttons(live: LiveTable, person: int, language: str) -> list[list[tuple[str, str]]]:
+    """The betting buttons, rows of at most ``ROW``: check or call, then the bets or raises by
+    amount (B, 2B, ½ pot, 1 pot, the cap), then all-in and fold."""
     engine = engine_of(live)
     options = [option for option in engine.legal_actions(person) if option.move in ACTION_CODES]
 
-    def button(option: Option) -> tuple[str, str]:
+    def data(option: Option) -> str:
         code = showhand_code(option.move)
-        data = callbacks.encode(GAME, live.table_id, engine.game_no, code, option.amount)
-        return option_label(option, language), data
+        return callbacks.encode(GAME, live.table_id, engine.game_no, code, option.amount)
 
-    betting = [button(o) for o in options if o.move not in (Move.FOLD, Move.ALL_IN)]
-    last = [button(o) for o in options if o.move in (Move.ALL_IN, Move.FOLD)]
-    return [betting[:3], betting[3:], last]
+    labelled = [(option_label(o, language), o) for o in options if o.move not in (Move.FOLD, Move.ALL_IN)]
+    labelled += [(pot_label(share, o, language), o) for share, o in pot_options(engine, person)]
+    labelled.sort(key=lambda pair: (pair[1].move in (Move.BET, Move.RAISE), pair[1].amount))
+    betting = [(label, data(option)) for label, option in labelled]
+    last = [(option_label(o, language), data(o)) for o in options if o.move in (Move.ALL_IN, Move.FOLD)]
+    return [*(betting[i : i + ROW] for i in range(0, len(betting), ROW)), last]
+
+
+def _other_amount(live: LiveTable, person: int, language: str) -> list[tuple[str, str]]:
+    """In a DM (the group's table has its own "open the table" row): 其他金额 opens the Mini App,
+    whose slider bets any step, when the bot serves one and the range holds amounts no button has."""
+    engine, link = engine_of(live), MINI_APP.of(live.table_id)
+    amounts = engine.bet_amounts(person)
+    if link is None or amounts is None:
+        return []
+    _, floor, top = amounts
+    offered = {o.amount for o in engine.legal_actions(person) if o.move in (Move.BET, Move.RAISE)}
+    offered |= {o.amount for _, o in pot_options(engine, person)}
+    if (top - floor) // engine.base + 1 <= len(offered):
+        return []
+    return [(t(language, "showhand.button.other_amount"), link)]
 
 
 def table_keyboard(live: LiveTable, language: str) -> Markup | None:
@@ -301,7 +352,9 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
         )
         seats = _player_lines(live, language)
         lines = [*dm_prompt(live, language), title, *seats, *happened, private, stake, question]
-        return "\n".join(lines), keyboard(_option_buttons(live, person, language))
+        return "\n".join(lines), keyboard(
+            [*_option_buttons(live, person, language), _other_amount(live, person, language)]
+        )
     return "\n".join([*lines, *_did(live, person, language)]), None
 
 

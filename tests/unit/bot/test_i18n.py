@@ -7,12 +7,12 @@ import pytest
 
 from bot.app import COMMANDS
 from bot.display.i18n import catalog, language_of, t
-from bot.display.views.showhand import ACTION_CODES
+from bot.display.views.showhand import ACTION_CODES, POT_SHARES, pot_label
 from bot.settings import LANGUAGES
 from games import errors as shared_errors
 from games.errors import RuleError
 from games.muxi import Kind, Status
-from games.showhand import Category, EndReason, LeadReason
+from games.showhand import Category, EndReason, LeadReason, Move, Option
 from games.showhand import errors as showhand_errors
 
 RANKS = ("ace", "king", "queen", "jack", "ten", "nine", "eight")
@@ -51,6 +51,7 @@ def dynamic_keys():
         | {f"{game}.title" for game in ("muxi", "showhand")}
         | {f"button.{move}" for move in ("draw", "stand")}
         | {f"showhand.button.{move}" for move in ACTION_CODES}
+        | {f"showhand.button.pot_{share}.{move}" for _, _, share in POT_SHARES for move in ("bet", "raise")}
         | {f"showhand.lead.{reason}" for reason in LeadReason}
         | {f"showhand.end.{reason}" for reason in EndReason}
         | {f"button.{action}" for action in ("banker", "pass")}
@@ -100,3 +101,14 @@ def test_telegram_language_codes():
 
 def test_formatting():
     assert t("en", "balance", name="Ann", amount="1,000") == "💰 Ann has 1,000 coins"
+
+
+def test_the_pot_buttons_in_each_language():
+    bet, raise_ = Option(Move.BET, 2_200, 1_700), Option(Move.RAISE, 5_100, 3_400)
+    assert [pot_label("half", bet, lang) for lang in ("zh-hans", "zh-hant", "en")] == [
+        "½池 1,700",
+        "½池 1,700",
+        "½ pot 1,700",
+    ]
+    assert pot_label("full", raise_, "zh-hans") == "1池 加注到 5,100"
+    assert pot_label("full", raise_, "en") == "1 pot: raise to 5,100"
