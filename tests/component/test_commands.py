@@ -174,3 +174,15 @@ async def test_a_forged_game_pick_is_answered_with_a_popup(bot, world):
     await d.press_data(1, GROUP, picker.message_id, "pick:poker")
     assert world.popups[1][-1].text == "这个按钮已失效" and world.popups[1][-1].show_alert
     assert world.open_queries == {} and bot.runtime.tables.get(GROUP) is None
+
+
+async def test_language_marks_the_language_in_use(bot):
+    """Issue 49 point 8: /language shows which language is the current one."""
+    d = bot.driver
+    await d.send(1, 1, "/language")
+    assert d.buttons(1) == ["✅ 简体中文", "繁體中文", "English"]
+    await d.press(1, 1, "English")
+    await d.send(1, 1, "/language")
+    assert d.buttons(1) == ["简体中文", "繁體中文", "✅ English"]
+    await d.send(ADMIN, GROUP, "/language")
+    assert d.buttons(GROUP) == ["✅ 简体中文", "繁體中文", "English"]
