@@ -32,7 +32,7 @@ async def test_help_rules_balance(bot):
     assert "铁支" in d.last(1) and "葫芦" in d.last(1)
     await d.send(1, 1, "/rules poker")
     assert "没有「poker」这个游戏" in d.last(1)
-    await d.send(2, GROUP, "/balance")  # about them only: to their DM (the group's next reply says so)
+    await d.send(2, GROUP, "/balance")  # about them only: to their DM (the group is told so)
     assert "小红 有 10,000 金币" in d.last(2)
 
 
@@ -186,3 +186,13 @@ async def test_language_marks_the_language_in_use(bot):
     assert d.buttons(1) == ["简体中文", "繁體中文", "✅ English"]
     await d.send(ADMIN, GROUP, "/language")
     assert d.buttons(GROUP) == ["✅ 简体中文", "繁體中文", "English"]
+
+
+async def test_balance_daily_stats_in_a_group_answer_by_dm_and_say_so_in_the_group(bot, world):
+    """Issue 49 point 8: answered by DM, they left nothing visible in the group."""
+    d = bot.driver
+    for command, theirs in (("/balance", "有 10,000 金币"), ("/daily", "领取每日奖励"), ("/stats", "小红")):
+        asked = await d.send(2, GROUP, command)
+        assert theirs in d.last(2), command
+        said = [m for m in world.bot_messages(GROUP) if m.reply_to == asked]
+        assert [m.text for m in said] == ["📬 小红：已私信回复你"], command
