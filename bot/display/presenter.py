@@ -27,6 +27,7 @@ from telegram import Bot
 
 from bot.display.game_kinds import KINDS
 from bot.display.views.common import Rendering
+from bot.display.views.lobby import off_autopilot
 from bot.model.live_table import LiveTable
 from bot.model.shown import Shown
 from bot.send.courier import Courier, TableEvents
@@ -76,6 +77,9 @@ class Presenter:
         # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
         # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
         self.last_round: dict[TableKey | DmKey, tuple[int, str | None]] = {}
+        # A DM saying 托管中 (its button 我回来了): the text it is to keep once that is over (in memory
+        # only: after a restart such a DM loses its button only).
+        self.autopilot_ends: dict[DmKey, str] = {}
 
     async def _deliver(self, parcel: Parcel) -> float | None:
         return await self.courier.deliver(parcel)
@@ -105,17 +109,26 @@ class Presenter:
         (decided as it goes out: ``_send_kept``); once they have acted it is edited to what they
         did, so no DM keeps a stale prompt. Their turn right after their own (they have just
         answered) takes the answered prompt's place in one edit."""
-        timer = live.engine.core.timer
+        timer, key = live.engine.core.timer, DmKey(live.table_id, person)
         drawn = KINDS[live.game].dm(live, person, screen, chat_title)
         if drawn is not None:
             text, markup = drawn
+            if live.asks(person) or markup is None:
+                self.autopilot_ends.pop(key, None)
+            else:
+                self.autopilot_ends[key] = off_autopilot(text, screen.language)
             # Someone on autopilot (托管) is asked nothing: their one button is never a prompt.
             turn = timer if live.asks(person) else None
             shown = Shown.of(text, markup, turn, live.reminded)
             self._want(live, PersonalMessage(live.table_id, person, text, markup, shown, timer))
             return
-        kept = live.shown.get(str(person))
-        if person in live.dm_ids and kept is not None and kept.has_buttons:
+        kept, ending = live.shown.get(str(person)), self.autopilot_ends.pop(key, None)
+        if person in live.dm_ids and kept is not None and kept.has_buttons and ending is not None:
+            # It said 托管中: it no longer does (they left, or the table ended).
+            self._want(
+                live, PersonalMessage(live.table_id, person, ending, None, Shown.of(ending, None), timer)
+            )
+        elif person in live.dm_ids and kept is not None and kept.has_buttons:
             self._want(
                 live, PersonalMessage(live.table_id, person, None, None, kept.without_buttons(), timer)
             )
@@ -155,13 +168,14 @@ class Presenter:
         for person, message_id in live.dm_ids.items():
             key = DmKey(live.table_id, person)
             last = self.sender.withdraw(person, key)
+            ending = self.autopilot_ends.pop(key, None)  # it said 托管中: its end no longer does
             if (
                 last is not None
                 and isinstance(last.payload, PersonalMessage)
                 and last.payload.text is not None
-            ):
-                self.clean_up(Cleanup(person, message_id, last.payload.text))  # its end not shown yet (a 429)
-            self.last_round[key] = (message_id, None)
+            ):  # its end not shown yet (a 429)
+                self.clean_up(Cleanup(person, message_id, ending or last.payload.text))
+            self.last_round[key] = (message_id, ending)
 
     def stale_buttons(self, chat_id: int, message_id: int) -> None:
         """A DM message pressed that is not the person's DM for the table now (a prompt Telegram
@@ -219,6 +233,9 @@ class Presenter:
     def gone(self, table_id: int) -> None:
         """The table is gone from here, closed (its last messages queued) or let go to another
         worker: forgotten once nothing of it waits to be sent."""
+        self.autopilot_ends = {
+            key: text for key, text in self.autopilot_ends.items() if key.table_id != table_id
+        }
         self.courier.tables.gone(table_id)
 
     def _want(self, live: LiveTable, wanted: Kept) -> None:

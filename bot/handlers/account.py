@@ -109,7 +109,12 @@ async def language_command(update: Update, context: Context) -> None:
         reply(context, update, t(language, "language.admins_only"))
         return
     key = "language.pick_chat" if is_group(chat) else "language.pick_person"
-    buttons = [[(t(code, "language.name"), LANGUAGE_PICK + code) for code in LANGUAGES]]
+    buttons = [  # the language in use marked (the chat's in a group, the person's in a DM)
+        [
+            (("✅ " if code == language else "") + t(code, "language.name"), LANGUAGE_PICK + code)
+            for code in LANGUAGES
+        ]
+    ]
     reply(context, update, t(language, key), reply_markup=keyboard(buttons))
 
 

@@ -8,7 +8,7 @@ from telegram.ext import CallbackQueryHandler, CommandHandler
 from bot.botdata import Context
 from bot.display.game_kinds import KINDS
 from bot.display.i18n import t
-from bot.display.views.common import duration, keyboard
+from bot.display.views.common import duration, keyboard, short_duration
 from bot.handlers.common import (
     answer,
     is_group,
@@ -26,6 +26,7 @@ from storage import ChatSettings
 PREFIX = "cfg:"
 TURN_CHOICES = (10, 20, 30, 45, 60, 90, 120)
 LOBBY_CHOICES = (60, 180, 300, 600, 1800)
+ROW = 4  # the most durations in one row (more would wrap on a phone): more go in two rows
 
 
 def settings_text(settings: ChatSettings, language: str, default_language: str) -> str:
@@ -43,23 +44,26 @@ def settings_text(settings: ChatSettings, language: str, default_language: str) 
 
 
 def settings_keyboard(settings: ChatSettings, language: str, default_language: str) -> Markup | None:
-    def mark(chosen: bool, label: str) -> str:
-        return f"✅ {label}" if chosen else label
+    """The choices, each duration row under a row naming what it sets (the turn's and the lobby's
+    choices share values: ``1分`` in both), and short enough that no label wraps on a phone."""
+
+    def mark(chosen: bool, label: str, space: str = " ") -> str:
+        return f"✅{space}{label}" if chosen else label
+
+    def durations(field: str, choices: tuple[int, ...], chosen: int | None) -> list[list[tuple[str, str]]]:
+        buttons = [
+            (mark(s == chosen, short_duration(s, language), ""), f"{PREFIX}{field}:{s}") for s in choices
+        ]
+        half = -(-len(buttons) // 2) if len(buttons) > ROW else len(buttons)
+        named = t(language, "settings.turn_row" if field == "turn" else "settings.lobby_row")
+        return [[(named, f"{PREFIX}row:{field}")], buttons[:half], buttons[half:]]
 
     current = settings.language or default_language
-    turn = [
-        (mark(s == settings.turn_seconds, duration(s, language)), f"{PREFIX}turn:{s}") for s in TURN_CHOICES
-    ]
-    lobby = [
-        (mark(s == settings.lobby_seconds, duration(s, language)), f"{PREFIX}lobby:{s}")
-        for s in LOBBY_CHOICES
-    ]
     return keyboard(
         [
             [(mark(code == current, t(code, "language.name")), f"{PREFIX}lang:{code}") for code in LANGUAGES],
-            turn[:4],
-            turn[4:],
-            lobby,
+            *durations("turn", TURN_CHOICES, settings.turn_seconds),
+            *durations("lobby", LOBBY_CHOICES, settings.lobby_seconds),
             [
                 (mark(game in settings.allowed_games, t(language, f"{game}.title")), f"{PREFIX}game:{game}")
                 for game in KINDS
@@ -97,6 +101,9 @@ async def settings_press(update: Update, context: Context) -> None:
         await answer(query, t(language, "settings.admins_only"), True)
         return
     field, _, value = (query.data or "").removeprefix(PREFIX).partition(":")
+    if field == "row":  # a row's name, not a choice
+        await answer(query)
+        return
     current = before = await runtime.preferences.chat_settings(chat.id)
     if field == "lang" and value in LANGUAGES:
         current = await runtime.preferences.update_chat_settings(chat.id, language=value)

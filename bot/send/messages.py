@@ -175,7 +175,6 @@ class Reply:
     # there, the short line the group gets, and the reply it gets instead if they have no DM.
     group: tuple[int, int | None, str, str] | None = None
     alone: bool = False  # sent by itself (it went with others once, and that message was refused)
-    rider: bool = False  # never sent by itself: it goes with the next reply sent to its group
 
     @property
     def mergeable(self) -> bool:

@@ -3,7 +3,8 @@
 Never dropped: each goes at once while its chat's budget has room, else as soon as it has; in a
 group, the replies waiting then go as one message naming whom each answers (within Telegram's
 length). A reply about one person goes to their DM when they have one; the group gets a short line
-with its next reply. A turn's call is withdrawn (deleted) when the turn is over.
+saying so (with a reply waiting there, in the same message). A turn's call is withdrawn
+(deleted) when the turn is over.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from bot.telegram_facts import MESSAGE_CHARACTERS, is_private_id, utf16_length
 
 log = logging.getLogger(__name__)
 REPEAT = 5.0  # the same reply to the same person in one chat is sent once in this many seconds
-RIDE = 60.0  # a group's line saying a reply went to someone's DM goes with a reply sent within this
 AnyReplyKey = ReplyKey | RepeatKey | CallKey
 
 
@@ -44,7 +44,6 @@ class Replies:
         self._serials = itertools.count()
         self._repeats: dict[RepeatKey, float] = {}  # when each reply sent once in a while was last queued
         self.dms = dms  # whose DM Telegram refused (a reply about them goes to the group)
-        self._riders: dict[int, list[Reply]] = {}  # each group's lines that go with its next reply
         self._calls: dict[int, tuple[int, int]] = {}  # each table's turn call sent: (chat, message)
 
     def reply(
@@ -64,8 +63,8 @@ class Replies:
         ``REPEAT`` seconds; ``priority``: ``ACT`` for a question someone must answer; ``seen``:
         called once it has reached the chat (or, repeated, once the same reply has). ``dm``: a reply
         about one person only, ``(person, its text for them, the group's short line)``: it goes to
-        their DM when they have one (the line goes with the group's next reply, costing it no
-        request), else ``text`` goes to the group."""
+        their DM when they have one (then the line goes to the group, in one message with the
+        replies waiting there if any), else ``text`` goes to the group."""
         now = self.clock()
         key: AnyReplyKey
         if once is not None:
@@ -121,32 +120,25 @@ class Replies:
     def _waiting_with(self, first: Reply) -> list[tuple[object, Reply]]:
         """The other replies waiting in ``first``'s group that can go with it as one message (the
         longest waiting first, as long as the message stays within Telegram's length), taken off
-        the queue; and the group's lines riding with its next reply."""
+        the queue."""
         if not first.mergeable:
             return []
-        now = self.clock()
-        riders = [rider for rider in self._riders.pop(first.chat_id, []) if now - rider.since <= RIDE]
         waiting = sorted(
             [
-                *(
-                    (parcel.key, parcel.payload)
-                    for parcel in self.sender.waiting_in(first.chat_id)
-                    if isinstance(parcel.payload, Reply) and parcel.payload.mergeable
-                ),
-                *((None, rider) for rider in riders),
+                (parcel.key, parcel.payload)
+                for parcel in self.sender.waiting_in(first.chat_id)
+                if isinstance(parcel.payload, Reply) and parcel.payload.mergeable
             ],
             key=lambda item: item[1].since,
         )
         taken: list[tuple[object, Reply]] = []
         length = utf16_length(first.part)
-        for at, (key, note) in enumerate(waiting):
+        for key, note in waiting:
             length += 2 + utf16_length(note.part)
-            if length > MESSAGE_CHARACTERS:  # the rest waits (the lines ride on with the next reply)
-                self._riders.setdefault(first.chat_id, []).extend(n for k, n in waiting[at:] if k is None)
+            if length > MESSAGE_CHARACTERS:  # the rest waits
                 break
             taken.append((key, note))
-            if key is not None:
-                self.sender.withdraw(note.chat_id, key)
+            self.sender.withdraw(note.chat_id, key)
         return taken
 
     async def _send(self, parcel: Parcel, notes: list[tuple[object, Reply]]) -> None:
@@ -181,11 +173,9 @@ class Replies:
             self.dms.learn(first.chat_id, refused=False)
         if first.call is not None:
             self._calls[first.call] = (first.chat_id, message_id)
-        if first.group is not None:  # their DM has it: the group's next reply carries a short line
+        if first.group is not None:  # their DM has it: the group is told so, answering the command
             group, reply_to, line, _ = first.group
-            self._riders.setdefault(group, []).append(
-                Reply(group, line, None, reply_to, since=self.clock(), rider=True)
-            )
+            self._queue(ReplyKey(next(self._serials)), Reply(group, line, None, reply_to, since=self.clock()))
         for _, note in notes:
             if note.seen is not None:
                 note.seen()

@@ -13,7 +13,7 @@ import time
 from bot.model.live_table import AUTOPILOT_MARK
 from bot.tables.turn_clock import AUTOPILOT_SECONDS
 from bot.web.miniapp.view import table_view
-from faketg.harness import GROUP, start_bot, stop_bot
+from faketg.harness import ADMIN, GROUP, start_bot, stop_bot
 from tests.component.decks import SHOWHAND_ACES_WIN, stack, stack_showhand
 from tests.component.scenarios import act, labels, live_table, newest, open_and_start
 
@@ -73,6 +73,8 @@ async def test_after_a_timeout_their_turns_are_played_at_once_and_they_get_up_af
     table = d.table(GROUP)
     assert f"🤖 {name} 托管了两局，已离桌" in table, table
     assert live_table(bot).engine.core.seat_of(idle) is None and idle not in live_table(bot).view.autopilot
+    for message in bot.world.bot_messages(idle):  # (issue 49 point 8: no DM says so once they are up)
+        assert "托管中" not in message.text and BACK not in labels(message), message.text
 
 
 async def next_game_at_their_turn(bot, idle: int) -> None:
@@ -248,3 +250,25 @@ async def test_two_on_autopilot_since_different_rounds_each_get_up_after_their_o
     assert results == [], "nobody escaped"
     assert await bot.balance(aqiang) <= before, "(they folded their antes, nothing more)"
     assert await bot.balance(aqiang) >= before - 1_000, "no escape penalty"
+
+
+async def test_their_dm_no_longer_says_on_autopilot_once_they_left_or_the_table_ended(bot):
+    """Issue 49 point 8: an old DM still said "🤖 托管中" (with 我回来了) after they had left."""
+    d = bot.driver
+    idle = await start_showhand_with_a_timeout(bot)
+    assert "🤖 托管中" in newest(bot, idle).text
+    await d.send(idle, GROUP, "/leave")
+    assert live_table(bot).engine.core.seat_of(idle) is None
+    await bot.runtime.wait_idle()
+    for message in bot.world.bot_messages(idle):
+        assert "托管中" not in message.text and BACK not in labels(message), message.text
+
+
+async def test_their_dm_no_longer_says_on_autopilot_once_the_table_is_cancelled(bot):
+    d = bot.driver
+    idle = await start_showhand_with_a_timeout(bot)
+    assert "🤖 托管中" in newest(bot, idle).text
+    await d.send(ADMIN, GROUP, "/cancel")
+    await bot.runtime.wait_idle()
+    for message in bot.world.bot_messages(idle):
+        assert "托管中" not in message.text and BACK not in labels(message), message.text

@@ -32,7 +32,7 @@ async def test_help_rules_balance(bot):
     assert "铁支" in d.last(1) and "葫芦" in d.last(1)
     await d.send(1, 1, "/rules poker")
     assert "没有「poker」这个游戏" in d.last(1)
-    await d.send(2, GROUP, "/balance")  # about them only: to their DM (the group's next reply says so)
+    await d.send(2, GROUP, "/balance")  # about them only: to their DM (the group is told so)
     assert "小红 有 10,000 金币" in d.last(2)
 
 
@@ -174,3 +174,25 @@ async def test_a_forged_game_pick_is_answered_with_a_popup(bot, world):
     await d.press_data(1, GROUP, picker.message_id, "pick:poker")
     assert world.popups[1][-1].text == "这个按钮已失效" and world.popups[1][-1].show_alert
     assert world.open_queries == {} and bot.runtime.tables.get(GROUP) is None
+
+
+async def test_language_marks_the_language_in_use(bot):
+    """Issue 49 point 8: /language shows which language is the current one."""
+    d = bot.driver
+    await d.send(1, 1, "/language")
+    assert d.buttons(1) == ["✅ 简体中文", "繁體中文", "English"]
+    await d.press(1, 1, "English")
+    await d.send(1, 1, "/language")
+    assert d.buttons(1) == ["简体中文", "繁體中文", "✅ English"]
+    await d.send(ADMIN, GROUP, "/language")
+    assert d.buttons(GROUP) == ["✅ 简体中文", "繁體中文", "English"]
+
+
+async def test_balance_daily_stats_in_a_group_answer_by_dm_and_say_so_in_the_group(bot, world):
+    """Issue 49 point 8: answered by DM, they left nothing visible in the group."""
+    d = bot.driver
+    for command, theirs in (("/balance", "有 10,000 金币"), ("/daily", "领取每日奖励"), ("/stats", "小红")):
+        asked = await d.send(2, GROUP, command)
+        assert theirs in d.last(2), command
+        said = [m for m in world.bot_messages(GROUP) if m.reply_to == asked]
+        assert [m.text for m in said] == ["📬 小红：已私信回复你"], command

@@ -227,12 +227,39 @@ async def test_a_bet_button_names_what_it_puts_in_and_a_timeout_folds_in_words(b
 async def test_pressing_the_setting_already_chosen_edits_nothing_and_logs_no_error(bot, caplog):
     d = bot.driver
     await d.send(ADMIN, GROUP, "/settings")
-    assert "✅ 30 秒" in d.labels(GROUP) and "✅ 5 分钟" in d.labels(GROUP)
+    assert "✅30秒" in d.labels(GROUP) and "✅5分" in d.labels(GROUP)
     edits = sum(request.method == "editMessageText" for request in bot.world.requests)
     with caplog.at_level(logging.ERROR):
-        await d.press(ADMIN, GROUP, "✅ 30 秒")
+        await d.press(ADMIN, GROUP, "✅30秒")
     assert d.popup(ADMIN) == "✅ 已保存" and not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert sum(request.method == "editMessageText" for request in bot.world.requests) == edits
+
+
+async def test_settings_name_each_row_of_durations_and_no_label_wraps(bot):
+    """Issue 49 point 8: the turn's and the lobby's durations were two unnamed rows, both with
+    "1 分钟", and "✅ 5 分钟" wrapped on a phone."""
+    d = bot.driver
+    await d.send(ADMIN, GROUP, "/settings")
+    markup = d.message_with(GROUP, data="cfg:turn:30").reply_markup
+    assert markup is not None
+    rows = [[str(button["text"]) for button in row] for row in markup["inline_keyboard"]]
+    assert rows[1:7] == [
+        ["⏱ 每步限时"],
+        ["10秒", "20秒", "✅30秒", "45秒"],
+        ["1分", "90秒", "2分"],
+        ["⏳ 无人开局多久后解散"],
+        ["1分", "3分", "✅5分"],
+        ["10分", "30分"],
+    ]
+    for row in (*rows[2:4], *rows[5:7]):
+        assert len(row) <= 4 and all(len(label) <= 4 for label in row), row
+    edits = sum(request.method == "editMessageText" for request in bot.world.requests)
+    await d.press(ADMIN, GROUP, "⏱ 每步限时")  # a row's name: nothing changes, no error popup
+    assert d.popup(ADMIN) == "" and (await bot.runtime.store.chat_settings(GROUP)).turn_seconds is None
+    assert sum(request.method == "editMessageText" for request in bot.world.requests) == edits
+    await d.press(ADMIN, GROUP, data="cfg:lobby:60")
+    assert (await bot.runtime.store.chat_settings(GROUP)).lobby_seconds == 60
+    assert "✅1分" in d.labels(GROUP) and "1分" in d.labels(GROUP), "the lobby's minute, not the turn's"
 
 
 def test_the_rules_name_each_multiplier_once_in_one_style():

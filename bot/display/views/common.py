@@ -56,6 +56,14 @@ def duration(seconds: float, language: str) -> str:
     return t(language, "time.seconds", n=seconds)
 
 
+def short_duration(seconds: float, language: str) -> str:
+    """``30秒``, ``5分``: :func:`duration` in as few characters as a button of a full row needs."""
+    seconds = round(seconds)
+    if seconds >= 60 and seconds % 60 == 0:
+        return t(language, "time.short_minutes", n=seconds // 60)
+    return t(language, "time.short_seconds", n=seconds)
+
+
 def clean_name(text: str) -> str:
     """A name or chat title without the invisible characters that can spoof it: bidirectional
     controls (U+202E would reorder the table's line around it), zero-width spaces and joiners that

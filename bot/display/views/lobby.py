@@ -206,6 +206,13 @@ def on_autopilot(live: LiveTable, person: int, language: str, drawn: DmView | No
     return "\n".join([*lines, t(language, "autopilot.dm")]), keyboard([[(t(language, "button.back"), back)]])
 
 
+def off_autopilot(text: str, language: str) -> str:
+    """A DM that said 托管中 (``on_autopilot``), as it is to stay once that is over (they left, the
+    table ended, a new round's DM took over): without that line, nor its button."""
+    kept = text.removesuffix(t(language, "autopilot.dm")).rstrip("\n")
+    return kept or t(language, "dm.over")
+
+
 def dm_result(live: LiveTable, person: int, language: str) -> str:
     """The last line of a person's DM for a finished round: what they won or lost, their coins now."""
     line = next((line for line in live.view.results if line.person == person), None)

@@ -215,7 +215,7 @@ def test_a_player_who_lets_the_clock_run_goes_on_autopilot_and_comes_back(page):
     me.say("/cancel")  # the showhand table may still be open between games
     expect(page.locator("#messages")).to_contain_text(re.compile("管理员已结束本桌|本群现在没有牌桌"))
     me.say("/settings")
-    me.press("10 秒")
+    me.press("10秒")
     me.say("/newgame showhand")
     me.sees("梭哈 · 等待开局")
     me.act_as("小红")
@@ -233,4 +233,4 @@ def test_a_player_who_lets_the_clock_run_goes_on_autopilot_and_comes_back(page):
     expect(page.locator("#toast, #alert").filter(has_text="欢迎回来").first).to_be_visible()
     me.act_as("阿明")
     me.say("/settings")
-    me.press("30 秒")
+    me.press("30秒")
