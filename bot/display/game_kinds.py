@@ -47,6 +47,7 @@ class GameKind:
     results_text: Callable[[LiveTable, Rendering], str]  # a finished round's message once the next begins
     table_keyboard: Callable[[LiveTable, str], Markup | None]
     private_hand: Callable[[LiveTable, int, str], str | None]  # the popup of "my cards"
+    move_answer: Callable[[LiveTable, int, str], str | None]  # the toast after one's own move
     dm: DrawDm
     private_people: Callable[[LiveTable], list[int]]  # who holds cards this round
     acting: Callable[[LiveTable], list[int]]  # who must act now (prompted in their DM unless on 托管)
@@ -206,6 +207,7 @@ MUXI = GameKind(
     results_text=muxi_view.results_text,
     table_keyboard=muxi_view.table_keyboard,
     private_hand=muxi_view.private_hand,
+    move_answer=muxi_view.move_answer,
     dm=_with_autopilot(muxi_view.dm),
     private_people=lambda live: list(_muxi_engine(live).card_holders()),
     acting=lambda live: list(_muxi_engine(live).awaited()),
@@ -234,6 +236,7 @@ SHOWHAND = GameKind(
     results_text=showhand_view.results_text,
     table_keyboard=showhand_view.table_keyboard,
     private_hand=showhand_view.private_hand,
+    move_answer=showhand_view.move_answer,
     dm=_with_autopilot(showhand_view.dm),
     private_people=showhand_view.private_people,
     acting=lambda live: list(showhand_view.engine_of(live).awaited()),

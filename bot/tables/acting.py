@@ -179,10 +179,10 @@ async def act(
             return t(language, await auto_ready(runtime, live, actor.id)), False
         elif press.action in kind.moves:
             await runtime.perform(live, kind.moves[press.action](actor.id, press.arg))
-            # The presser's own result in the answer (a toast): their hand as it is now, unless the
+            # The answer (a toast) confirms the move and shows their hand as it is now, unless the
             # next round has begun meanwhile (everyone ready for it): its cards come by DM.
             same_round = live.round_no == press.round_no
-            return (kind.private_hand(live, actor.id, language) if same_round else None), False
+            return (kind.move_answer(live, actor.id, language) if same_round else None), False
         else:
             raise Refused("press.unknown")
     return None, False

@@ -30,6 +30,8 @@ async def test_two_people_play_a_round(bot):
     assert "5♠︎ 6♥️" in d.popup(2) and bot.world.popups[2][-1].show_alert
     await d.press(2, GROUP, "补牌")
     assert "5♠︎ 6♥️ 7♠︎" in d.texts(2)[-1] and "四倍 顺子" in d.texts(2)[-1]
+    toast = d.popup(2).splitlines()  # (the move confirmed, then the hand with the drawn card)
+    assert toast[0] == "✅ 你补了一张" and "5♠︎ 6♥️ 7♠︎" in toast[1], toast
     assert "小红  ✅ 已补牌" in d.table(GROUP)
     await d.press(1, GROUP, "补牌")
     result = d.table(GROUP)

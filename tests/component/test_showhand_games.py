@@ -247,3 +247,17 @@ async def test_other_amount_in_the_dm_opens_the_mini_app_when_it_is_served(bot):
         assert "其他金额…" not in d.labels(GROUP), "the group's table has its own 打开牌桌 row"
     finally:
         MINI_APP.set(None, None)  # no other test's table gets the button
+
+
+async def test_the_answer_to_a_move_says_what_it_was_then_the_cards(bot):
+    """Issue 49, point 8: the toast after a press confirms the move (as the DM records it), then
+    shows the hand as it is now; it no longer only repeats the cards."""
+    d = bot.driver
+    stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
+    await open_and_start(bot, [1, 2], "showhand")
+    await d.press(2, GROUP, "下注 100")
+    said = d.popup(2).splitlines()
+    assert said[0] == "你下注 100", said
+    assert said[1].startswith("底牌：A♦") and said[2].startswith("明牌：A♥"), said
+    await d.press(1, GROUP, "跟注 100")
+    assert d.popup(1).splitlines()[0] == "你跟注 100", d.popup(1)

@@ -222,6 +222,12 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
     )
 
 
+def move_answer(live: LiveTable, person: int, language: str) -> str | None:
+    """The toast after their own move: what it was (as their DM records it), then their cards."""
+    hand = private_hand(live, person, language)
+    return "\n".join(part for part in (_did(live, person, language), hand) if part) or None
+
+
 def _final_hand(live: LiveTable, person: int, language: str) -> str | None:
     """A person's cards as the round ended (drawn ones included), with what they made of them."""
     engine = engine_of(live)

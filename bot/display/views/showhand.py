@@ -290,6 +290,12 @@ def private_hand(live: LiveTable, person: int, language: str) -> str | None:
     return _cards(engine_of(live).player(person), language)
 
 
+def move_answer(live: LiveTable, person: int, language: str) -> str | None:
+    """The toast after their own move: what it was (as their DM records it), then their cards."""
+    hand = private_hand(live, person, language)
+    return "\n".join([*_did(live, person, language), *([hand] if hand else [])]) or None
+
+
 def _did(live: LiveTable, person: int, language: str) -> list[str]:
     """What ``person`` did last, in their DM once their turn is over (coins as the buttons said)."""
     if folded_on_timeout(live.view, person):
