@@ -135,13 +135,29 @@ def _showhand_note(live: LiveTable, event: Event) -> None:
             # Someone on autopilot presses nothing (a press of theirs ends it first): their move
             # is autopilot's (``_showhand_autopilot``).
             autopilot = not on_timeout and event.person in view.autopilot
-            player = showhand_view.engine_of(live).player(event.person)
-            total = player.total if player is not None else 0
+            # The event's total, not the engine's: the engine may be past this move already
+            # (autopilot's turns come in the same batch).
+            opening = view.opening or showhand_view.engine_of(live).state.opening
             code = showhand_code(move)
-            view.moves.append(Acted(event.person, code, event.paid, total, on_timeout, autopilot))
+            view.moves.append(
+                Acted(
+                    event.person,
+                    code,
+                    event.paid,
+                    event.total,
+                    on_timeout,
+                    autopilot,
+                    round_total=max(event.total - opening, 0),
+                )
+            )
             return
     if isinstance(event, showhand.LeadChanged):
         view.lead_reason = event.reason.value
+    elif isinstance(event, showhand.Stakes):  # everyone antes B: the first round opens on it
+        view.opening = event.base
+    elif isinstance(event, showhand.BettingRoundOver):
+        # Everyone still in is level at the largest total: the next round opens on it.
+        view.opening = max([view.opening, *(move.total for move in view.moves)])
 
 
 def _showhand_status(view: ViewState, result: showhand.PersonResult) -> str:

@@ -58,8 +58,8 @@ class Acted:
     """A move made this round, as the views tell it: who made it, its action code ("" when the
     deadline acted and the engine's state says what it did: stood, forfeited, declined the bank),
     the coins it put in, the person's total in the pot after it (showhand), whether the deadline
-    made it, and whether autopilot (托管) made it (showhand: a check when checking is free, else a
-    fold)."""
+    made it, whether autopilot (托管) made it (showhand: a check when checking is free, else a
+    fold), and the person's total in this betting round after it (showhand; 0 in older saves)."""
 
     person: int
     move: str = ""
@@ -67,6 +67,7 @@ class Acted:
     total: int = 0
     timed_out: bool = False
     autopilot: bool = False
+    round_total: int = 0
 
 
 @dataclass
@@ -86,6 +87,9 @@ class ViewState:
     auto_ready: list[int] = field(default_factory=list)  # ready for every next round (再来一局 ✓ 自动准备)
     # 托管: whom a deadline acted for, and the round it was in; their turns are played at once.
     autopilot: dict[int, int] = field(default_factory=dict)
+    # showhand: every unfolded person's total when the betting round under way began (0: unknown,
+    # a table saved by an older version; the engine's is read then).
+    opening: int = 0
 
 
 # A game's table state machine, one of the two (not a Protocol: each takes only its own game's

@@ -1,8 +1,9 @@
 """The whole picture at your turn (issue 28, items 1, 2 and some of 5): a showhand prompt shows every
 seat's face-up cards, what happened since your last turn and a header naming what you face and what
-calling costs; the table says what was done last and keeps a folded seat's cards; a raise names the
-total it makes; the muxi banker's prompt names who drew and who stood, and seats keep their numbers;
-a finished game's DM keeps what they did last; the rules draw red suits red."""
+calling costs; the table says what was done last and keeps a folded seat's cards; every move names
+what it puts in now, a raise also the total it reaches in this betting round (issue 49, point 1), an
+all-in one number everywhere; the muxi banker's prompt names who drew and who stood, and seats keep
+their numbers; a finished game's DM keeps what they did last; the rules draw red suits red."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ async def test_a_showhand_prompt_shows_the_seats_what_happened_and_what_calling_
     assert turn == 1
     for seat in ("1. 阿明  🂠 9♥️  已下 100 👈", "2. 小红  🂠 A♥️  已下 300", "3. 阿强  🂠 Q♥️  已下 500"):
         assert seat in text, text
-    assert "🗣 刚才：小红 下注 200 · 阿强 加注到 500" in text
-    assert "👉 阿强 加注到 500：跟注 400、加注或弃牌" in text
+    # 阿强 puts 400 in, 400 in this round against 小红's 200 (the 100 ante was before it).
+    assert "🗣 刚才：小红 下注 200 · 阿强 加注 400（本轮到 400）" in text
+    assert "👉 阿强 加注 400（本轮到 400）：跟注 400、加注或弃牌" in text
+    assert "🗣 刚才：阿强 加注 400（本轮到 400）" in bot.driver.table(GROUP), "the table alike"
     assert "底牌：8♠︎" in text and "A♦️" not in text and "K♦️" not in text, "no one else's face-down card"
     # (pot 900: ½ pot raises 500 above the 500, 1 pot 900; issue 49, point 2)
     assert buttons == [
@@ -48,12 +51,13 @@ async def test_a_showhand_prompt_shows_the_seats_what_happened_and_what_calling_
     ]
     await act(bot, "弃牌")
     turn, text, _ = prompt_of(bot)
-    assert turn == 2 and "🗣 刚才：阿强 加注到 500 · 阿明 弃牌" in text, "only what came since their bet"
+    assert turn == 2 and "🗣 刚才：阿强 加注 400（本轮到 400） · 阿明 弃牌" in text, "only what came since"
     assert "1. 阿明  🂠 9♥️ · 弃牌  已下 100" in text, "a folded seat keeps its face-up card"
     table = bot.driver.table(GROUP)
     assert "1. 阿明  🂠 9♥️ · 弃牌  已下 100" in table and "🗣 刚才：阿明 弃牌" in table
-    await act(bot, "加注到 700")
-    assert "你加注到 700" in newest(bot, 2).text, "their DM keeps what they did, as the button said"
+    await act(bot, "加注到 700")  # (the button names the game's total: 300 so far, 400 more)
+    assert "你加注 400（本轮到 600）" in newest(bot, 2).text, "their DM keeps what they did"
+    assert "🗣 刚才：小红 加注 400（本轮到 600）" in bot.driver.table(GROUP)
 
 
 async def test_facing_an_all_in_the_header_names_it_and_the_call(bot):
@@ -64,12 +68,14 @@ async def test_facing_an_all_in_the_header_names_it_and_the_call(bot):
     assert table_view(live_table(bot), 1, "zh-hans", 0.0)["all_in"] is None
     await act(bot, "梭哈")  # 2, the lead: all they have
     turn, text, buttons = prompt_of(bot)
-    assert turn == 1 and "👉 小红 梭哈 10,000：跟注 9,900 或弃牌" in text, text
+    assert turn == 1 and "👉 小红 梭哈 9,900：跟注 9,900 或弃牌" in text, text
     assert buttons == ["跟注 9,900", "弃牌"]
     # The Mini App announces it (once: by which move of the round it was) and lists the last moves.
     view = table_view(live_table(bot), 1, "zh-hans", 0.0)
-    assert view["all_in"] is not None and view["all_in"]["text"] == "小红 梭哈 10,000"
-    assert view["feed"] == ["阿明 过牌", "小红 过牌", "阿明 过牌", "小红 梭哈 10,000"]
+    # One number for it everywhere: what it put in (9,900 on the 100 ante), in the DM as on the banner.
+    assert view["all_in"] is not None and view["all_in"]["text"] == "小红 梭哈 9,900"
+    assert view["feed"] == ["阿明 过牌", "小红 过牌", "阿明 过牌", "小红 梭哈 9,900"]
+    assert "你梭哈 9,900" in newest(bot, 2).text
 
 
 async def test_the_prompt_reads_in_english_and_traditional_chinese(bot):
@@ -85,7 +91,7 @@ async def test_the_prompt_reads_in_english_and_traditional_chinese(bot):
     assert buttons[:2] == ["跟注 200", "加注到 400"]
     await act(bot, "加注到 500")
     _, text, buttons = prompt_of(bot)
-    assert "Just now: " in text and "raises to 500" in text and ": call 400, raise or fold" in text, text
+    assert "Just now: " in text and "raises 400 (to 400 this round): call 400, raise or fold" in text, text
     assert buttons[:2] == ["Call 400", "Raise to 600"]
 
 

@@ -66,10 +66,17 @@ def _state(live: LiveTable, player: Player, language: str) -> str:
 
 
 def _told(live: LiveTable, move: Acted, language: str) -> str:
-    """A move as the others are told it: ``阿强 加注到 600`` (``阿强 托管过牌``: autopilot's)."""
+    """A move as the others are told it: ``阿强 加注 400（本轮到 600）`` (``阿强 托管过牌``: autopilot's)."""
     key = "timed_out" if move.timed_out else f"autopilot_{move.move}" if move.autopilot else move.move
     who = name(live.name(move.person))
-    return t(language, f"showhand.told.{key}", name=who, pay=coins(move.paid), total=coins(move.total))
+    return t(language, f"showhand.told.{key}", name=who, **_amounts(move))
+
+
+def _amounts(move: Acted) -> dict[str, str]:
+    """A move's coins as its text names them (README, the play section): ``pay`` what it put in
+    now, and for a raise ``round`` the person's total in this betting round (a move saved by an
+    older version knew only the game's total)."""
+    return {"pay": coins(move.paid), "round": coins(move.round_total or move.total)}
 
 
 def feed(live: LiveTable, language: str, last: int = FEED) -> list[str]:
@@ -305,7 +312,7 @@ def _did(live: LiveTable, person: int, language: str) -> list[str]:
         return []
     if last.autopilot:  # (托管: a check when checking is free, else a fold)
         return [t(language, f"showhand.did.autopilot_{last.move}")]
-    return [t(language, f"showhand.did.{last.move}", pay=coins(last.paid), total=coins(last.total))]
+    return [t(language, f"showhand.did.{last.move}", **_amounts(last))]
 
 
 def _situation(live: LiveTable, person: int, language: str) -> str:
