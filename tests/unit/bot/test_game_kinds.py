@@ -119,6 +119,46 @@ def test_a_table_saved_by_an_older_bot_still_shows_a_timed_out_fold():
     assert dm is not None and "Time ran out" in dm[0]
 
 
+def test_a_raise_names_what_it_puts_in_and_the_total_it_reaches_in_this_betting_round():
+    """Issue 49, point 1: the round's total counts from the round's opening (the ante, then where the
+    last round left everyone), taken from the events in order even when one batch spans rounds."""
+    table, events = seat_showhand([1, 2], 2_000, rigged_showhand([1, 2], 1, HANDS))
+    live = live_of("showhand", table)
+    note(live, events)
+    base, first = table.base, table.turn
+    assert first is not None
+    second = 3 - first
+    # Round 1: a bet and a call, in one batch with the next round's opening.
+    batch = table.apply(showhand.Bet(first, 3 * base)) + table.apply(showhand.Call(second))
+    note(live, batch)
+    assert live.view.opening == 3 * base
+    # Round 2: a bet, a raise on it, a raise back.
+    lead = table.turn
+    assert lead is not None
+    other = 3 - lead
+    for action in (
+        showhand.Bet(lead, 5 * base),
+        showhand.Raise(other, 7 * base),
+        showhand.Raise(lead, 9 * base),
+    ):
+        note(live, table.apply(action))
+    bet, raised, reraised = live.view.moves[-3:]
+    assert (bet.paid, bet.round_total) == (2 * base, 2 * base)
+    assert (raised.paid, raised.total, raised.round_total) == (4 * base, 7 * base, 4 * base)
+    assert (reraised.paid, reraised.total, reraised.round_total) == (4 * base, 9 * base, 6 * base)
+    told = KINDS["showhand"].table_text(live, SCREEN)
+    assert f"raises {4 * base} (to {6 * base} this round)" in told, told
+    # A move saved by an older bot (no round total) still reads: the game's total stands in.
+    saved = to_plain(live.view)
+    assert isinstance(saved, dict) and isinstance(saved["moves"], list)
+    for move in saved["moves"]:
+        assert isinstance(move, dict)
+        move.pop("round_total")
+    saved.pop("opening")
+    old = view_from_plain(json.loads(json.dumps(saved)))
+    assert old.opening == 0 and old.moves[-1] == Acted(lead, "raise", 4 * base, 9 * base)
+
+
 # -- who is awaited, who holds cards ---------------------------------------------------------------------
 
 
