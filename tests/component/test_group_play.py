@@ -217,7 +217,7 @@ async def test_a_bet_button_names_what_it_puts_in_and_a_timeout_folds_in_words(b
     stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
     await open_and_start(bot, [1, 2], "showhand")
     await act(bot, "下注 100")
-    assert d.labels(GROUP)[1:4] == ["跟注 100", "加注到 300", "加注到 400"]  # the totals they end at
+    assert d.labels(GROUP)[1:4] == ["跟注 100", "加注 200", "加注 300"]  # what each puts in
     await act(bot, "跟注 100")
     await bot.fire_timer()  # the next to speak runs out of time
     result = d.table(GROUP)

@@ -162,7 +162,7 @@ async def test_a_bet_of_any_step_up_to_the_cap_is_offered_as_a_range(bot):
     assert middle not in [option.amount for option in engine.legal_actions(turn)]
     await d.press(turn, GROUP, "下注")  # the group's bet button (B), so the other may raise
     raised = table_view(live, other, "zh-hans", 0.0)["amount"]
-    assert raised["action"] == "raise" and raised["label"] == "加注到 {total}"
+    assert raised["action"] == "raise" and raised["label"] == "加注 {pay}"
     assert raised["min"] == engine.player(turn).total + engine.base and raised["max"] == engine.cap
 
 

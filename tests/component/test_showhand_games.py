@@ -71,7 +71,7 @@ async def test_a_raise_past_the_cap_is_refused(bot):
     assert "超过本轮最高投注额" in d.popup(1)
     await d.press_data(1, GROUP, *_forged(bot, "raise", 250))
     assert "底注的整数倍" in d.popup(1)
-    await act(bot, "加注到 2,500")  # a raise to the cap: 2,400 more on their 100
+    await act(bot, "加注 2,400")  # a raise to the cap: 2,400 more on their 100
     assert "加注" not in " ".join(d.labels(GROUP)), "the cap is reached: no more raises"
     await act(bot, "跟注 2,300")
     assert "底池 5,000" in d.table(GROUP)
@@ -196,17 +196,18 @@ async def test_pot_buttons_offer_a_half_and_a_whole_pot_and_put_exactly_that_in(
     table = d.table(GROUP)
     assert "底池 900" in table and "已下 600" in table
     assert live_table(bot).engine.player(first).total == 600
-    # The other now faces 600 in a pot of 900: ½ pot (450, rounded to 500) and 1 pot raise above it.
+    # The other (300 in) now faces 600 in a pot of 900: ½ pot (450, rounded to 500) and 1 pot raise
+    # above it, to 1,100 and 1,500; each raise names what it puts in.
     assert d.labels(GROUP)[1:8] == [
         "跟注 300",
-        "加注到 700",
-        "加注到 800",
-        "½池 加注到 1,100",
-        "1池 加注到 1,500",
-        "加注到 5,000",
+        "加注 400",
+        "加注 500",
+        "½池 加注 800",
+        "1池 加注 1,200",
+        "加注 4,700",
         "弃牌",
     ]
-    second = await act(bot, "1池 加注到 1,500")
+    second = await act(bot, "1池 加注 1,200")
     assert live_table(bot).engine.player(second).total == 1_500
     assert "底池 2,100" in d.table(GROUP)
 
@@ -230,7 +231,7 @@ async def test_a_pot_button_above_the_cap_is_never_offered(bot):
     await act(bot, "1池 5,000")
     # Facing 7,500 of a 10,000 stake in a pot of 10,000: ½ pot would raise to 12,500, past M.
     labels = d.labels(GROUP)
-    assert labels[1:6] == ["跟注 5,000", "加注到 7,600", "加注到 7,700", "梭哈 7,500", "弃牌"]
+    assert labels[1:6] == ["跟注 5,000", "加注 5,100", "加注 5,200", "梭哈 7,500", "弃牌"]
 
 
 async def test_other_amount_in_the_dm_opens_the_mini_app_when_it_is_served(bot):

@@ -29,7 +29,7 @@ async def test_a_showhand_prompt_shows_the_seats_what_happened_and_what_calling_
     turn, text, buttons = prompt_of(bot)
     assert turn == 2 and "👉 轮到你：过牌或下注" in text and "刚才" not in text
     await act(bot, "下注 200")
-    await act(bot, "加注到 500")  # 3 raises: 400 on their ante, a total of 500
+    await act(bot, "加注 400")  # 3 raises: 400 on their ante, a total of 500
     turn, text, buttons = prompt_of(bot)
     assert turn == 1
     for seat in ("1. 阿明  🂠 9♥️  已下 100 👈", "2. 小红  🂠 A♥️  已下 300", "3. 阿强  🂠 Q♥️  已下 500"):
@@ -39,14 +39,15 @@ async def test_a_showhand_prompt_shows_the_seats_what_happened_and_what_calling_
     assert "👉 阿强 加注 400（本轮到 400）：跟注 400、加注或弃牌" in text
     assert "🗣 刚才：阿强 加注 400（本轮到 400）" in bot.driver.table(GROUP), "the table alike"
     assert "底牌：8♠︎" in text and "A♦️" not in text and "K♦️" not in text, "no one else's face-down card"
-    # (pot 900: ½ pot raises 500 above the 500, 1 pot 900; issue 49, point 2)
+    # (pot 900: ½ pot raises 500 above the 500, 1 pot 900; issue 49, point 2.) Each raise names
+    # what it puts in on their 100: to 600, 700, 1,000, 1,400 and the cap 2,500.
     assert buttons == [
         "跟注 400",
-        "加注到 600",
-        "加注到 700",
-        "½池 加注到 1,000",
-        "1池 加注到 1,400",
-        "加注到 2,500",
+        "加注 500",
+        "加注 600",
+        "½池 加注 900",
+        "1池 加注 1,300",
+        "加注 2,400",
         "弃牌",
     ]
     await act(bot, "弃牌")
@@ -55,7 +56,7 @@ async def test_a_showhand_prompt_shows_the_seats_what_happened_and_what_calling_
     assert "1. 阿明  🂠 9♥️ · 弃牌  已下 100" in text, "a folded seat keeps its face-up card"
     table = bot.driver.table(GROUP)
     assert "1. 阿明  🂠 9♥️ · 弃牌  已下 100" in table and "🗣 刚才：阿明 弃牌" in table
-    await act(bot, "加注到 700")  # (the button names the game's total: 300 so far, 400 more)
+    await act(bot, "加注 400")  # (the button names what it puts in: 400 on their 300)
     assert "你加注 400（本轮到 600）" in newest(bot, 2).text, "their DM keeps what they did"
     assert "🗣 刚才：小红 加注 400（本轮到 600）" in bot.driver.table(GROUP)
 
@@ -88,11 +89,11 @@ async def test_the_prompt_reads_in_english_and_traditional_chinese(bot):
     await act(bot, "下注 200")
     _, text, buttons = prompt_of(bot)
     assert "🗣 剛才：小红 下注 200" in text and "👉 小红 下注 200：跟注 200、加注或棄牌" in text, text
-    assert buttons[:2] == ["跟注 200", "加注到 400"]
-    await act(bot, "加注到 500")
+    assert buttons[:2] == ["跟注 200", "加注 300"]
+    await act(bot, "加注 400")
     _, text, buttons = prompt_of(bot)
     assert "Just now: " in text and "raises 400 (to 400 this round): call 400, raise or fold" in text, text
-    assert buttons[:2] == ["Call 400", "Raise to 600"]
+    assert buttons[:2] == ["Call 400", "Raise 500"]
 
 
 async def test_the_muxi_banker_s_prompt_names_who_drew_and_who_stood(bot):

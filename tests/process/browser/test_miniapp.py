@@ -168,12 +168,12 @@ CROWD = """() => {
     deadline: Date.now() / 1000 + offset + 12,
     seats: [...others, { ...mine, turn: true, cards: ["10H", "AH", "KS", "QC", "JD"], hole: true,
       total: 2300 }],
-    feed: ["阿明 下注 100", "小红 跟注", "老王 加注到 2,300"],
-    actions: [button("call", null, "跟注 100", "primary"), button("raise", 2400, "加注到 2,400", "primary"),
-      button("raise", 2500, "加注到 2,500", "primary"), button("raise", 4600, "加注到 4,600", "primary"),
+    feed: ["阿明 下注 100", "小红 跟注", "老王 加注 2,200（本轮到 2,300）"],
+    actions: [button("call", null, "跟注 100", "primary"), button("raise", 2400, "加注 100", "primary"),
+      button("raise", 2500, "加注 200", "primary"), button("raise", 4600, "加注 2,300", "primary"),
       button("fold", null, "弃牌", "danger"),
       { ...button("leave", null, "🏃 逃跑", "escape"), escape: true }],
-    amount: { action: "raise", min: 2400, max: 4600, step: 100, own: 2300, label: "加注到 {total}" } };
+    amount: { action: "raise", min: 2400, max: 4600, step: 100, own: 2300, label: "加注 {pay}" } };
   render();
 }"""
 
@@ -380,8 +380,8 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, s
                     app.locator("#amount").evaluate(
                         "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')); }", str(chosen)
                     )
-                    # A bet names what it puts in, a raise the total it makes (加注到 …).
-                    named = chosen - amount["own"] if amount["action"] == "bet" else chosen
+                    # A bet or a raise names what it puts in (下注 …, 加注 …).
+                    named = chosen - amount["own"]
                     expect(button).to_contain_text(coins(named))
                     expect(app.locator("#clock-label")).to_have_text("下注")
                     clock_is_readable(frame)

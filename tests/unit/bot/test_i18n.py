@@ -110,5 +110,5 @@ def test_the_pot_buttons_in_each_language():
         "½池 1,700",
         "½ pot 1,700",
     ]
-    assert pot_label("full", raise_, "zh-hans") == "1池 加注到 5,100"
-    assert pot_label("full", raise_, "en") == "1 pot: raise to 5,100"
+    assert pot_label("full", raise_, "zh-hans") == "1池 加注 3,400"
+    assert pot_label("full", raise_, "en") == "1 pot: raise 3,400"
