@@ -239,7 +239,7 @@ class TurnClock:
                 return
             kind = KINDS[live.game]
             action: Action = Timeout(timer)
-            if timer != 0 and live.engine.core.timer == timer and kind.acting(live) and not asked(live):
+            if timer != 0 and live.timer == timer and kind.acting(live) and not asked(live):
                 action = kind.autopilot(live, timer)  # (the turn is this timer's: not stale)
             try:
                 events = await runtime.tables.apply(live, action)

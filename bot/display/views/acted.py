@@ -27,9 +27,7 @@ def folded_on_timeout(view: ViewState, person: int) -> bool:
 def folded_as(view: ViewState, person: int) -> str:
     """How ``person``'s fold is told (showhand): ``timed_out`` (the deadline folded them),
     ``autopilot_folded`` (autopilot, 托管, folded them: there was a bet to call) or ``folded``."""
-    last = acted(view, person)
-    if last.move == FOLD and last.timed_out:
+    if folded_on_timeout(view, person):
         return "timed_out"
-    if last.move == FOLD and last.autopilot:
-        return "autopilot_folded"
-    return "folded"
+    last = acted(view, person)
+    return "autopilot_folded" if last.move == FOLD and last.autopilot else "folded"

@@ -4,7 +4,7 @@ private views: players' words throughout (过牌, 跟注, 加注, 梭哈, 弃牌
 from __future__ import annotations
 
 from bot.display.i18n import t
-from bot.display.views.acted import acted, folded_as, folded_on_timeout, since_turn
+from bot.display.views.acted import acted, folded_as, since_turn
 from bot.display.views.common import (
     MINI_APP,
     Rendering,
@@ -305,7 +305,7 @@ def move_answer(live: LiveTable, person: int, language: str) -> str | None:
 
 def _did(live: LiveTable, person: int, language: str) -> list[str]:
     """What ``person`` did last, in their DM once their turn is over (coins as the buttons said)."""
-    if folded_on_timeout(live.view, person):
+    if folded_as(live.view, person) == "timed_out":
         return [t(language, "showhand.did.timed_out")]
     last = acted(live.view, person)
     if not last.move or last.timed_out:
