@@ -81,6 +81,7 @@ HEARD = "paiju_hearing"  # the polling worker's deaf spells ("since until", unti
 LEASE = 5.0  # seconds a worker's lease runs past its renewal, by the database's clock
 RENEW_EVERY = 1.0  # seconds between renewals
 LEASE_MARGIN = 1.0  # a worker stops acting this long before its lease may have lapsed
+ANSWER_WITHIN = LEASE  # seconds a query on the worker's own connection may take (its queries are short)
 
 
 def since_boot() -> float:
@@ -199,17 +200,19 @@ class Worker:
         connection's end: with it, every partition is lost."""
         while not await self._run(partitions.join(1 + secrets.randbits(30))):
             pass  # (another worker drew the same number)
-        await self.conn.add_listener(CHANNEL, self._notified)
-        await self.conn.add_listener(MOVED, self._moved)
-        await self.conn.add_listener(HEARD, self._heard_of)
+        async with self._control:  # (a renewal on the same connection waits: one query at a time)
+            await self.conn.add_listener(CHANNEL, self._notified)
+            await self.conn.add_listener(MOVED, self._moved)
+            await self.conn.add_listener(HEARD, self._heard_of)
         self.conn.add_termination_listener(self._cut_off)
 
     def _cut_off(self, conn: object) -> None:
         """The worker's connection ended (the server restarted, the network failed, or it was
         terminated): its locks are gone, so are its partitions, and maybe to another worker by now.
         Nothing of them is handled or written any more (the fence refuses it anyway); their tables
-        are let go, and the next look reconnects and takes a share again."""
-        if self._stopping:
+        are let go, and the next look reconnects and takes a share again. (The end of a connection
+        taken again since is old news: the one it holds now is not the one that ended.)"""
+        if self._stopping or conn is not self.conn:
             return
         log.error("worker %s lost its connection to the database: its partitions go to the others", self.name)
         self.acting_until = 0.0  # (its lease: renewed anew once back)
@@ -224,7 +227,11 @@ class Worker:
 
     async def _reconnect(self) -> None:
         await self.lock.take_again()
-        await self._join()
+        try:
+            await self._join()
+        except BaseException:  # (half joined: ended, so that the next look starts again from the start)
+            self.conn.terminate()
+            raise
         if self._poll_kinds is not None:
             self.poll(self._poll_kinds)
         log.info("worker %s is back", self.name)
@@ -249,6 +256,8 @@ class Worker:
         """Renew the lease; from then on this worker may act ``LEASE - LEASE_MARGIN`` seconds more
         by its own clock, counted from before the request (however long the answer took)."""
         started = since_boot()
+        if self.conn.is_closed():  # (ended: it has no server process to name, until taken again)
+            raise asyncpg.InterfaceError("the worker's connection is closed")
         pid = self.conn.get_server_pid()
         await self._run(partitions.renew(self.name, pid, LEASE))
         self.acting_until = started + LEASE - LEASE_MARGIN
@@ -277,6 +286,9 @@ class Worker:
                     await self.renew()
                 except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
                     log.warning("worker %s could not renew its lease: %s", self.name, error)
+                    continue
+                except Exception:  # (a fault of ours: the lease is still renewed, at the next try)
+                    log.exception("worker %s could not renew its lease", self.name)
                     continue
                 if keeping is None or keeping.done():  # (one at a time: the next takes what is new)
                     keeping = asyncio.create_task(self._keep_budgets(), name="budgets")
@@ -404,6 +416,8 @@ class Worker:
                 await self.rebalance()
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, StorageError) as error:
                 log.warning("worker %s could not look at the partitions: %s", self.name, error)
+            except Exception:  # (a fault of ours: the partitions are still looked at, at the next look)
+                log.exception("worker %s could not look at the partitions", self.name)
             self.notified |= self.owned  # the safety net: read every owned partition now and then
             self.wake.set()
 
@@ -567,8 +581,23 @@ class Worker:
         return self.lock.conn
 
     async def _run(self, query: Query[T]) -> T:
+        """Run ``query`` on the worker's connection, one at a time. One left unanswered for
+        ``ANSWER_WITHIN`` seconds (a hung server, a socket open behind a lost peer) ends the
+        connection: the lease is not held by a query that never ends (the next look takes the
+        connection again, as after any end of it)."""
         async with self._control:
-            return await run_query(self.conn, query)
+            conn = self.conn
+            try:
+                async with asyncio.timeout(ANSWER_WITHIN):
+                    return await run_query(conn, query)
+            except TimeoutError:
+                log.error(
+                    "worker %s: the database did not answer in %.0f s: its connection is ended",
+                    self.name,
+                    ANSWER_WITHIN,
+                )
+                conn.terminate()  # (its end is heard of: the partitions go, as in any cut)
+                raise
 
 
 def _forget(fed: set[int], update_id: int, _handled: object) -> None:

@@ -436,6 +436,39 @@ async def test_a_worker_keeps_renewing_its_lease_while_keeping_its_groups_last_m
         await locked.close()
 
 
+async def test_a_worker_whose_renewal_goes_unanswered_ends_its_connection_and_comes_back(
+    world, postgres_url, pair
+):
+    """A query on the worker's own connection that never gets its answer (here its renewal waits on
+    a row lock a session of the test's holds; in life a hung server, or a socket open behind a lost
+    peer) held the lease for as long as it waited: the worker stayed silent, its tables waited, and
+    it never took its share again. Unanswered for ``ANSWER_WITHIN`` seconds, the connection is ended
+    and taken again: the worker's tables go to the other meanwhile, and it is back once its renewal
+    goes through."""
+    bots = pair
+    (chat_id, *_) = groups_of(world, bots, each=1)
+    driver = through_the_inbox(world, bots, [])
+    await open_round(driver, lambda chat: owner_of(bots, chat), chat_id)
+    holder = worker(owner_of(bots, chat_id))
+    first_session = holder.conn.get_server_pid()
+    locked = await asyncpg.connect(postgres_url)
+    try:
+        transaction = locked.transaction()
+        await transaction.start()
+        await locked.execute("SELECT * FROM workers WHERE name = $1 FOR UPDATE", holder.name)
+        await until(
+            lambda: not holder.conn.is_closed() and holder.conn.get_server_pid() != first_session,
+            "the worker's connection ended and taken again while its renewal waited",
+            timeout=3 * workers.ANSWER_WITHIN,
+        )
+        assert not holder.may_act()  # (its renewal still waits for the lock, on the new connection)
+        await transaction.rollback()
+        await until(holder.may_act, "the lease renewed once the lock went", timeout=2 * workers.LEASE)
+        await balanced(bots)
+    finally:
+        await locked.close()
+
+
 async def test_a_partition_let_go_is_handed_over_clean_with_its_groups_last_minute(
     world, postgres_url, pair, caplog
 ):

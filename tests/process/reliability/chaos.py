@@ -574,6 +574,7 @@ class Sent:
     chat_id: int | None
     query_id: str | None  # an answer's callback query
     status: int | None = None
+    what: str = ""  # the message it edits and the start of its text (for a failure's report)
 
 
 class Tap:
@@ -614,6 +615,7 @@ class Tap:
             method,
             _integer(chat_id),
             None if query_id is None else str(query_id),
+            what=f"message {fields.get('message_id', '(new)')}: {str(fields.get('text', ''))[:60]!r}",
         )
         self.sent.append(note)
         headers = (
@@ -673,7 +675,7 @@ def trespasses(taps: list[Tap], owned: Ownership, group_of: dict[int, int], coun
                 found.append(
                     f"{_clock(sent.at)} {tap.label} ({tap.name}) sent {sent.method} to {sent.chat_id}"
                     f" (answered {sent.status}): partition {partition} was {owner[0]}'s since"
-                    f" {_clock(owned.claims[(partition, owner[1])][1])} (epoch {owner[1]})"
+                    f" {_clock(owned.claims[(partition, owner[1])][1])} (epoch {owner[1]}); {sent.what}"
                 )
     return sorted(found)
 
