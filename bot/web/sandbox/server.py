@@ -37,6 +37,7 @@ from faketg.world import BOT_ID, JSON, Message, World
 from storage import hold_database
 
 STATIC = Path(__file__).parent / "static"
+OWNERS = frozenset({1001})  # the bot's owner in the sandbox: may /cancel and refund (marked 🔑)
 GROUP_ID = -1_001_000_000_001
 TOKEN = "100000:SANDBOX-TOKEN"
 FIRST_PEOPLE = ("阿明", "小红", "阿强")
@@ -166,6 +167,7 @@ class Sandbox:
                 "id": p.id,
                 "name": p.first_name,
                 "started": p.started_bot,
+                "owner": p.id in OWNERS,
                 "unread": {"group": self._unread(p.id, GROUP_ID), "dm": self._unread(p.id, p.id)},
             }
             for p in self.world.people.values()
@@ -258,7 +260,7 @@ async def run(port: int, database: str, language: str, seed: int | None = None) 
         language=language,
         base_url=url,
         table_requests_per_minute=1000,
-        owners=frozenset({1001}),
+        owners=OWNERS,
         timezone=local_zone(),  # deadlines in the clock the page shows its messages' times by
     )
     application = build_application(settings, rng=None if seed is None else random.Random(seed))

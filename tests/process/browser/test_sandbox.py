@@ -165,6 +165,37 @@ def test_a_person_who_never_opened_a_dm_with_the_bot(page, sandbox_url):
     expect(page.locator("#composer")).to_be_visible()
 
 
+def test_at_a_phones_size_every_name_is_in_sight_and_the_bots_owner_is_marked(page):
+    """Five people and more: the names wrap to a second row rather than scroll behind "＋"; the
+    person who is the bot's owner (may /cancel and refund) carries 🔑, which says so."""
+    people = page.locator("button.person")
+    for newcomer in ("Michelle", "大飞哥哥"):
+        if people.count() >= 5:
+            break
+        if page.locator("#add-toggle").is_visible():
+            page.click("#add-toggle")
+        page.fill("#new-name", newcomer)
+        page.click("#add-person button[type=submit]")
+        expect(page.locator("button.person.active .name")).to_have_text(newcomer)
+    assert people.count() >= 5
+    toggle = page.locator("#add-toggle").bounding_box()
+    for index in range(people.count()):
+        box = people.nth(index).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+        overlaps = toggle and not (
+            box["x"] + box["width"] <= toggle["x"]
+            or toggle["x"] + toggle["width"] <= box["x"]
+            or box["y"] + box["height"] <= toggle["y"]
+            or toggle["y"] + toggle["height"] <= box["y"]
+        )
+        assert not overlaps, (people.nth(index).inner_text(), box, toggle)
+    owner = page.locator("button.person", has_text="阿明")
+    expect(owner.locator(".owner")).to_have_text("🔑")
+    expect(owner).to_have_attribute("title", re.compile("/cancel"))
+    expect(page.locator("button.person", has_text="小红").locator(".owner")).to_have_count(0)
+    Person(page).shoot("6b-five-people-and-the-owner")
+
+
 def test_a_whole_showhand_game_in_the_browser(page):
     use_theme(page, "dark")
     me = Person(page)

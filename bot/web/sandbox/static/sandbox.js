@@ -12,6 +12,7 @@ const WORDS = {
     dmTitle: (name) => `Paiju · ${name} 的私聊`, placeholder: "发消息或命令，例如 /newgame muxi", send: "发送",
     ok: "好的", edited: "编辑过", notifies: "会通知", start: "开始",
     notStarted: "还没有打开过与机器人的私聊 — 点「开始」打开", toDark: "深色主题", toLight: "浅色主题",
+    owner: "机器人的主人：可以 /cancel 取消牌局并退还筹码",
   },
   "zh-hant": {
     title: "牌局 Paiju · 沙盒", actAs: "扮演", newName: "新玩家名字", add: "新增", addPerson: "新增玩家",
@@ -21,6 +22,7 @@ const WORDS = {
     dmTitle: (name) => `Paiju · ${name} 的私聊`, placeholder: "發訊息或指令，例如 /newgame muxi", send: "傳送",
     ok: "好", edited: "已編輯", notifies: "會通知", start: "開始",
     notStarted: "還沒有打開過與機器人的私聊 — 點「開始」打開", toDark: "深色主題", toLight: "淺色主題",
+    owner: "機器人的主人：可以 /cancel 取消牌局並退還籌碼",
   },
   en: {
     title: "Paiju sandbox", actAs: "Act as", newName: "New player's name", add: "Add", addPerson: "Add a player",
@@ -30,6 +32,7 @@ const WORDS = {
     dmTitle: (name) => `Paiju · ${name}'s DM`, placeholder: "A message or a command, e.g. /newgame muxi", send: "Send",
     ok: "OK", edited: "edited", notifies: "notifies", start: "Start",
     notStarted: "No DM with the bot yet — press Start to open it", toDark: "Dark theme", toLight: "Light theme",
+    owner: "The bot's owner: may /cancel a table and refund it",
   },
 };
 const HTML_LANG = { "zh-hans": "zh-CN", "zh-hant": "zh-TW", en: "en" };
@@ -101,6 +104,14 @@ function renderPeople(people) {
     count.className = "badge";
     badge(count, person.unread.group + person.unread.dm);
     button.append(name, count);
+    if (person.owner) {  // (the bot's owner may /cancel and refund: the page says who that is)
+      const key = document.createElement("span");
+      key.className = "owner";
+      key.textContent = "🔑";
+      key.title = words().owner;
+      button.title = `${person.name} · ${words().owner}`;
+      name.after(key);
+    }
     button.onclick = () => {
       state.me = person.id;
       state.starting = null;
