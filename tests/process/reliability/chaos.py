@@ -675,7 +675,14 @@ def trespasses(taps: list[Tap], owned: Ownership, group_of: dict[int, int], coun
                 found.append(
                     f"{_clock(sent.at)} {tap.label} ({tap.name}) sent {sent.method} to {sent.chat_id}"
                     f" (answered {sent.status}): partition {partition} was {owner[0]}'s since"
-                    f" {_clock(owned.claims[(partition, owner[1])][1])} (epoch {owner[1]}); {sent.what}"
+                    f" {_clock(owned.claims[(partition, owner[1])][1])} (epoch {owner[1]}); {sent.what};"
+                    " its requests to that chat before: "
+                    + ", ".join(
+                        f"{_clock(before.at)} {before.method} {before.status} {before.what}"
+                        for before in [b for b in tap.sent if b.chat_id == sent.chat_id and b.at < sent.at][
+                            -3:
+                        ]
+                    )
                 )
     return sorted(found)
 
