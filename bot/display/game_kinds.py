@@ -9,7 +9,7 @@ did) it asks the engine.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.display.views import muxi as muxi_view
 from bot.display.views import muxi_app, showhand_app
@@ -155,6 +155,9 @@ def _showhand_note(live: LiveTable, event: Event) -> None:
         view.lead_reason = event.reason.value
     elif isinstance(event, showhand.Stakes):  # everyone antes B: the first round opens on it
         view.opening = event.base
+    elif isinstance(event, showhand.CardsDealt) and view.moves and event.card_no > 2:
+        # A new card between two moves: the feeds mark it after the move that ended the betting.
+        view.moves[-1] = replace(view.moves[-1], dealt=event.card_no)
     elif isinstance(event, showhand.BettingRoundOver):
         # Everyone still in is level at the largest total: the next round opens on it.
         view.opening = max([view.opening, *(move.total for move in view.moves)])

@@ -68,6 +68,7 @@ class Acted:
     timed_out: bool = False
     autopilot: bool = False
     round_total: int = 0
+    dealt: int = 0  # showhand: the card dealt right after this move, its number (0: none)
 
 
 @dataclass

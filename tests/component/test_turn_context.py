@@ -1,9 +1,10 @@
 """The whole picture at your turn (issue 28, items 1, 2 and some of 5): a showhand prompt shows every
 seat's face-up cards, what happened since your last turn and a header naming what you face and what
 calling costs; the table says what was done last and keeps a folded seat's cards; every move names
-what it puts in now, a raise also the total it reaches in this betting round (issue 49, point 1), an
-all-in one number everywhere; the muxi banker's prompt names who drew and who stood, and seats keep
-their numbers; a finished game's DM keeps what they did last; the rules draw red suits red."""
+what it puts in now, a raise also the total it reaches in this betting round when it differs (issue
+49, point 1), an all-in one number everywhere; a new card dealt between two moves is marked; the
+muxi banker's prompt names who drew and who stood, and seats keep their numbers; a finished game's
+DM keeps what they did last; the rules draw red suits red."""
 
 from __future__ import annotations
 
@@ -35,9 +36,9 @@ async def test_a_showhand_prompt_shows_the_seats_what_happened_and_what_calling_
     for seat in ("1. 阿明  🂠 9♥️  已下 100 👈", "2. 小红  🂠 A♥️  已下 300", "3. 阿强  🂠 Q♥️  已下 500"):
         assert seat in text, text
     # 阿强 puts 400 in, 400 in this round against 小红's 200 (the 100 ante was before it).
-    assert "🗣 刚才：小红 下注 200 · 阿强 加注 400（本轮到 400）" in text
-    assert "👉 阿强 加注 400（本轮到 400）：跟注 400、加注或弃牌" in text
-    assert "🗣 刚才：阿强 加注 400（本轮到 400）" in bot.driver.table(GROUP), "the table alike"
+    assert "🗣 刚才：小红 下注 200 · 阿强 加注 400" in text
+    assert "👉 阿强 加注 400：跟注 400、加注或弃牌" in text
+    assert "🗣 刚才：阿强 加注 400" in bot.driver.table(GROUP), "the table alike"
     assert "底牌：8♠︎" in text and "A♦️" not in text and "K♦️" not in text, "no one else's face-down card"
     # (pot 900: ½ pot raises 500 above the 500, 1 pot 900; issue 49, point 2.) Each raise names
     # what it puts in on their 100: to 600, 700, 1,000, 1,400 and the cap 2,500.
@@ -52,7 +53,7 @@ async def test_a_showhand_prompt_shows_the_seats_what_happened_and_what_calling_
     ]
     await act(bot, "弃牌")
     turn, text, _ = prompt_of(bot)
-    assert turn == 2 and "🗣 刚才：阿强 加注 400（本轮到 400） · 阿明 弃牌" in text, "only what came since"
+    assert turn == 2 and "🗣 刚才：阿强 加注 400 · 阿明 弃牌" in text, "only what came since"
     assert "1. 阿明  🂠 9♥️ · 弃牌  已下 100" in text, "a folded seat keeps its face-up card"
     table = bot.driver.table(GROUP)
     assert "1. 阿明  🂠 9♥️ · 弃牌  已下 100" in table and "🗣 刚才：阿明 弃牌" in table
@@ -75,7 +76,10 @@ async def test_facing_an_all_in_the_header_names_it_and_the_call(bot):
     view = table_view(live_table(bot), 1, "zh-hans", 0.0)
     # One number for it everywhere: what it put in (9,900 on the 100 ante), in the DM as on the banner.
     assert view["all_in"] is not None and view["all_in"]["text"] == "小红 梭哈 9,900"
-    assert view["feed"] == ["阿明 过牌", "小红 过牌", "阿明 过牌", "小红 梭哈 9,900"]
+    # (each new card dealt between two moves is marked where it came: issue 49, point 8)
+    assert view["feed"] == ["阿明 过牌", "🃏 第3张", "小红 过牌", "阿明 过牌", "🃏 第4张", "小红 梭哈 9,900"]
+    _, text, _ = prompt_of(bot)
+    assert "🗣 刚才：🃏 第4张 · 小红 梭哈 9,900" in text, "the DM's record alike: the card after their move"
     assert "你梭哈 9,900" in newest(bot, 2).text
 
 
@@ -92,7 +96,7 @@ async def test_the_prompt_reads_in_english_and_traditional_chinese(bot):
     assert buttons[:2] == ["跟注 200", "加注 300"]
     await act(bot, "加注 400")
     _, text, buttons = prompt_of(bot)
-    assert "Just now: " in text and "raises 400 (to 400 this round): call 400, raise or fold" in text, text
+    assert "Just now: " in text and "raises 400: call 400, raise or fold" in text, text
     assert buttons[:2] == ["Call 400", "Raise 500"]
 
 

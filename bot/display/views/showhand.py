@@ -67,9 +67,16 @@ def _state(live: LiveTable, player: Player, language: str) -> str:
 
 def _told(live: LiveTable, move: Acted, language: str) -> str:
     """A move as the others are told it: ``阿强 加注 400（本轮到 600）`` (``阿强 托管过牌``: autopilot's)."""
-    key = "timed_out" if move.timed_out else f"autopilot_{move.move}" if move.autopilot else move.move
+    key = "timed_out" if move.timed_out else f"autopilot_{move.move}" if move.autopilot else _said_as(move)
     who = name(live.name(move.person))
     return t(language, f"showhand.told.{key}", name=who, **_amounts(move))
+
+
+def _said_as(move: Acted) -> str:
+    """A move's text key: a raise that is all the person put in this betting round says one
+    number (``加注 400``, not ``加注 400（本轮到 400）``)."""
+    raise_code = ACTION_CODES[Move.RAISE]
+    return f"{raise_code}_first" if move.move == raise_code and move.round_total == move.paid else move.move
 
 
 def _amounts(move: Acted) -> dict[str, str]:
@@ -79,9 +86,20 @@ def _amounts(move: Acted) -> dict[str, str]:
     return {"pay": coins(move.paid), "round": coins(move.round_total or move.total)}
 
 
+def _told_in_turn(live: LiveTable, moves: list[Acted], language: str) -> list[str]:
+    """Moves as told, oldest first, each new card dealt between them marked where it came
+    (``小红 跟注 200 · 🃏 第4张 · 小红 下注 200``)."""
+    told = []
+    for move in moves:
+        told.append(_told(live, move, language))
+        if move.dealt:
+            told.append(t(language, "showhand.told.dealt", card=move.dealt))
+    return told
+
+
 def feed(live: LiveTable, language: str, last: int = FEED) -> list[str]:
     """The game's last ``last`` moves, as told, oldest first (the Mini App's feed)."""
-    return [_told(live, move, language) for move in _bets(live.view.moves)[-last:]]
+    return _told_in_turn(live, _bets(live.view.moves)[-last:], language)
 
 
 def last_all_in(live: LiveTable, language: str) -> tuple[int, str] | None:
@@ -312,7 +330,7 @@ def _did(live: LiveTable, person: int, language: str) -> list[str]:
         return []
     if last.autopilot:  # (托管: a check when checking is free, else a fold)
         return [t(language, f"showhand.did.autopilot_{last.move}")]
-    return [t(language, f"showhand.did.{last.move}", **_amounts(last))]
+    return [t(language, f"showhand.did.{_said_as(last)}", **_amounts(last))]
 
 
 def _situation(live: LiveTable, person: int, language: str) -> str:
@@ -354,7 +372,9 @@ def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> tupl
         return None
     lines = [title, private]
     if engine.turn == person and live.deadline and live.asks(person):
-        since = [_told(live, move, language) for move in _bets(since_turn(live.view, person))]
+        since = _told_in_turn(live, _bets(since_turn(live.view, person)), language)
+        if dealt := acted(live.view, person).dealt:  # (a card came right after their own last move)
+            since.insert(0, t(language, "showhand.told.dealt", card=dealt))
         happened = [t(language, "showhand.last", moves=" · ".join(since))] if since else []
         stake = t(language, "showhand.dm_stake", pot=coins(engine.pot), total=coins(player.total))
         question = t(
