@@ -92,9 +92,9 @@ class Presenter:
             last = self.last_round.pop(TableKey(live.table_id), None)
             old, live.message_id = live.message_id, None
             if last is not None and last[0] == old:  # the last round's message keeps its results
-                self.clean_up(Cleanup(live.chat_id, old, last[1]), since=self.clock())
+                self.clean_up(Cleanup(live.chat_id, old, last[1], table_id=live.table_id), since=self.clock())
             else:
-                self.clean_up(Cleanup(live.chat_id, old, delete=True))
+                self.clean_up(Cleanup(live.chat_id, old, delete=True, table_id=live.table_id))
         kind = KINDS[live.game]
         text, markup = kind.table_text(live, screen), kind.table_keyboard(live, screen.language)
         shown = Shown.of(text, markup, round_no=live.round_no if live.in_round else 0)
@@ -174,7 +174,9 @@ class Presenter:
                 and isinstance(last.payload, PersonalMessage)
                 and last.payload.text is not None
             ):  # its end not shown yet (a 429)
-                self.clean_up(Cleanup(person, message_id, ending or last.payload.text))
+                self.clean_up(
+                    Cleanup(person, message_id, ending or last.payload.text, table_id=live.table_id)
+                )
             self.last_round[key] = (message_id, ending)
 
     def stale_buttons(self, chat_id: int, message_id: int) -> None:

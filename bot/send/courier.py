@@ -215,9 +215,11 @@ class Courier(Generic[T]):
         if last is not None and wanted.text is not None:
             self.keeper.left_behind(wanted.key, last)  # the new round shows (anew or in it)
             if earlier is not None and last[1] is not None:  # the last round's table: its results
-                self.keeper.clean_up(Cleanup(wanted.chat_id, earlier, last[1]), since=parcel.since)
+                self.keeper.clean_up(
+                    Cleanup(wanted.chat_id, earlier, last[1], table_id=wanted.table_id), since=parcel.since
+                )
         elif earlier is not None and isinstance(wanted, PersonalMessage) and not ended:
-            self._leave_behind(wanted.person, earlier, shown, wanted.record)
+            self._leave_behind(wanted, earlier, shown)
         self._late(parcel, live, wanted, shown)
 
     async def _take_orphans_buttons(
@@ -231,20 +233,23 @@ class Courier(Generic[T]):
             try:
                 async with self.sender.one_more(parcel):
                     if await orphans.take_buttons(self.bot, wanted.person, message_id):
-                        self.keeper.clean_up(Cleanup(wanted.person, message_id, delete=True))
+                        self.keeper.clean_up(
+                            Cleanup(wanted.person, message_id, delete=True, table_id=wanted.table_id)
+                        )
                         return
             except TelegramError as error:  # (a 429, Telegram down): not worth waiting for
                 log.info("DM %s: no look for a message the bot never learnt of (%s)", wanted.person, error)
                 return
 
-    def _leave_behind(self, person: int, message_id: int, shown: Shown | None, record: str | None) -> None:
-        """A new prompt has taken the place of ``person``'s DM: the one before stays as the record
-        of what they did (no request), gets that state if it was still to be sent, or is deleted
-        when it is a live prompt (the new one repeats it)."""
-        if record is not None:
-            self.keeper.clean_up(Cleanup(person, message_id, record))
+    def _leave_behind(self, wanted: PersonalMessage, message_id: int, shown: Shown | None) -> None:
+        """A new prompt (``wanted``) has taken the place of its person's DM ``message_id``: the one
+        before stays as the record of what they did (no request), gets that state if it was still
+        to be sent, or is deleted when it is a live prompt (the new one repeats it)."""
+        person, table_id = wanted.person, wanted.table_id
+        if wanted.record is not None:
+            self.keeper.clean_up(Cleanup(person, message_id, wanted.record, table_id=table_id))
         elif shown is None or shown.has_buttons:
-            self.keeper.clean_up(Cleanup(person, message_id, delete=True))
+            self.keeper.clean_up(Cleanup(person, message_id, delete=True, table_id=table_id))
 
     def _late(self, parcel: Parcel, live: T, wanted: Kept, shown: Shown | None) -> None:
         """A turn's first prompt to reach them (a reminder to someone who had the prompt comes late

@@ -207,12 +207,14 @@ class Reply:
 class Cleanup:
     """A message left behind, brought to its last state once: deleted (a prompt posted anew), or
     edited to ``text`` with no buttons (a last round's table message, a last round's DM), or, with
-    no text, only its buttons taken away."""
+    no text, only its buttons taken away. ``table_id``: the table it was a message of (None: none
+    known), whose worker alone may send it (a table let go takes it along)."""
 
     chat_id: int
     message_id: int
     text: str | None = None
     delete: bool = False
+    table_id: int | None = None
 
     @property
     def key(self) -> CleanupKey:

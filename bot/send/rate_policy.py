@@ -294,6 +294,7 @@ class ChatLane:
     in_flight: Parcel | None = None  # the parcel taken off the queue to be sent (one at a time)
     started: bool = False  # its request has started (until then it may still change, or be taken)
     called_off: bool = False  # taken before its request started: it is not sent
+    taken_back: bool = False  # taken while its request was under way: a 429 does not queue it again
 
     @property
     def busy(self) -> bool:
@@ -335,7 +336,7 @@ class ChatLane:
             return None, wait
         del self.parcels[best.key]
         self.budget.take(best.share, now)
-        self.in_flight, self.started, self.called_off = best, False, False
+        self.in_flight, self.started, self.called_off, self.taken_back = best, False, False, False
         return best, 0.0
 
     def more_urgent(self, parcel: Parcel, now: float, *, new_message: bool) -> Parcel | None:
@@ -365,10 +366,13 @@ class ChatLane:
         self.budget.taken_late(parcel.share, now)
 
     def done(self, parcel: Parcel, now: float, retry_after: float | None = None) -> None:
-        """The request of ``parcel`` is over; a 429 blocks this chat and queues the parcel again."""
-        self.in_flight, self.started, self.called_off = None, False, False
+        """The request of ``parcel`` is over; a 429 blocks this chat and queues the parcel again,
+        unless it was taken back meanwhile (nothing is to be sent for it any more)."""
+        again = retry_after is not None and not self.taken_back
+        self.in_flight, self.started, self.called_off, self.taken_back = None, False, False, False
         if retry_after is not None:
             self.blocked_until = max(self.blocked_until, now + retry_after)
+        if again:
             self.put(parcel, newer=False)
 
 

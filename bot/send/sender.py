@@ -143,7 +143,8 @@ class Sender:
     def withdraw(self, chat_id: int, key: Hashable) -> Parcel | None:
         """The parcel waiting for ``key`` (the latest one), taken back: nothing is to be sent for it any
         more (it shows what it should, or the caller sends it along with another). One already
-        picked but whose request has not started (it waits for its token) is called off too."""
+        picked but whose request has not started (it waits for its token) is called off too; one
+        whose request is under way is not tried again if Telegram answers 429."""
         lane = self.lanes.get(chat_id)
         if lane is None:
             return None
@@ -152,18 +153,21 @@ class Sender:
         if picked is not None and not lane.started and picked.key == key and not lane.called_off:
             parcel = parcel or picked
             lane.called_off = True  # (its token is spent on nothing: it is not sent)
+        elif picked is not None and lane.started and picked.key == key:
+            lane.taken_back = True  # (its request is under way: refused, it is not tried again)
         if parcel is not None and chat_id in self._wakes:
             self._wakes[chat_id].set()  # its task may have nothing left to wait for
         return parcel
 
-    def withdraw_all(self, chats: Collection[int], which: Callable[[Hashable], bool]) -> None:
-        """:meth:`withdraw` every parcel of these chats whose key is ``which``."""
+    def withdraw_all(self, chats: Collection[int], which: Callable[[Parcel], bool]) -> None:
+        """:meth:`withdraw` every parcel of these chats that ``which`` says (queued, or picked)."""
         for chat_id in chats:
             lane = self.lanes.get(chat_id)
-            picked = [] if lane is None or lane.in_flight is None else [lane.in_flight.key]
-            for key in [*(lane.parcels if lane is not None else ()), *picked]:
-                if which(key):
-                    self.withdraw(chat_id, key)
+            if lane is None:
+                continue
+            for parcel in [*lane.parcels.values(), *([lane.in_flight] if lane.in_flight else [])]:
+                if which(parcel):
+                    self.withdraw(chat_id, parcel.key)
 
     def waiting(self, chat_id: int, key: Hashable, *, in_flight: bool = False) -> Parcel | None:
         """The latest parcel for ``key`` whose request has not started (queued, or picked and

@@ -26,7 +26,7 @@ from bot.display.presenter import Presenter
 from bot.display.views.common import Rendering
 from bot.model.live_table import AUTOPILOT_ROUNDS, TURN, Action, Event, LiveTable, Notice
 from bot.send.dm_reach import DmReach
-from bot.send.rate_policy import Limits
+from bot.send.rate_policy import Limits, Parcel
 from bot.settings import Settings
 from bot.tables.chat_events import ChatEvents
 from bot.tables.escapes import Escapes
@@ -288,10 +288,12 @@ class Runtime:
         the first moment (before this worker may send again)."""
         gone = [live for live in list(self.tables.by_chat.values()) if chats(live.chat_id)]
         shown_in = {chat for live in gone for chat in (live.chat_id, *live.dm_ids, *live.seated())}
-        tables = {live.table_id for live in gone}
+        tables, groups = {live.table_id for live in gone}, {live.chat_id for live in gone}
 
-        def queued(key: object) -> bool:
-            return getattr(key, "table_id", None) in tables
+        def queued(parcel: Parcel) -> bool:
+            """Theirs: anything for their groups (each is the next owner's whole), and in the DMs
+            what is of these tables (their messages, and those left behind to bring to an end)."""
+            return parcel.chat_id in groups or getattr(parcel.payload, "table_id", None) in tables
 
         try:
             if lost:

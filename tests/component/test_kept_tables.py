@@ -5,6 +5,7 @@ the orphan search kept of its DMs (``bot.send.orphans``)."""
 
 from __future__ import annotations
 
+from bot.send.messages import Cleanup
 from bot.send.orphans import Orphans
 from faketg.harness import ADMIN, GROUP, start_bot, stop_bot
 from tests.component.decks import stack
@@ -52,3 +53,25 @@ async def test_a_table_let_go_is_forgotten_with_its_unsure_dms(bot):
     await bot.runtime.let_go(lambda chat: chat == GROUP)
     assert presenter.courier.tables.get(live.table_id) is None
     assert presenter.orphans.unsure == {}
+
+
+async def test_a_table_let_go_takes_along_what_it_left_to_bring_to_an_end(bot):
+    """Let go while its group's budget is spent (the chaos test: an old round's table message,
+    brought to its results 24 s after its table went to another worker, by the worker that had let
+    it go): what was queued for its group, and in its people's DMs what is of this table, is not
+    sent from here; a DM's message of another table stays."""
+    stack(bot, [2, 1], {1: "3H 4H", 2: "5S 6H"})
+    await open_and_start(bot, [1, 2])
+    live, presenter = live_table(bot), bot.runtime.presenter
+    sender = presenter.sender
+    empty_the_table_budget(bot, seconds=30)
+    sender.lanes[1].blocked_until = sender.clock() + 30  # (as after a 429 in that DM)
+    presenter.clean_up(Cleanup(GROUP, live.message_id, "上一局", table_id=live.table_id))
+    presenter.clean_up(Cleanup(1, 9001, "上一局", table_id=live.table_id))
+    presenter.clean_up(Cleanup(1, 9002, "别的桌", table_id=live.table_id + 1))
+    assert sender.waiting_in(GROUP)
+    gone, sent_all = await bot.runtime.let_go(lambda chat: chat == GROUP, timeout=0.2)
+    assert gone == [live] and not sent_all, "its group's budget is spent: not all went out"
+    assert sender.waiting_in(GROUP) == [], "nothing for the group goes out from here"
+    assert [parcel.payload.message_id for parcel in sender.waiting_in(1)] == [9002]
+    sender.withdraw(1, sender.waiting_in(1)[0].key)  # (the bot stops at once)

@@ -489,6 +489,25 @@ def test_forgetting_all_a_chat_waits_for_ends_its_wait():
     assert telegram.sent == [] and end == 1.0 and not telegram.sender.pending(GROUP)
 
 
+def test_a_parcel_taken_back_while_its_request_is_under_way_is_not_queued_again_by_a_429():
+    """Its table let go to another worker while its request was out (the chaos test: an edit of the
+    group went out 24 s later, from a worker that no longer held the chat): refused with a 429, it
+    is not put back, and nothing of it goes out after the wait."""
+
+    async def scenario():
+        telegram = Telegram(Limits(), latency=0.5)
+        telegram.refusals[(GROUP, 0)] = 20.0
+        telegram.want(GROUP, 1)
+        await at(0.25)  # (its request is under way)
+        telegram.sender.withdraw(GROUP, 0)
+        await telegram.sender.drain()
+        return telegram, now()
+
+    telegram, end = simulate(scenario)
+    assert [job.key for _, job in telegram.refused] == [0]
+    assert telegram.sent == [] and end == 0.5 and not telegram.sender.pending(GROUP)
+
+
 def test_wants_of_one_key_while_it_waits_make_one_request():
     chat = PRIVATES[0]
 
