@@ -39,6 +39,10 @@ from storage.models import (
     RoundResult,
     SavedRound,
     SavedTable,
+    SummaryHand,
+    SummaryNet,
+    SummaryRound,
+    TableSummary,
 )
 from storage.partitions import NotOwner
 from storage.postgres import PostgresLock, is_postgres_url
@@ -70,6 +74,10 @@ __all__ = [
     "RoundResult",
     "SavedRound",
     "SavedTable",
+    "SummaryHand",
+    "SummaryNet",
+    "SummaryRound",
+    "TableSummary",
     "SchemaTooNew",
     "SeatRefused",
     "StaleVersion",

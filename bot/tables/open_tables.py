@@ -336,7 +336,15 @@ class Tables:
                     deck=format_cards(event.deck),
                     salt=event.salt,
                     results=tuple(
-                        RoundResult(line.person, line.net, line.won, line.hand) for line in results or ()
+                        RoundResult(
+                            line.person,
+                            line.net,
+                            line.won,
+                            line.hand,
+                            # the cards its show-down showed (a hand is named only where it did)
+                            format_cards(line.cards) if line.hand and line.cards else None,
+                        )
+                        for line in results or ()
                     ),
                 )
             else:
