@@ -130,7 +130,9 @@ def _with_results(found: list[Any]) -> Query[list[SavedRound]]:
             ids,
         )
     ):
-        results[r["round_id"]].append(RoundResult(r["person_id"], r["net"], bool(r["won"]), r["hand"], r["cards"]))
+        results[r["round_id"]].append(
+            RoundResult(r["person_id"], r["net"], bool(r["won"]), r["hand"], r["cards"])
+        )
     return [
         SavedRound(
             id=row["id"],

@@ -141,7 +141,9 @@ def when(summary: TableSummary, zone: tzinfo, language: str) -> str:
 
 def _short_day(moment: datetime, language: str) -> str:
     """``12月4日`` / ``Dec 4`` (English month names whatever the process's locale)."""
-    return t(language, "summary.date", month=moment.month, day=moment.day, month_name=_MONTHS[moment.month - 1])
+    return t(
+        language, "summary.date", month=moment.month, day=moment.day, month_name=_MONTHS[moment.month - 1]
+    )
 
 
 def net_lines(nets: Sequence[SummaryNet], summary: TableSummary, language: str) -> list[str]:
@@ -181,7 +183,9 @@ def proof_lines(summary: TableSummary, language: str) -> list[str]:
     ]
     lines = [t(language, "summary.proofs", proofs="  ".join(each))]
     if len(played) > PROOFS_SHOWN:
-        lines.append(t(language, "summary.more_proofs", count=len(played) - PROOFS_SHOWN, table=summary.table_id))
+        lines.append(
+            t(language, "summary.more_proofs", count=len(played) - PROOFS_SHOWN, table=summary.table_id)
+        )
     lines.append(t(language, "summary.verify", table=summary.table_id))
     return lines
 
@@ -190,7 +194,11 @@ def summary_text(summary: TableSummary, language: str, zone: tzinfo, reason: str
     """The group's message when the table ends (``reason``: its ``closed.*`` key's last part, if
     known): worth a screenshot, and narrow enough for a phone."""
     lines = [_title(summary, language)]
-    meta = t(language, "summary.rounds", rounds=round_count(summary.played, language)) + " · " + when(summary, zone, language)
+    meta = (
+        t(language, "summary.rounds", rounds=round_count(summary.played, language))
+        + " · "
+        + when(summary, zone, language)
+    )
     lines.append(meta)
     if reason:
         lines.append(t(language, "summary.reason", reason=t(language, f"closed.{reason}")))
@@ -280,7 +288,9 @@ def summary_card(summary: TableSummary, viewer: int, language: str, zone: tzinfo
         )
     return {
         "title": _plain(_title(summary, language)),
-        "meta": t(language, "summary.rounds", rounds=round_count(summary.played, language)) + " · " + when(summary, zone, language),
+        "meta": t(language, "summary.rounds", rounds=round_count(summary.played, language))
+        + " · "
+        + when(summary, zone, language),
         "nets": nets,
         "highlights": [_plain(line) for line in highlight_lines(summary, language)],
         "proofs": [_plain(line) for line in proof_lines(summary, language)],

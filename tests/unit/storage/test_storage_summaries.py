@@ -87,14 +87,20 @@ async def test_a_chat_lists_its_tables_where_a_round_was_played_newest_first(sto
     for person in (1, 2):
         await store.ensure_person(person, f"p{person}")
     first = await store.create_table(-1, "muxi", STATE)
-    await _round(store, first.id, 1, 1, [RoundResult(1, 100, True, "double"), RoundResult(2, -100, False, None)])
+    await _round(
+        store, first.id, 1, 1, [RoundResult(1, 100, True, "double"), RoundResult(2, -100, False, None)]
+    )
     await store.commit_action(first.id, round_no=1, action_seq=2, state=STATE, deadline=None, closed=True)
     empty = await store.create_table(-1, "muxi", STATE)  # closed with no round played: not listed
     await store.commit_action(empty.id, round_no=0, action_seq=1, state=STATE, deadline=None, closed=True)
     elsewhere = await store.create_table(-2, "muxi", STATE)
-    await _round(store, elsewhere.id, 1, 1, [RoundResult(1, 50, True, None), RoundResult(2, -50, False, None)])
+    await _round(
+        store, elsewhere.id, 1, 1, [RoundResult(1, 50, True, None), RoundResult(2, -50, False, None)]
+    )
     second = await store.create_table(-1, "showhand", STATE)  # still open, a round played
-    await _round(store, second.id, 1, 1, [RoundResult(2, 300, True, "flush"), RoundResult(1, -300, False, None)])
+    await _round(
+        store, second.id, 1, 1, [RoundResult(2, 300, True, "flush"), RoundResult(1, -300, False, None)]
+    )
 
     listed = await store.chat_tables(-1)
     assert [(s.table_id, s.game, s.closed) for s in listed] == [
