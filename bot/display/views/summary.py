@@ -253,11 +253,11 @@ def history_line(summary: TableSummary, language: str, zone: tzinfo) -> str:
 
 # -- the Mini App's card -----------------------------------------------------------------------------
 class SummaryNetJSON(TypedDict):
+    person: int  # (the page marks its viewer's own line)
     mark: str  # 🥇 … or "4."
     name: str
     net: int
     net_text: str
-    me: bool
 
 
 class SummaryJSON(TypedDict):
@@ -270,20 +270,20 @@ class SummaryJSON(TypedDict):
     proofs: list[str]
 
 
-def summary_card(summary: TableSummary, viewer: int, language: str, zone: tzinfo) -> SummaryJSON:
-    """The Mini App's card: the same as the group's message, the viewer's own line marked. Its texts
-    are plain (the page sets them as text: no HTML)."""
+def summary_card(summary: TableSummary, language: str, zone: tzinfo) -> SummaryJSON:
+    """The Mini App's card: the same as the group's message (the page marks its viewer's line). Its
+    texts are plain (the page sets them as text: no HTML)."""
     nets: list[SummaryNetJSON] = []
     for line in summary.nets:
         rank = rank_of(summary, line.person_id) or 0
         mark = MEDALS[rank - 1] if rank <= len(MEDALS) else t(language, "summary.place", rank=rank)
         nets.append(
             {
+                "person": line.person_id,
                 "mark": mark,
                 "name": _plain(name(line.name)),
                 "net": line.net,
                 "net_text": signed(line.net),
-                "me": line.person_id == viewer,
             }
         )
     return {
