@@ -58,7 +58,7 @@ def assert_one_summary(bot, nets: list[str], rounds: int, reason: str) -> str:
     lines = text.splitlines()
     ranked = [line for line in lines if line.startswith(("🥇", "🥈", "🥉"))]
     assert ranked == nets, lines
-    assert "🔐 洗牌承诺：#1 " in text and "/verify 1 局号" in text
+    assert "🔐 洗牌承诺：#1\u00a0" in text and "/verify 1 局号" in text
     return text
 
 
@@ -82,7 +82,7 @@ async def test_nobody_takes_the_bank_the_table_ends_with_its_summary(bot):
     assert "👑 大赢家：小红 +800" in text
     assert "🃏 最大牌型：小红 四倍 顺子（第 1 局）" in text and "5♠︎ 6♥️ 7♠︎" in text
     assert "💰 最大一局：第 1 局，易手 400" in text
-    assert "#1 " in text and "#2 " in text and "#3 " not in text, "the played rounds' commitments"
+    assert "#2\u00a0" in text and "#3\u00a0" not in text, "the played rounds' commitments"
     assert dm_line(bot, 2) == "🏁 第 1 桌总结算（共 2 局）：本场 +800，第 1 名（共 2 人）👑 大赢家"
     assert dm_line(bot, 1) == "🏁 第 1 桌总结算（共 2 局）：本场 −800，第 2 名（共 2 人）"
     assert (await bot.balance(1), await bot.balance(2)) == (9_200, 10_800), "the nets are the coins moved"

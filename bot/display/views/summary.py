@@ -35,7 +35,7 @@ from storage import SummaryHand, SummaryNet, SummaryRound, TableSummary
 MEDALS = ("🥇", "🥈", "🥉")
 PROOFS_SHOWN = 8  # rounds whose commitment the group message lists (the rest: /history <table>)
 RULE = "━━━━━━━━━━"  # between the parts of the message (as wide as a phone's narrowest line)
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+NBSP = "\u00a0"
 _TAGS = re.compile(r"</?[a-z]+>")
 
 _KIND_ORDER: dict[str, list[str]] = {
@@ -110,8 +110,9 @@ def hand_text(game: str, shown: SummaryHand, language: str) -> tuple[str, str]:
         else:
             raise ValueError("no cards kept")
     except ValueError:
-        key = "muxi.kind" if game == "muxi" else "showhand.category"
-        return t(language, f"{key}.{shown.hand}").strip(), ""
+        return t(
+            language, f"{'muxi.kind' if game == 'muxi' else 'showhand.category'}.{shown.hand}"
+        ).strip(), ""
     return label, cards_text(cards, language)
 
 
@@ -140,10 +141,9 @@ def when(summary: TableSummary, zone: tzinfo, language: str) -> str:
 
 
 def _short_day(moment: datetime, language: str) -> str:
-    """``12月4日`` / ``Dec 4`` (English month names whatever the process's locale)."""
-    return t(
-        language, "summary.date", month=moment.month, day=moment.day, month_name=_MONTHS[moment.month - 1]
-    )
+    """``12月4日`` / ``Dec 4`` (the catalog's month names, whatever the process's locale)."""
+    month = t(language, "summary.months").split()[moment.month - 1]
+    return t(language, "summary.date", month=month, day=moment.day)
 
 
 def net_lines(nets: Sequence[SummaryNet], summary: TableSummary, language: str) -> list[str]:
@@ -177,8 +177,10 @@ def proof_lines(summary: TableSummary, language: str) -> list[str]:
     """Each played round's commitment, short (the first ``PROOFS_SHOWN``; the rest in /history),
     and the command that checks one."""
     played = [found for found in summary.rounds if found.people]
-    each = [
-        t(language, "summary.proof", round=found.round_no, hash=short_hash(found.commitment))
+    each = [  # (a round's number and hash never split across two lines: a no-break space)
+        t(language, "summary.proof", round=found.round_no, hash=short_hash(found.commitment)).replace(
+            " ", NBSP
+        )
         for found in played[:PROOFS_SHOWN]
     ]
     lines = [t(language, "summary.proofs", proofs="  ".join(each))]
