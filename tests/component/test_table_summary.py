@@ -1,6 +1,6 @@
 """A table that ends gets its 总结算 (issue 49 point 5): one message in the group, each person's line
-in their DM, whichever way it ends (nobody takes the bank, everyone leaves, /cancel); none for a
-table closed with no round played. Played through the fake Telegram."""
+in their DM, whichever way it ends (nobody takes the bank, everyone leaves, /cancel, the lobby
+expires); none for a table closed with no round played. Played through the fake Telegram."""
 
 import re
 
@@ -129,6 +129,35 @@ async def test_cancel_ends_the_table_with_its_summary_and_one_message_only(bot):
     assert "💰 最大一局：第 1 局，易手 400" in text
     summary = next(m for m in bot.world.bot_messages(GROUP) if TITLE in m.text)
     assert summary.reply_to is None, "its own message, answering nobody's command"
+    assert dm_line(bot, 1).endswith("本场 −400，第 2 名（共 2 人）")
+
+
+async def test_the_lobby_expires_after_a_round_the_table_ends_with_its_summary(bot):
+    stack(bot, *DEAL)
+    await open_and_start(bot, [1, 2])
+    await play_round(bot)
+    await bot.driver.press(2, GROUP, "继续下一局")  # 1 never presses: the lobby's time runs out
+    await bot.fire_timer()
+    assert bot.runtime.tables.get(GROUP) is None
+    assert_one_summary(bot, ["🥇 小红  +400", "🥈 阿明  −400"], 1, "长时间无人开局")
+    assert dm_line(bot, 2).endswith("本场 +400，第 1 名（共 2 人）👑 大赢家")
+
+
+async def test_a_group_upgraded_where_a_new_table_was_opened_first_gets_the_old_tables_summary(bot):
+    """The supergroup opened a table of its own before the upgrade's notices came: the old table
+    ends (its coins go back) and its 总结算 goes to the supergroup, where the group now is."""
+    d, world = bot.driver, bot.world
+    stack(bot, *DEAL)
+    await open_and_start(bot, [1, 2])
+    await play_round(bot)
+    supergroup = GROUP - 1_000
+    told = world.upgrade_group(GROUP, supergroup)
+    await d.send(3, supergroup, "/newgame muxi")
+    for update in told:
+        await d.deliver(update)
+    await bot.runtime.wait_idle()
+    found = [text for text in d.texts(supergroup) if TITLE in text]
+    assert len(found) == 1 and "🥇 小红  <b>+400</b>" in found[0] and "本群已升级为超级群" in found[0]
     assert dm_line(bot, 1).endswith("本场 −400，第 2 名（共 2 人）")
 
 
