@@ -102,7 +102,7 @@ TEXTS = {
     "en": [
         "🏁 <b>Final tally</b> · 🀄 Muxi table 12",
         "5 rounds · Dec 4, 21:05–21:48",
-        "Ended: nobody would be banker",
+        "Table closed: nobody would be banker",
         "━━━━━━━━━━",
         "🥇 阿强  <b>+1,200</b>",
         "🥈 小红  <b>+300</b>",
