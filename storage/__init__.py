@@ -39,6 +39,10 @@ from storage.models import (
     RoundResult,
     SavedRound,
     SavedTable,
+    SummaryHand,
+    SummaryNet,
+    SummaryRound,
+    TableSummary,
 )
 from storage.partitions import NotOwner
 from storage.postgres import PostgresLock, is_postgres_url
@@ -75,8 +79,12 @@ __all__ = [
     "StaleVersion",
     "StorageError",
     "Store",
+    "SummaryHand",
+    "SummaryNet",
+    "SummaryRound",
     "TableAlreadyOpen",
     "TableNotOpen",
+    "TableSummary",
     "UnknownPerson",
     "UnknownTable",
     "UpdateTaken",

@@ -78,12 +78,14 @@ class SavedTable:
 
 @dataclass(frozen=True, slots=True)
 class RoundResult:
-    """One person's outcome of a round: net coins (signed), whether they won, their hand's name."""
+    """One person's outcome of a round: net coins (signed), whether they won, their hand's name,
+    and the cards the show-down showed of it (canonical tokens; None where none were shown)."""
 
     person_id: int
     net: int
     won: bool
     hand: str | None = None
+    cards: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,3 +141,63 @@ class PersonStats:
     person_id: int
     games: tuple[GameStats, ...]
     total: GameStats
+
+
+# -- a table's 总结算 (storage/summaries.py) --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRound:
+    """One recorded round of a table: its proof's commitment, how many had a result in it (0: the
+    round ended before it was played, nobody took the bank or it was cancelled), and the coins
+    that changed hands in it (what the winners took: the sum of the positive nets)."""
+
+    round_no: int
+    commitment: str
+    people: int
+    moved: int
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryNet:
+    """One person's outcome over a whole table: their net, the rounds they played and won."""
+
+    person_id: int
+    name: str
+    net: int
+    rounds: int
+    won: int
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryHand:
+    """A hand a round's show-down showed: whose, in which round, its kind's name, its cards (None
+    in rounds recorded before the cards were kept)."""
+
+    person_id: int
+    name: str
+    round_no: int
+    hand: str
+    cards: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TableSummary:
+    """What a table's 总结算 is made of, as the store keeps it: its rounds, each person's net over
+    them (best first), and every hand shown. ``ended_at``: its last change (when it closed, for a
+    closed table)."""
+
+    table_id: int
+    chat_id: int
+    game: str
+    closed: bool
+    created_at: datetime
+    ended_at: datetime
+    rounds: tuple[SummaryRound, ...]
+    nets: tuple[SummaryNet, ...]
+    hands: tuple[SummaryHand, ...]
+
+    @property
+    def played(self) -> int:
+        """The rounds played (with results): a table with none gets no 总结算."""
+        return sum(1 for found in self.rounds if found.people)

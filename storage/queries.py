@@ -125,12 +125,14 @@ def _with_results(found: list[Any]) -> Query[list[SavedRound]]:
     results: dict[int, list[RoundResult]] = {i: [] for i in ids}
     for r in (
         yield from rows(
-            "SELECT round_id, person_id, net, won, hand FROM round_results"
+            "SELECT round_id, person_id, net, won, hand, cards FROM round_results"
             f" WHERE round_id IN ({marks(len(ids))}) ORDER BY round_id, net DESC, person_id",
             ids,
         )
     ):
-        results[r["round_id"]].append(RoundResult(r["person_id"], r["net"], bool(r["won"]), r["hand"]))
+        results[r["round_id"]].append(
+            RoundResult(r["person_id"], r["net"], bool(r["won"]), r["hand"], r["cards"])
+        )
     return [
         SavedRound(
             id=row["id"],

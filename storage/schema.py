@@ -370,6 +370,12 @@ PG_V9_WORKER_LEASES: tuple[str, ...] = (
 V10_DM_REFUSED: tuple[str, ...] = ("ALTER TABLE people ADD COLUMN dm_refused INTEGER NOT NULL DEFAULT 0",)
 PG_V10_DM_REFUSED: tuple[str, ...] = ("ALTER TABLE people ADD COLUMN dm_refused integer NOT NULL DEFAULT 0",)
 
+# The cards a round's show-down showed of each person (issue 49, the 总结算's best hand: the games
+# rank hands by their cards, not by their kind's name alone): canonical tokens (``AS 10H BJ``),
+# NULL where none were shown (a fold, an escape) and in rounds recorded before.
+V11_ROUND_CARDS: tuple[str, ...] = ("ALTER TABLE round_results ADD COLUMN cards TEXT",)
+PG_V11_ROUND_CARDS: tuple[str, ...] = ("ALTER TABLE round_results ADD COLUMN cards text",)
+
 
 MIGRATIONS: tuple[Step, ...] = (
     Step(V1_BASE, PG_V1_BASE),
@@ -382,6 +388,7 @@ MIGRATIONS: tuple[Step, ...] = (
     Step(V8_WORKERS, PG_V8_WORKERS),
     Step(V9_WORKER_LEASES, PG_V9_WORKER_LEASES),
     Step(V10_DM_REFUSED, PG_V10_DM_REFUSED),
+    Step(V11_ROUND_CARDS, PG_V11_ROUND_CARDS),
 )
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
 from games.events import Paid
-from storage import inbox, monitoring, partitions, people, queries, tables, updates, wallet
+from storage import inbox, monitoring, partitions, people, queries, summaries, tables, updates, wallet
 from storage.check import CheckReport, books, check_database
 from storage.errors import UnknownPerson
 from storage.exclusive import DatabaseLock, hold_database
@@ -35,6 +35,7 @@ from storage.models import (
     RoundRecord,
     SavedRound,
     SavedTable,
+    TableSummary,
 )
 from storage.partitions import Fence, NotOwner
 from storage.postgres import PostgresLock, hold_postgres, is_postgres_url, open_postgres
@@ -619,6 +620,14 @@ class Store:
 
     async def get_round(self, table_id: int, round_no: int) -> SavedRound | None:
         return await self._read(queries.get_round, table_id, round_no)
+
+    async def table_summary(self, table_id: int) -> TableSummary | None:
+        """What a table's 总结算 is made of (None: no such table)."""
+        return await self._read(summaries.table_summary, table_id)
+
+    async def chat_tables(self, chat_id: int, limit: int = summaries.RECENT_TABLES) -> list[TableSummary]:
+        """The summaries of a chat's last tables where a round was played, newest first."""
+        return await self._read(summaries.chat_tables, chat_id, limit)
 
 
 def _unsaved_lost(table_id: int, write: asyncio.Future[object]) -> None:

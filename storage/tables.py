@@ -269,8 +269,9 @@ def insert_round(table_id: int, chat_id: int, game: str, record: RoundRecord, no
             if person not in known:
                 raise UnknownPerson(person)
         yield from many(
-            "INSERT INTO round_results (round_id, person_id, net, won, hand) VALUES (?, ?, ?, ?, ?)",
-            [(round_id, r.person_id, r.net, int(r.won), r.hand) for r in record.results],
+            "INSERT INTO round_results (round_id, person_id, net, won, hand, cards)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [(round_id, r.person_id, r.net, int(r.won), r.hand, r.cards) for r in record.results],
         )
 
 

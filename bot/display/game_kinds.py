@@ -18,6 +18,7 @@ from bot.display.views.acted import folded_as
 from bot.display.views.app import GameJSON, ResultLineJSON
 from bot.display.views.common import Rendering
 from bot.display.views.lobby import DmView, on_autopilot
+from bot.display.views.summary import dm_line
 from bot.model.callbacks import MuxiCode, ShowhandCode, showhand_code
 from bot.model.live_table import Acted, Engine, LiveTable, ResultLine, ViewState
 from bot.model.shown import Markup
@@ -62,6 +63,23 @@ def _with_autopilot(drawn: DrawDm) -> DrawDm:
 
     def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> DmView | None:
         return on_autopilot(live, person, screen.language, drawn(live, person, screen, chat_title))
+
+    return dm
+
+
+def _with_summary(drawn: DrawDm) -> DrawDm:
+    """A game's DM, with the person's line of the table's 总结算 once it has ended (a DM that
+    showed nothing of the last round shows that line alone)."""
+
+    def dm(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> DmView | None:
+        shown = drawn(live, person, screen, chat_title)
+        summary = live.summary
+        line = dm_line(summary, person, screen.language) if summary and live.engine.closed else None
+        if line is None:
+            return shown
+        if shown is None:
+            return line, None
+        return f"{shown[0]}\n{line}", shown[1]
 
     return dm
 
@@ -227,7 +245,7 @@ MUXI = GameKind(
     table_keyboard=muxi_view.table_keyboard,
     private_hand=muxi_view.private_hand,
     move_answer=muxi_view.move_answer,
-    dm=_with_autopilot(muxi_view.dm),
+    dm=_with_summary(_with_autopilot(muxi_view.dm)),
     private_people=lambda live: list(_muxi_engine(live).card_holders()),
     acting=lambda live: list(_muxi_engine(live).awaited()),
     autopilot=lambda _live, timer: Timeout(timer),  # as the deadline: stands, or passes on the bank
@@ -256,7 +274,7 @@ SHOWHAND = GameKind(
     table_keyboard=showhand_view.table_keyboard,
     private_hand=showhand_view.private_hand,
     move_answer=showhand_view.move_answer,
-    dm=_with_autopilot(showhand_view.dm),
+    dm=_with_summary(_with_autopilot(showhand_view.dm)),
     private_people=showhand_view.private_people,
     acting=lambda live: list(showhand_view.engine_of(live).awaited()),
     autopilot=_showhand_autopilot,

@@ -8,12 +8,15 @@ from telegram.ext import CommandHandler
 from bot.botdata import Context
 from bot.display.i18n import t
 from bot.display.views.common import coins, name, short_hash, signed
+from bot.display.views.summary import history_line, round_count
 from bot.handlers.common import is_group, language_for, person_of, reply, reply_about_them, runtime_of
 from games.muxi import Kind
 from games.showhand import Category
+from storage import SavedRound, TableSummary
 
 GAME_ORDER = {"muxi": [kind.value for kind in Kind], "showhand": [category.value for category in Category]}
-HISTORY_ROUNDS = 5
+HISTORY_ROUNDS_OF_TABLE = 10  # a table's rounds /history <table> lists (newest first)
+TABLE_DIGITS = 18  # a table number longer than this is none (the database's ids are 64-bit)
 
 
 def hand_name(game: str, hand: str, language: str) -> str:
@@ -88,34 +91,75 @@ async def stats(update: Update, context: Context) -> None:
 
 
 async def history(update: Update, context: Context) -> None:
+    """/history: the chat's recent tables, each with its 总结算 in a line (game, day, rounds, the
+    big winner); ``/history <table>``: that table's rounds, each with its shuffle commitment."""
     chat = update.effective_chat
     assert chat is not None
     runtime, language = runtime_of(context), await language_for(context, update)
     if not is_group(chat):
         reply(context, update, t(language, "group_only"))
         return
-    rounds = await runtime.store.last_rounds(chat_id=chat.id, limit=HISTORY_ROUNDS)
-    if not rounds:
-        reply(context, update, t(language, "history.empty"))
+    args = context.args or []
+    if not args:
+        tables = await runtime.store.chat_tables(chat.id)
+        if not tables:
+            reply(context, update, t(language, "history.empty"))
+            return
+        lines = [t(language, "summary.history_title")]
+        lines += [history_line(summary, language, runtime.zone) for summary in tables]
+        reply(context, update, "\n".join(lines))
         return
-    lines = [t(language, "history.title")]
+    table_id = _table_number(args)
+    if table_id is None:
+        reply(context, update, t(language, "history.usage"))
+        return
+    summary = await runtime.store.table_summary(table_id)
+    if summary is None or summary.chat_id != chat.id:  # (another chat's table is none of this one's)
+        reply(context, update, t(language, "history.no_table", table=table_id))
+        return
+    if not summary.rounds:
+        reply(context, update, t(language, "history.no_rounds", table=table_id))
+        return
+    await _table_rounds(update, context, summary, language)
+
+
+def _table_number(args: list[str]) -> int | None:
+    """The table number of ``/history 12`` (``#12`` too); None for anything else."""
+    if len(args) != 1:
+        return None
+    text = args[0].removeprefix("#")
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= TABLE_DIGITS else None
+
+
+async def _table_rounds(update: Update, context: Context, summary: TableSummary, language: str) -> None:
+    """One table's line, then its last rounds (newest first), each with its commitment."""
+    runtime = runtime_of(context)
+    rounds = await runtime.store.last_rounds(table_id=summary.table_id, limit=HISTORY_ROUNDS_OF_TABLE)
+    lines = [history_line(summary, language, runtime.zone)]
+    if len(summary.rounds) > len(rounds):
+        total = round_count(len(summary.rounds), language)
+        lines.append(t(language, "summary.history_rounds", shown=len(rounds), total=total))
     for saved in rounds:
-        results = []
-        for result in saved.results:
-            person = await runtime.store.get_person(result.person_id)
-            results.append(f"{name(person.name if person else str(result.person_id))} {signed(result.net)}")
-        lines.append(
-            t(
-                language,
-                "history.round",
-                game=t(language, f"{saved.game}.title"),
-                table=saved.table_id,
-                round=saved.round_no,
-                results="  ".join(results) or t(language, "history.unsettled"),
-                hash=short_hash(saved.commitment),
-            )
-        )
+        lines.append(await _round_line(context, saved, language))
     reply(context, update, "\n".join(lines))
+
+
+async def _round_line(context: Context, saved: SavedRound, language: str) -> str:
+    """A round as /history has always listed it: each person's net, its commitment, /verify."""
+    runtime = runtime_of(context)
+    results = []
+    for result in saved.results:
+        person = await runtime.store.get_person(result.person_id)
+        results.append(f"{name(person.name if person else str(result.person_id))} {signed(result.net)}")
+    return t(
+        language,
+        "history.round",
+        game=t(language, f"{saved.game}.title"),
+        table=saved.table_id,
+        round=saved.round_no,
+        results="  ".join(results) or t(language, "history.unsettled"),
+        hash=short_hash(saved.commitment),
+    )
 
 
 HANDLERS = [CommandHandler("top", top), CommandHandler("stats", stats), CommandHandler("history", history)]

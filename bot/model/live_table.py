@@ -17,6 +17,7 @@ from games.cards import Card
 from games.codec import Plain, from_plain, to_plain
 from games.muxi import MuxiAction, MuxiEvent, MuxiTable
 from games.showhand import ShowhandAction, ShowhandEvent, ShowhandTable
+from storage import TableSummary
 
 REMINDED = "reminded"  # where older versions kept the turn whose reminder had gone out (in ``shown``)
 TURN = "turn"  # the key of the turn, in the saved state
@@ -149,6 +150,8 @@ class LiveTable:
     turn: Turn = field(default_factory=lambda: Turn())  # the running turn's clock (``bot.tables.turn_clock``)
     # The seats (person -> coins) as last saved (None: not known, the next save writes them).
     saved_seats: dict[int, int] | None = field(default=None, kw_only=True)
+    # Its 总结算 as the store kept it when it closed (None while open, or not read: nothing is shown).
+    summary: TableSummary | None = field(default=None, kw_only=True)
 
     @property
     def round_no(self) -> int:

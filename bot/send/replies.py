@@ -58,13 +58,15 @@ class Replies:
         seen: Callable[[], None] | None = None,
         asker: str | None = None,
         dm: tuple[int, str, str] | None = None,
+        alone: bool = False,
     ) -> None:
         """Send ``text`` to a chat, never dropped. ``once``: the same reply (this key) is sent once in
         ``REPEAT`` seconds; ``priority``: ``ACT`` for a question someone must answer; ``seen``:
         called once it has reached the chat (or, repeated, once the same reply has). ``dm``: a reply
         about one person only, ``(person, its text for them, the group's short line)``: it goes to
         their DM when they have one (then the line goes to the group, in one message with the
-        replies waiting there if any), else ``text`` goes to the group."""
+        replies waiting there if any), else ``text`` goes to the group. ``alone``: sent as a message
+        of its own, never with other replies waiting (a table's 总结算: it is screenshotted)."""
         now = self.clock()
         key: AnyReplyKey
         if once is not None:
@@ -83,7 +85,9 @@ class Replies:
                 self._repeats = {k: at for k, at in self._repeats.items() if now - at < REPEAT}
         else:
             key = ReplyKey(next(self._serials))
-        note = Reply(chat_id, text, markup, reply_to, priority=priority, since=now, asker=asker, seen=seen)
+        note = Reply(
+            chat_id, text, markup, reply_to, priority=priority, since=now, asker=asker, seen=seen, alone=alone
+        )
         if dm is not None and not is_private_id(chat_id) and not self.dms.refused(dm[0]):
             person, theirs, line = dm
             note = replace(

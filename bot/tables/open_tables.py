@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -47,6 +48,7 @@ from games.events import (
 from games.table import Join
 from storage import RoundRecord, RoundResult, SavedTable, StaleVersion, Store
 
+log = logging.getLogger(__name__)
 _PENALTIES = (PayReason.ESCAPE_PENALTY, PayReason.BANKER_ESCAPE)
 
 
@@ -249,7 +251,7 @@ class Tables:
         live.saved = state
         live.saved_seats = seats
         if live.engine.closed:
-            self._close(live)
+            await self._close(live)
         return events
 
     async def _coins_of_those_gone(self, live: LiveTable, events: list[Event]) -> None:
@@ -284,9 +286,14 @@ class Tables:
         live.saved = saved.state
         self._restore(live, shown=saved.shown)
         if saved.closed:
-            self._close(live)
+            await self._close(live)
 
-    def _close(self, live: LiveTable) -> None:
+    async def _close(self, live: LiveTable) -> None:
+        """The table closed: its 总结算 is read (what its last messages show), and it is let go."""
+        try:
+            live.summary = await self.store.table_summary(live.table_id)
+        except Exception:  # (the table is closed all the same: only its summary is not shown)
+            log.exception("table %s: its summary could not be read", live.table_id)
         self.by_chat.pop(live.chat_id, None)
         self.closed(live)
 
@@ -336,7 +343,15 @@ class Tables:
                     deck=format_cards(event.deck),
                     salt=event.salt,
                     results=tuple(
-                        RoundResult(line.person, line.net, line.won, line.hand) for line in results or ()
+                        RoundResult(
+                            line.person,
+                            line.net,
+                            line.won,
+                            line.hand,
+                            # the cards its show-down showed (a hand is named only where it did)
+                            format_cards(line.cards) if line.hand and line.cards else None,
+                        )
+                        for line in results or ()
                     ),
                 )
             else:

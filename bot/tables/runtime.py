@@ -22,8 +22,10 @@ from telegram import Bot
 from telegram.ext import JobQueue
 
 from bot.display.game_kinds import KINDS
+from bot.display.i18n import t
 from bot.display.presenter import Presenter
-from bot.display.views.common import Rendering
+from bot.display.views.common import MINI_APP, Rendering, keyboard
+from bot.display.views.summary import summary_text
 from bot.model.live_table import AUTOPILOT_ROUNDS, TURN, Action, Event, LiveTable, Notice
 from bot.send.dm_reach import DmReach
 from bot.send.rate_policy import Limits, Parcel
@@ -325,7 +327,28 @@ class Runtime:
 
     async def _forget_closed(self, live: LiveTable) -> None:
         async with self.tables.lock(live.chat_id):
+            await self._announce_summary(live)
             self.presenter.gone(live.table_id)
+
+    async def _announce_summary(self, live: LiveTable) -> None:
+        """A table that ended with a round played: its 总结算, one message in its group (after what
+        the closing change queued), with the button that opens its card in the Mini App. Its
+        people's lines went with their DMs (``GameKind.dm``). A table closed with no round played
+        has none."""
+        summary = live.summary
+        if summary is None or not summary.played:
+            return
+        try:  # (the group it is in now: one upgraded to a supergroup took its tables along)
+            chat = await self.store.chat_of_table(live.table_id) or summary.chat_id
+            screen = await self.screen(chat)
+        except Exception:
+            log.exception("table %s: its summary's group could not be read", live.table_id)
+            return
+        language = screen.language
+        text = summary_text(summary, language, self.zone, live.view.closed_reason)
+        link = MINI_APP.of(live.table_id)
+        markup = keyboard([[(t(language, "summary.open"), link)]] if link else [])
+        self.presenter.reply(chat, text, markup=markup, alone=True)
 
     async def _redraw(self, live: LiveTable) -> None:
         async with self.tables.lock(live.chat_id):

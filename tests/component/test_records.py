@@ -1,5 +1,5 @@
 """/top, /stats, /history and /settings, in all three languages; the operator's seconds as every
-chat's default in /settings; a round without results in /history."""
+chat's default in /settings; a round without results in /history <table>."""
 
 import time
 
@@ -17,7 +17,7 @@ LABELS = {
         "top": "本群排行",
         "stats": "的战绩",
         "best": "最好牌型 对子",
-        "history": "本群最近几局",
+        "history": "本群最近的牌桌",
         "settings": "本群设置",
         "admins": "只有群管理员",
     },
@@ -28,7 +28,7 @@ LABELS = {
         "top": "本群排行",
         "stats": "的戰績",
         "best": "最好牌型 對子",
-        "history": "本群最近幾局",
+        "history": "本群最近的牌桌",
         "settings": "本群設定",
         "admins": "只有群管理員",
     },
@@ -39,7 +39,7 @@ LABELS = {
         "top": "This group's leaderboard",
         "stats": "'s stats",
         "best": "best hand One pair",
-        "history": "Recent rounds here",
+        "history": "Recent tables here",
         "settings": "Group settings",
         "admins": "Only the group's admins",
     },
@@ -76,8 +76,11 @@ async def test_top_stats_history_in_every_language(bot, world, language):
     stats = d.last(2)
     assert labels["stats"] in stats and labels["best"] in stats and "+100" in stats
     await d.send(1, GROUP, "/history")
-    history = d.last(GROUP)
-    assert labels["history"] in history and "/verify 1 1" in history and "小红 +100" in history
+    history = d.last(GROUP)  # the chat's tables, each with its big winner
+    assert labels["history"] in history and "👑 小红 +100" in history and "/verify" not in history
+    await d.send(1, GROUP, "/history 1")
+    rounds = d.last(GROUP)  # one table's rounds, each with its proof
+    assert "/verify 1 1" in rounds and "小红 +100" in rounds and "阿明 −100" in rounds
 
 
 @pytest.mark.parametrize("language", ["zh-hans", "zh-hant", "en"])
@@ -148,4 +151,6 @@ async def test_a_round_without_results_reads_as_not_settled_in_the_history(bot):
     await d.press(1, GROUP, "不当庄")
     await d.press(2, GROUP, "不当庄")  # nobody banks: the round ends without a deal
     await d.send(1, GROUP, "/history")
-    assert "未结算" in d.last(GROUP) and "/verify" in d.last(GROUP)
+    assert "还没有打完的牌局" in d.last(GROUP), "a table closed with no round played is not listed"
+    await d.send(1, GROUP, "/history 1")
+    assert "未结算" in d.last(GROUP) and "/verify 1 1" in d.last(GROUP)

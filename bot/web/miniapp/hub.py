@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import UTC, tzinfo
 
 from bot.model.live_table import LiveTable
 from bot.tables.watchers import Watchers
@@ -50,6 +51,7 @@ class Hub(Watchers):
         self.people: dict[int, int] = {}  # person -> their open pages
         self.total = 0
         self.rendered = 0  # views made for changes since start (the tests read it)
+        self.zone: tzinfo = UTC  # the bot's (a closed table's 总结算 gives its times in it)
 
     def room_for(self, person: int, live: LiveTable) -> None:
         """``Full`` unless one more page of ``person`` on ``live`` may be opened now (a table's cap
@@ -84,7 +86,7 @@ class Hub(Watchers):
 
     def view(self, live: LiveTable, person: int, language: str) -> str:
         """The table as ``person``'s page shows it now (a spectator's: the spectators' view)."""
-        return compact_json(table_view(live, viewer_of(live, person), language, self.clock()))
+        return compact_json(table_view(live, viewer_of(live, person), language, self.clock(), self.zone))
 
     def changed(self, live: LiveTable) -> None:
         pages = self.open.get(live.table_id)
@@ -96,7 +98,7 @@ class Hub(Watchers):
             key = (viewer_of(live, page.person), page.language)
             payload = made.get(key)
             if payload is None:
-                payload = made[key] = compact_json(table_view(live, key[0], page.language, now))
+                payload = made[key] = compact_json(table_view(live, key[0], page.language, now, self.zone))
             page.offer(payload)
         self.rendered += len(made)
 

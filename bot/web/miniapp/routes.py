@@ -35,6 +35,7 @@ from telegram import Bot
 
 from bot.botdata import App
 from bot.display.i18n import t
+from bot.display.views.summary import SummaryJSON, summary_card
 from bot.model import callbacks
 from bot.model.live_table import LiveTable
 from bot.settings import DEFAULT_LANGUAGE
@@ -143,6 +144,7 @@ class MiniApp:
             raise web.HTTPServiceUnavailable(text="the bot is starting")
         if runtime.watchers is not self.hub:
             runtime.watchers = self.hub
+            self.hub.zone = runtime.zone
         return runtime
 
     def who(self, request: web.Request) -> WebAppUser:
@@ -163,10 +165,28 @@ class MiniApp:
         runtime = self.runtime()
         live = runtime.tables.by_id(int(table_text))
         if live is None:
-            raise _error(404, "table_over", t(await self.language(runtime, person), "miniapp.closed"))
+            language = await self.language(runtime, person)
+            card = await self.summary_card(runtime, person, int(table_text), language)
+            raise _error(404, "table_over", t(language, "miniapp.closed"), summary=card)
         if not await self.may_see(live, person):
             raise self.refuse(403, "forbidden", "not a member of the table's group", "not a member")
         return live
+
+    async def summary_card(
+        self, runtime: Runtime, person: WebAppUser, table_id: int, language: str
+    ) -> SummaryJSON | None:
+        """The 总结算 of a table that has ended, for whoever may see it (who played there, the
+        members of its group); None for a table never played, still open elsewhere, or unknown."""
+        summary = await runtime.store.table_summary(table_id)
+        if summary is None or not summary.closed or not summary.played:
+            return None
+        if all(line.person_id != person.id for line in summary.nets):
+            try:
+                if not await self.members.is_member(summary.chat_id, person.id):
+                    return None
+            except Busy:
+                return None  # (said as the table being over: its card is not worth a refusal)
+        return summary_card(summary, language, runtime.zone)
 
     async def may_see(self, live: LiveTable, person: WebAppUser) -> bool:
         """The seated, those the table knows, and the group's members (asked at a bounded cost)."""
@@ -339,7 +359,7 @@ def _plain(text: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", text))
 
 
-def _error(status: int, code: str, text: str) -> web.HTTPException:
+def _error(status: int, code: str, text: str, **more: object) -> web.HTTPException:
     kinds = {
         400: web.HTTPBadRequest,
         401: web.HTTPUnauthorized,
@@ -348,4 +368,5 @@ def _error(status: int, code: str, text: str) -> web.HTTPException:
         429: web.HTTPTooManyRequests,
         503: web.HTTPServiceUnavailable,
     }
-    return kinds[status](text=compact_json({"error": code, "text": text}), content_type="application/json")
+    body = {"error": code, "text": text, **{key: found for key, found in more.items() if found is not None}}
+    return kinds[status](text=compact_json(body), content_type="application/json")

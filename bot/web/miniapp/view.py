@@ -10,14 +10,25 @@ serialized JSON. The shapes are the typed dictionaries of ``bot/display/views/ap
 
 from __future__ import annotations
 
+from datetime import UTC, tzinfo
 from typing import NotRequired
 
 from bot.display.game_kinds import KINDS
 from bot.display.i18n import t
 from bot.display.views.app import HIDDEN, SPECTATOR, GameJSON, ResultsJSON
+from bot.display.views.summary import SummaryJSON, summary_card
 from bot.model.live_table import LiveTable
 
-__all__ = ["HIDDEN", "PAGE_STRINGS", "SPECTATOR", "TableJSON", "page_strings", "table_view", "viewer_of"]
+__all__ = [
+    "HIDDEN",
+    "PAGE_STRINGS",
+    "SPECTATOR",
+    "EndedTableJSON",
+    "TableJSON",
+    "page_strings",
+    "table_view",
+    "viewer_of",
+]
 
 # The Mini App's own words, sent with every state in the viewer's language.
 PAGE_STRINGS = (
@@ -76,6 +87,12 @@ class TableJSON(GameJSON):
     results: NotRequired[ResultsJSON | None]
 
 
+class EndedTableJSON(TableJSON):
+    """A table that has ended, once a round was played at it: with its 总结算."""
+
+    summary: SummaryJSON
+
+
 def page_strings(language: str) -> dict[str, str]:
     return {key.removeprefix("miniapp."): t(language, key) for key in PAGE_STRINGS}
 
@@ -88,10 +105,11 @@ def viewer_of(live: LiveTable, person: int) -> int:
     return person if person in KINDS[live.game].private_people(live) else SPECTATOR
 
 
-def table_view(live: LiveTable, viewer: int, language: str, now: float) -> TableJSON:
+def table_view(live: LiveTable, viewer: int, language: str, now: float, zone: tzinfo = UTC) -> TableJSON:
     """The table as ``viewer`` may see it (a spectator: anyone not seated). A round the group has
     not seen yet (its table message, with its commitment, still on its way) is shown as a
-    spectator sees it, with no deadline: nobody's cards are dealt to them before that."""
+    spectator sees it, with no deadline: nobody's cards are dealt to them before that. A table
+    that has ended comes with its 总结算 (``zone``: the bot's, for its times)."""
     engine, core, kind = live.engine, live.engine.core, KINDS[live.game]
     dealt = not live.opening_unseen
     view: TableJSON = {
@@ -115,6 +133,9 @@ def table_view(live: LiveTable, viewer: int, language: str, now: float) -> Table
         **kind.app_part(live, viewer if dealt else SPECTATOR, language),
         "results": _results(live, language),
     }
+    if engine.closed and live.summary is not None and live.summary.played:
+        ended: EndedTableJSON = {**view, "summary": summary_card(live.summary, language, zone)}
+        return ended
     return view
 
 

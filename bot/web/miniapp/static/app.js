@@ -103,8 +103,30 @@ function render() {
   wasMyTurn = myTurn;
   renderFeed();
   renderResults();
+  renderSummary(view.summary);
   renderActions();
   tick();
+}
+
+// -- a table that has ended: its 总结算 as a card, the viewer's own line marked ---------------------
+function viewerId() {
+  try { return JSON.parse(new URLSearchParams(initData).get("user") || "{}").id; } catch (error) { return undefined; }
+}
+function renderSummary(summary) {
+  let box = $("summary");
+  if (!summary) { if (box) box.hidden = true; return; }
+  if (!box) { box = el("section"); box.id = "summary"; $("felt").before(box); }
+  box.hidden = false;
+  box.replaceChildren(el("h3", "", summary.title), el("div", "meta", summary.meta));
+  const me = viewerId();
+  for (const line of summary.nets) {
+    const row = el("div", line.person === me ? "line me" : "line");
+    const net = el("div", `net ${line.net > 0 ? "up" : line.net < 0 ? "down" : ""}`, line.net_text);
+    row.append(el("div", "who", `${line.mark} ${line.name}`), net);
+    box.append(row);
+  }
+  for (const text of summary.highlights) box.append(el("div", "highlight", text));
+  for (const text of summary.proofs) box.append(el("div", "proof", text));
 }
 
 function renderResults() {
@@ -304,7 +326,7 @@ async function connect() {
     connectLater(Number(response.headers.get("Retry-After")) || 10);
     return;
   }
-  if (!response.ok) { refused(answer.text || String(response.status)); return; }
+  if (!response.ok) { refused(answer.text || String(response.status)); renderSummary(answer.summary); return; }
   const opened = new EventSource(`api/events?table=${tableId}&ticket=${encodeURIComponent(answer.ticket)}`);
   stream = opened;
   opened.onmessage = (event) => {
