@@ -403,8 +403,10 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, s
                     expect(app.locator(f'#others .seat[data-person="{ids["阿明"]}"] .money')).to_have_text(
                         f"已下 {coins(his['total'])}"
                     )
-                    # and what he did, last in the feed of the game's moves
-                    expect(app.locator("#feed li").last).to_contain_text(re.compile("阿明 (过牌|跟注)"))
+                    # and what he did, last in the feed of the game's moves (a new card dealt
+                    # after it is marked after it)
+                    moves = app.locator("#feed li").filter(has_not_text="🃏")
+                    expect(moves.last).to_contain_text(re.compile("阿明 (过牌|跟注)"))
         assert played_slider, "the slider was offered at least once"
         expect(app.locator("#results .line")).to_have_count(2, timeout=LIVE)
         expect(app.locator("#results .hand").first).not_to_be_empty()

@@ -118,6 +118,8 @@ async def test_a_group_upgraded_to_a_supergroup_keeps_its_table_and_coins(playin
     assert sum([await bot.balance(p) for p in (1, 2, 3)]) == 30_000 - 200, "the house kept 2/10 of the escape"
     assert (await bot.runtime.store.check()).ok
     await d.send(1, new_id, "/history")
+    assert "木虱 第 1 桌" in d.last(new_id), "the table, listed in its new chat"
+    await d.send(1, new_id, "/history 1")
     assert "/verify 1 1" in d.last(new_id)
 
 
