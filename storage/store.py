@@ -32,6 +32,8 @@ from storage.models import (
     LedgerEntry,
     Person,
     PersonStats,
+    RoundMove,
+    RoundMoves,
     RoundRecord,
     SavedRound,
     SavedTable,
@@ -390,6 +392,7 @@ class Store:
         joined: Collection[int] = (),
         taken: Sequence[int] = (),
         owed: str | None = None,
+        move: RoundMove | None = None,
     ) -> bool:
         """Book one engine action's ``Paid`` events and save the table, in one transaction.
 
@@ -402,9 +405,15 @@ class Store:
         the coins the table states they hold after the action; None: unchanged) must be backed by
         the wallets (exactly, for those who sat down with it: ``joined``), one open table a person:
         else ``SeatRefused`` and nothing is booked. ``taken``: the updates the action answers,
-        marked taken in its transaction (``UpdateTaken`` if one was already).
+        marked taken in its transaction (``UpdateTaken`` if one was already). ``move``: the action
+        kept for the round's replay, in the same transaction (``round_moves``).
         """
         state_text = compact_json(state)  # (here: bad input fails before anything is queued)
+        move_texts = (
+            None
+            if move is None
+            else (compact_json(move.action), None if move.before is None else compact_json(move.before))
+        )
         messages = self._take_unsaved(table_id)  # (written with the action: one write)
         if messages is not None:
             messages["fence"] = None  # (the action's write is fenced)
@@ -429,6 +438,7 @@ class Store:
                 taken=taken,
                 messages=messages,
                 owed=owed,
+                move=move_texts,
             )
         except BaseException:
             if messages is not None:
@@ -619,6 +629,10 @@ class Store:
 
     async def get_round(self, table_id: int, round_no: int) -> SavedRound | None:
         return await self._read(queries.get_round, table_id, round_no)
+
+    async def round_moves(self, table_id: int, round_no: int) -> RoundMoves | None:
+        """A round's actions as kept for its replay (None: a round played before they were kept)."""
+        return await self._read(tables.round_moves, table_id, round_no)
 
 
 def _unsaved_lost(table_id: int, write: asyncio.Future[object]) -> None:

@@ -72,6 +72,11 @@ def _told(live: LiveTable, move: Acted, language: str) -> str:
     return t(language, f"showhand.told.{key}", name=who, **_amounts(move))
 
 
+def told(live: LiveTable, move: Acted, language: str) -> str:
+    """A move as the table tells it (the replay tells each move so: ``bot/display/replay.py``)."""
+    return _told(live, move, language)
+
+
 def _amounts(move: Acted) -> dict[str, str]:
     """A move's coins as its text names them (README, the play section): ``pay`` what it put in
     now, and for a raise ``round`` the person's total in this betting round (a move saved by an
