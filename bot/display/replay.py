@@ -25,7 +25,7 @@ from bot.display.i18n import t
 from bot.display.views import showhand as showhand_view
 from bot.display.views.acted import folded_as
 from bot.display.views.app import ResultLineJSON, ResultsJSON, SeatJSON, seat, tokens
-from bot.display.views.common import coins, name, signed
+from bot.display.views.common import coins, name, replay_startapp, signed
 from bot.display.views.muxi import judged_label
 from bot.display.views.showdown import beats, hand_name
 from bot.model.live_table import Engine, LiveTable, view_from_plain
@@ -76,10 +76,7 @@ class ReplayJSON(TypedDict):
     strings: dict[str, str]
 
 
-def startapp_of(table_id: int, round_no: int) -> str:
-    """The Mini App's start parameter that opens a round's replay (``t.me/<bot>/<app>?startapp=``):
-    ``r<table>_<round>``, the two numbers /verify takes (Telegram allows letters, digits, ``_``)."""
-    return f"r{table_id}_{round_no}"
+startapp_of = replay_startapp  # the start parameter that opens a round's replay: ``r<table>_<round>``
 
 
 def replay_view(

@@ -206,13 +206,14 @@ class Reply:
 @dataclass(frozen=True)
 class Cleanup:
     """A message left behind, brought to its last state once: deleted (a prompt posted anew), or
-    edited to ``text`` with no buttons (a last round's table message, a last round's DM), or, with
-    no text, only its buttons taken away."""
+    edited to ``text`` with ``markup`` (a last round's table message: its replay's button), else
+    none (a last round's DM), or, with no text, only its buttons taken away."""
 
     chat_id: int
     message_id: int
     text: str | None = None
     delete: bool = False
+    markup: Markup | None = None
 
     @property
     def key(self) -> CleanupKey:
@@ -222,7 +223,7 @@ class Cleanup:
         if self.delete:
             await bot.delete_message(self.chat_id, self.message_id)
         else:
-            await edit(bot, self.chat_id, self.message_id, self.text, None)
+            await edit(bot, self.chat_id, self.message_id, self.text, self.markup if self.text else None)
 
 
 async def show(
