@@ -96,6 +96,7 @@ def replay_view(
     if results is None:
         results = _saved_results(record, names)
     strings = dict(page_strings) | {key.removeprefix("replay."): t(language, key) for key in REPLAY_STRINGS}
+    strings["results"] = t(language, "replay.results")  # (the table's page says 上局结果: the last round's)
     return {
         "table": record.table_id,
         "round": record.round_no,
