@@ -188,3 +188,28 @@ async def test_the_page_opens_the_replay_for_a_replay_link(served):
     assert "static/replay.js" in page and 'id="proof"' in page
     script = await client.get("/miniapp/static/replay.js")
     assert script.status == 200 and "api/replay" in await script.text()
+
+
+async def test_no_mini_app_no_replay_button(tmp_path):
+    bot = await start_bot(make_world(), str(tmp_path / "plain.sqlite3"))
+    try:
+        await play_a_muxi_round(bot)
+        for person in (1, 2):
+            await bot.driver.press(person, GROUP, "继续")
+        await bot.runtime.wait_idle()
+        labels = [b.get("text") for m in bot.world.bot_messages(GROUP) if m.reply_markup
+                  for row in m.reply_markup["inline_keyboard"] for b in row]  # fmt: skip
+        assert "🀄 打开牌桌" not in labels and "▶ 回放" not in labels
+        assert labels  # (the table keeps its own buttons)
+    finally:
+        await stop_bot(bot)
+
+
+async def test_actions_that_do_not_replay_are_answered_as_a_round_without_them(served):
+    bot, client, path = served
+    table = await play_a_muxi_round(bot)
+    await bot.runtime.store.drain()
+    with sqlite3.connect(path) as db:
+        db.execute("""UPDATE round_moves SET action = '{"type":"Draw","person":1}' WHERE before IS NULL""")
+    replay = await watched(client, 2, table, 1)
+    assert replay["kept"] is False and replay["results"]["lines"]

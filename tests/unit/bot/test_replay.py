@@ -12,7 +12,7 @@ from games import muxi, showhand
 from games.events import DeckRevealed, RoundStarted
 from games.fairness import Shuffle
 from games.replay import action_from_plain, action_to_plain, rerun
-from games.table import Join, Ready
+from games.table import Cancel, Join, Leave, Ready, Timeout
 from storage import RoundMoves, RoundResult, SavedRound
 from tests.unit.games.muxi_helpers import rigged
 from tests.unit.games.showhand_helpers import rigged as showhand_rigged
@@ -264,3 +264,55 @@ def test_a_round_played_before_replays_were_kept_shows_its_results_only():
 
 def test_startapp_names_the_round_as_verify_does():
     assert startapp_of(12, 3) == "r12_3"
+
+
+# -- the deadline, autopilot (托管) and escapes --------------------------------------------------------
+def test_muxi_deadlines_are_told_who_passed_on_the_bank_and_who_forfeited():
+    kept = Kept(muxi.MuxiTable.new(), [1, 2, 3], 5_000)
+    shuffle = rigged([1, 2, 3], {1: "2S 3S", 2: "SJ 3H", 3: "2D 3D"})  # (3 banks: 1 is dealt first)
+    for person in (1, 2, 3):
+        kept.apply(Ready(person, shuffle))
+    kept.apply(Timeout(kept.engine.core.timer))  # 1, asked first, lets the time run out
+    kept.apply(muxi.PassBanker(2))
+    kept.apply(muxi.BeBanker(3))
+    kept.apply(muxi.Stand(1))
+    kept.apply(Timeout(kept.engine.core.timer))  # 2 never draws: forfeits
+    kept.apply(muxi.Stand(3))
+    texts = [step["text"] for step in kept.watched_by(1)["steps"]]
+    # (as on the table: whom a deadline acted for is on autopilot from then on, marked 🤖)
+    assert texts[1:4] == ["阿强🤖 超时，算不当庄", "小红 不当庄", "庄家 小明"]
+    assert "小红🤖 ⌛ 超时认输" in texts
+    forfeited = next(step for step in kept.watched_by(1)["steps"] if step["text"] == "小红🤖 ⌛ 超时认输")
+    assert seat_of(forfeited, 2)["cards"] == ["?", "?"]  # the joker stays face down to the others
+
+
+def test_showhand_a_timeout_folds_as_the_table_told_it():
+    kept = Kept(showhand.ShowhandTable.new(), [1, 2, 3], 2_000)
+    shuffle = showhand_rigged([1, 2, 3], 1, {1: "8S 9H 10D QC KS", 2: "AD AH 8D 9C JH", 3: "KD KH 10C JC QD"})
+    for person in (1, 2, 3):
+        kept.apply(Ready(person, shuffle))
+    engine = kept.engine
+    late = engine.turn
+    kept.apply(Timeout(engine.core.timer))
+    kept.apply(showhand.Fold(engine.turn))  # the next folds too: the last one left takes the pot
+    texts = [step["text"] for step in kept.watched_by(late)["steps"]]
+    assert f"{NAMES[late]}🤖 超时弃牌" in texts  # (on autopilot from then on, as the table marks them)
+
+
+def test_an_escape_is_a_step_and_its_cards_stay_face_down():
+    kept = showhand_game()
+    engine = kept.engine
+    escaper = engine.turn
+    kept.apply(Leave(escaper))
+    replay = kept.watched_by(1 if escaper == 2 else 2)
+    escaped = next(step for step in replay["steps"] if step["text"] == f"{NAMES[escaper]} 🏃 逃跑")
+    assert seat_of(escaped, escaper)["cards"][0] == "?" and seat_of(escaped, escaper)["folded"] is True
+    assert replay["steps"][-1]["kind"] == "results"
+
+
+def test_a_round_the_table_was_cancelled_in_ends_with_its_reason():
+    kept = showhand_game()
+    kept.apply(Cancel())
+    replay = kept.watched_by(1)
+    assert replay["steps"][-1] == {**replay["steps"][-1], "kind": "end", "text": "管理员已结束本桌"}
+    assert replay["results"] is None
