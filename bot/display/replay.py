@@ -53,10 +53,12 @@ _BETS = (showhand.BetMade, showhand.Checked, showhand.Called, showhand.Raised, s
 
 class StepJSON(TypedDict):
     """One step: what happened (``kind``: start, deal, move, card, showdown, results, end), told in
-    one line, and the table as the viewer may see it then (``pot``: showhand's)."""
+    one line, and the table as the viewer may see it then (``base``: the round's; ``pot``:
+    showhand's)."""
 
     kind: str
     text: str
+    base: int
     pot: int | None
     seats: list[SeatJSON]
 
@@ -210,7 +212,7 @@ class _Steps:
         if not self.showhand:  # the banker first, as the Mini App's table has it
             seats.sort(key=lambda one: not one["banker"])
         pot = sum(hand.total for hand in self.hands.values()) if self.showhand else None
-        self.steps.append({"kind": kind, "text": text, "pot": pot, "seats": seats})
+        self.steps.append({"kind": kind, "text": text, "base": self.base, "pot": pot, "seats": seats})
 
     def start_text(self) -> str:
         title, round_no = self.say(f"{self.live.game}.title"), self.live.round_no

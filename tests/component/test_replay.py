@@ -120,15 +120,21 @@ async def test_a_muxi_round_is_replayed_move_by_move_from_its_results_button(ser
     assert "结算" in kept.text and urls(kept) == [link]
 
 
-async def test_a_showhand_game_is_replayed_with_each_card_and_the_show_down(served):
-    bot, client, _ = served
+async def play_a_showhand_game(bot) -> tuple[int, list[int]]:
+    """阿明 (1) and 小红 (2) check to the show-down, where 小红's aces win: the table's id, and who
+    checked, in order."""
     stack_showhand(bot, [1, 2], 1, SHOWHAND_ACES_WIN)
     await bot.driver.open_table(GROUP, [1, 2], "showhand")
     played = []
     while live_table(bot).engine.phase.value == "betting":
         played.append(await act(bot, "过牌"))
     await bot.runtime.wait_idle()
-    table = live_table(bot).table_id
+    return live_table(bot).table_id, played
+
+
+async def test_a_showhand_game_is_replayed_with_each_card_and_the_show_down(served):
+    bot, client, _ = served
+    table, played = await play_a_showhand_game(bot)
     replay = await watched(client, 1, table, 1)
     moves = [step for step in replay["steps"] if step["kind"] == "move"]
     names = {1: "阿明", 2: "小红"}

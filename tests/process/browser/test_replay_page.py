@@ -19,7 +19,7 @@ from bot.web.miniapp.auth import signed_for
 from bot.web.server import build_web_app
 from faketg.harness import TOKEN, make_world, start_bot, stop_bot
 from tests.component.miniapp_client import URL
-from tests.component.test_replay import play_a_muxi_round
+from tests.component.test_replay import play_a_muxi_round, play_a_showhand_game
 from tests.process.browser.sandbox_page import ARTIFACTS, CHROMIUM, FLAGS, PHONE, require_chromium
 
 require_chromium()
@@ -40,16 +40,22 @@ WORDS = {  # (language code, the play button, the deal step)
 
 
 @pytest.fixture
-async def played_round(tmp_path):
-    """A bot serving the Mini App over real HTTP, with one muxi round played: (bot, base URL, table)."""
+async def serving(tmp_path):
+    """A bot serving the Mini App over real HTTP: (bot, the Mini App's address)."""
     bot = await start_bot(make_world(), str(tmp_path / "replay-page.sqlite3"), webapp_url=URL)
     client = TestClient(TestServer(build_web_app(bot.application, bot.runtime.settings)))
     await client.start_server()
-    table = await play_a_muxi_round(bot)
-    yield bot, str(client.make_url("/miniapp/")), table
+    yield bot, str(client.make_url("/miniapp/"))
     await client.close()
     await stop_bot(bot)
     MINI_APP.set(None, None)
+
+
+@pytest.fixture
+async def played_round(serving):
+    """One muxi round played: (bot, the Mini App's address, table)."""
+    bot, base = serving
+    return bot, base, await play_a_muxi_round(bot)
 
 
 def launch_address(base: str, table: int, language: str, theme: str) -> str:
@@ -108,5 +114,30 @@ async def test_a_forged_replay_link_says_who_cannot_be_told(played_round):
             await page.goto(f"{base}#tgWebAppData={quote(forged)}")
             await expect(page.locator("#banner")).to_be_visible()
             assert await page.locator("#replay-play").count() == 0
+        finally:
+            await browser.close()
+
+
+async def test_a_showhand_show_down_keeps_five_cards_a_seat_on_one_row(serving):
+    bot, base = serving
+    table, _ = await play_a_showhand_game(bot)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        try:
+            page = await browser.new_page(viewport=PHONE)
+            await page.goto(launch_address(base, table, "zh-hans", "dark"))
+            await expect(page.locator("#replay-play")).to_be_visible()
+            while await page.locator("#turn").get_attribute("data-kind") != "showdown":
+                await page.click("#replay-next")
+            rows = await page.evaluate(
+                """[...document.querySelectorAll('.seat .cards')].map(row =>
+                     [...row.querySelectorAll('.card')].map(card => card.getBoundingClientRect().top))"""
+            )
+            assert [len(row) for row in rows] == [5, 5]
+            assert all(max(row) - min(row) < 1 for row in rows)  # one row each
+            assert await page.locator("#others .card.back").count() == 0  # the show-down shows them
+            assert "底池" in await page.locator("#stakes").text_content()
+            assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            await page.screenshot(path=str(ARTIFACTS / "replay-showhand-dark-showdown.png"))
         finally:
             await browser.close()

@@ -23,6 +23,7 @@ function showReplayStep() {
   $("title").textContent = `${say("title")} · ${replay.title} · ${say("round", { round: replay.round })}`;
   const stakes = [say("step", { n: replayAt + 1, count: steps.length })];
   if (step.pot !== null && step.pot !== undefined) stakes.unshift(say("pot", { amount: coins(step.pot) }));
+  else if (step.base) stakes.unshift(say("base", { amount: coins(step.base) })); // (muxi: no pot)
   $("stakes").textContent = stakes.join(" · ");
   $("others").replaceChildren();
   $("mine").replaceChildren();
