@@ -316,3 +316,27 @@ def test_a_round_the_table_was_cancelled_in_ends_with_its_reason():
     replay = kept.watched_by(1)
     assert replay["steps"][-1] == {**replay["steps"][-1], "kind": "end", "text": "管理员已结束本桌"}
     assert replay["results"] is None
+
+
+def test_muxi_the_bankers_two_jokers_end_the_round_at_the_deal_and_are_shown():
+    kept = Kept(muxi.MuxiTable.new(), [1, 2], 5_000)
+    shuffle = rigged([2, 1], {1: "SJ BJ", 2: "2H 3H"})
+    for person in (1, 2):
+        kept.apply(Ready(person, shuffle))
+    kept.apply(muxi.BeBanker(1))
+    replay = kept.watched_by(2)
+    assert [step["kind"] for step in replay["steps"]] == ["start", "move", "deal", "showdown", "results"]
+    assert seat_of(replay["steps"][2], 1)["cards"] == ["?", "?"]
+    assert seat_of(replay["steps"][3], 1)["cards"] == ["SJ", "BJ"]
+
+
+def test_muxi_a_player_who_escapes_keeps_their_cards_face_down():
+    kept = Kept(muxi.MuxiTable.new(), [1, 2], 5_000)
+    for person in (1, 2):
+        kept.apply(Ready(person, rigged([2, 1], {1: "2S 3S", 2: "2H 3H"})))
+    kept.apply(muxi.BeBanker(1))
+    kept.apply(Leave(2))
+    replay = kept.watched_by(1)
+    assert [step["text"] for step in replay["steps"]][-2] == "小红 🏃 逃跑"
+    assert "showdown" not in kinds(replay)
+    assert all(seat_of(step, 2)["cards"] in ([], ["?", "?"]) for step in replay["steps"])
