@@ -219,3 +219,14 @@ async def test_actions_that_do_not_replay_are_answered_as_a_round_without_them(s
         db.execute("""UPDATE round_moves SET action = '{"type":"Draw","person":1}' WHERE before IS NULL""")
     replay = await watched(client, 2, table, 1)
     assert replay["kept"] is False and replay["results"]["lines"]
+
+
+async def test_a_table_that_closes_after_a_round_keeps_its_replay_button(served):
+    bot, _, _ = served
+    table = await play_a_muxi_round(bot)
+    for person in (1, 2):
+        await bot.driver.press(person, GROUP, "离桌")
+    await bot.runtime.wait_idle()
+    assert bot.runtime.tables.get(GROUP) is None  # everyone left: the table is closed
+    last = bot.driver.message_with(GROUP, label="▶ 回放")
+    assert "结算" in last.text and urls(last) == [f"https://t.me/paiju_test_bot/table?startapp=r{table}_1"]

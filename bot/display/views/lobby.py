@@ -12,6 +12,7 @@ from bot.display.views.common import (
     keyboard,
     mention,
     name,
+    replay_keyboard,
     short_hash,
     signed,
 )
@@ -175,6 +176,13 @@ def app_row(live: LiveTable, language: str) -> list[tuple[str, str]]:
         (t(language, "miniapp.open"), link),
         *([(t(language, "button.replay"), replay)] if showing and replay else []),
     ]
+
+
+def closed_keyboard(live: LiveTable, language: str) -> Markup | None:
+    """A closed table's message: "▶ 回放" under its last round's results, if it shows them."""
+    if not live.view.results or live.view.results_round != live.round_no:
+        return None
+    return replay_keyboard(live.table_id, live.view.results_round, language)
 
 
 def lobby_keyboard(live: LiveTable, language: str) -> Markup | None:

@@ -18,6 +18,7 @@ from bot.display.views.common import (
 )
 from bot.display.views.lobby import (
     app_row,
+    closed_keyboard,
     dm_prompt,
     dm_result,
     footer_lines,
@@ -275,7 +276,7 @@ def _other_amount(live: LiveTable, person: int, language: str) -> list[tuple[str
 def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     engine = engine_of(live)
     if engine.closed:
-        return None
+        return closed_keyboard(live, language)
     if engine.phase is Phase.LOBBY:
         return lobby_keyboard(live, language)
     rows = [[table_button(live, language, "button.cards", "cards")]]
