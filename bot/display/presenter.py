@@ -74,8 +74,9 @@ class Presenter:
             bot, store, self.sender, self.replies, self, chat_events, dms, clock
         )
         self.orphans = self.courier.orphans  # the DMs where a message may show whose id was never learnt
-        # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
-        # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
+        # A last round's message (the table's, a DM) a new round is to leave behind: its id, the text
+        # it is then to be edited to (the table: that round's results; a DM: none, it has its end),
+        # and its buttons then (the table: "▶ 回放", when the bot has a Mini App).
         self.last_round: dict[TableKey | DmKey, LastRound] = {}
         # A DM saying 托管中 (its button 我回来了): the text it is to keep once that is over (in memory
         # only: after a restart such a DM loses its button only).
