@@ -25,7 +25,7 @@ from bot.display.i18n import t
 from bot.display.views import showhand as showhand_view
 from bot.display.views.acted import folded_as
 from bot.display.views.app import ResultLineJSON, ResultsJSON, SeatJSON, seat, tokens
-from bot.display.views.common import coins, name, replay_startapp, signed
+from bot.display.views.common import coins, name, replay_startapp, signed, verify_link
 from bot.display.views.muxi import judged_label
 from bot.display.views.showdown import beats, hand_name
 from bot.model.live_table import Engine, LiveTable, view_from_plain
@@ -73,6 +73,7 @@ class ReplayJSON(TypedDict):
     results: ResultsJSON | None
     commitment: str
     verify: str  # where its deck and salt are shown: 🔓 … /verify <table> <round>
+    verify_link: str | None  # the bot's deep link that shows them (None: the bot's name unknown)
     me: int
     language: str
     strings: dict[str, str]
@@ -88,6 +89,7 @@ def replay_view(
     viewer: int,
     language: str,
     page_strings: Mapping[str, str],
+    bot_username: str | None = None,
 ) -> ReplayJSON:
     """Round ``record`` as ``viewer`` may watch it again (``moves``: its kept actions, None for a
     round played before they were; ``names``: as the table knows its people)."""
@@ -109,6 +111,7 @@ def replay_view(
         "results": results,
         "commitment": record.commitment,
         "verify": t(language, "round.verify", table=record.table_id, round=record.round_no),
+        "verify_link": verify_link(bot_username, record.table_id, record.round_no) if bot_username else None,
         "me": viewer,
         "language": language,
         "strings": strings,

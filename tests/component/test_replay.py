@@ -103,6 +103,16 @@ async def test_a_muxi_round_is_replayed_move_by_move_from_its_results_button(ser
     assert seat_of(replay["steps"][5], 1)["cards"] == ["2S", "3S", "5C"]  # shown at the show-down
     saved = await bot.runtime.store.get_round(table, 1)
     assert replay["commitment"] == saved.commitment
+
+    # Its "🔓 /verify" line opens the bot's DM, which answers with the round's deck and salt.
+    assert replay["verify_link"] == f"https://t.me/paiju_test_bot?start=v{table}_1"
+    await bot.driver.send(2, 2, f"/start v{table}_1")
+    await bot.runtime.wait_idle()
+    proof = bot.driver.texts(2)[-1]
+    assert saved.commitment in proof and saved.deck in proof and saved.salt in proof
+    await bot.driver.send(2, 2, f"/start v{table}_99")
+    await bot.runtime.wait_idle()
+    assert "找不到这一局" in bot.driver.texts(2)[-1]
     assert {line["person"]: line["net"] for line in replay["results"]["lines"]} == {
         result.person_id: result.net for result in saved.results
     }

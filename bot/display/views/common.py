@@ -142,6 +142,12 @@ def replay_startapp(table_id: int, round_no: int) -> str:
     return f"r{table_id}_{round_no}"
 
 
+def verify_link(bot_username: str, table_id: int, round_no: int) -> str:
+    """The bot's deep link that answers with a round's fairness proof, as ``/verify <table> <round>``
+    does (``/start v<table>_<round>``: the replay's "🔓" line opens it)."""
+    return f"https://t.me/{bot_username}?start=v{table_id}_{round_no}"
+
+
 def replay_keyboard(table_id: int, round_no: int, language: str) -> Markup | None:
     """A round's results message's one button, "▶ 回放" (none when the bot has no Mini App)."""
     link = MINI_APP.replay(table_id, round_no)

@@ -65,11 +65,12 @@ async def replay(app: MiniApp, request: web.Request) -> web.Response:
     names = {**_names(moves.before if moves else None), **_names(saved.state if saved else None)}
     if not await _may_watch(app, record, names, person.id, language):
         raise app.refuse(403, "forbidden", "not a member of the round's group", "not a member")
+    username = runtime.bot.username or None  # (for the "🔓 /verify" deep link)
     try:
-        view = replay_view(record, moves, names, person.id, language, page_strings(language))
+        view = replay_view(record, moves, names, person.id, language, page_strings(language), username)
     except (RuleError, ValueError, KeyError, TypeError):  # what was kept is not this round's
         log.exception("table %s round %s: its kept actions do not replay", table, round_no)
-        view = replay_view(record, None, names, person.id, language, page_strings(language))
+        view = replay_view(record, None, names, person.id, language, page_strings(language), username)
     return web.Response(text=compact_json(view), content_type="application/json")
 
 

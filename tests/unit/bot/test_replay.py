@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bot.display.replay import replay_view, startapp_of
+from bot.handlers.account import verify_payload
 from bot.model.live_table import ViewState, state_of
 from games import muxi, showhand
 from games.events import DeckRevealed, RoundStarted
@@ -340,3 +341,9 @@ def test_muxi_a_player_who_escapes_keeps_their_cards_face_down():
     assert [step["text"] for step in replay["steps"]][-2] == "小红 🏃 逃跑"
     assert "showdown" not in kinds(replay)
     assert all(seat_of(step, 2)["cards"] in ([], ["?", "?"]) for step in replay["steps"])
+
+
+def test_a_verify_deep_link_names_its_round():
+    assert verify_payload("v12_3") == (12, 3)
+    for other in ("t12", "v12", "v12_", "v_3", "v1_²", "v12_3_4", ""):
+        assert verify_payload(other) is None, other

@@ -61,7 +61,12 @@ function replayToggle() {
 
 function showProof() {
   const proof = $("proof");
-  proof.replaceChildren(el("div", "", say("commitment")), el("code", "", replay.commitment), el("div", "verify", replay.verify));
+  const verify = el(replay.verify_link ? "a" : "div", "verify", replay.verify);
+  if (replay.verify_link) { // the bot answers with the round's deck and salt (as /verify does)
+    verify.href = replay.verify_link;
+    verify.onclick = (event) => { if (tg) { event.preventDefault(); tg.openTelegramLink(replay.verify_link); } };
+  }
+  proof.replaceChildren(el("div", "", say("commitment")), el("code", "", replay.commitment), verify);
   proof.hidden = false;
 }
 
