@@ -77,8 +77,7 @@ def action_from_plain(data: Mapping[str, Any], shuffle: Shuffle | None = None) -
 
 @dataclass(frozen=True)
 class Played:
-    """One action of the round and what the engine said it made happen; ``engine`` is the table
-    right after it (the same object throughout: read it before the next step)."""
+    """One action of the round and what the engine said it made happen."""
 
     action: object
     events: list[Any]

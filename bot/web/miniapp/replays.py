@@ -28,6 +28,7 @@ from storage.jsontext import compact_json
 
 log = logging.getLogger(__name__)
 ROUTE = "api/replay"
+NO_STORE = {"Cache-Control": "no-store"}
 
 
 class MiniApp(Protocol):
@@ -71,7 +72,8 @@ async def replay(app: MiniApp, request: web.Request) -> web.Response:
     except (RuleError, ValueError, KeyError, TypeError):  # what was kept is not this round's
         log.exception("table %s round %s: its kept actions do not replay", table, round_no)
         view = replay_view(record, None, names, person.id, language, page_strings(language), username)
-    return web.Response(text=compact_json(view), content_type="application/json")
+    # (what one person may see: never kept by a cache on the way)
+    return web.Response(text=compact_json(view), content_type="application/json", headers=NO_STORE)
 
 
 async def _may_watch(
