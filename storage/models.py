@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -97,6 +98,23 @@ class RoundRecord:
     deck: str
     salt: str
     results: tuple[RoundResult, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundMove:
+    """One action of a round under way, saved with it (for the round's replay): the action as
+    plain JSON, and for the round's first action the table as saved just before it."""
+
+    action: Mapping[str, Any]
+    before: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundMoves:
+    """A round's kept actions, in order, and the table as it was before the first."""
+
+    before: dict[str, Any]
+    actions: tuple[dict[str, Any], ...]
 
 
 @dataclass(frozen=True, slots=True)

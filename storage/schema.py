@@ -375,6 +375,32 @@ PG_V10_DM_REFUSED: tuple[str, ...] = ("ALTER TABLE people ADD COLUMN dm_refused 
 # NULL where none were shown (a fold, an escape) and in rounds recorded before.
 V11_ROUND_CARDS: tuple[str, ...] = ("ALTER TABLE round_results ADD COLUMN cards TEXT",)
 PG_V11_ROUND_CARDS: tuple[str, ...] = ("ALTER TABLE round_results ADD COLUMN cards text",)
+# A round's actions, so any finished round can be replayed (issue 49, 回放): each action applied
+# while a round is under way (and the one that started it), saved with the action in one
+# transaction. ``seq`` is the table's version after it; ``before`` is the table as saved just before
+# the round's first action (its engine, and its view: the names), NULL for every later one. The
+# deck is the round's record's (``rounds``): the first action is kept without it. Rounds played
+# before this step have no rows: their replay says so.
+V12_ROUND_MOVES: tuple[str, ...] = (
+    """CREATE TABLE round_moves (
+        table_id INTEGER NOT NULL REFERENCES tables (id),
+        round_no INTEGER NOT NULL,
+        seq      INTEGER NOT NULL,
+        action   TEXT    NOT NULL CHECK (json_valid(action)),
+        before   TEXT    CHECK (before IS NULL OR json_valid(before)),
+        PRIMARY KEY (table_id, round_no, seq)
+    ) WITHOUT ROWID""",
+)
+PG_V12_ROUND_MOVES: tuple[str, ...] = (
+    """CREATE TABLE round_moves (
+        table_id bigint  NOT NULL REFERENCES tables (id),
+        round_no integer NOT NULL,
+        seq      bigint  NOT NULL,
+        action   json    NOT NULL,
+        before   json,
+        PRIMARY KEY (table_id, round_no, seq)
+    )""",
+)
 
 
 MIGRATIONS: tuple[Step, ...] = (
@@ -389,6 +415,7 @@ MIGRATIONS: tuple[Step, ...] = (
     Step(V9_WORKER_LEASES, PG_V9_WORKER_LEASES),
     Step(V10_DM_REFUSED, PG_V10_DM_REFUSED),
     Step(V11_ROUND_CARDS, PG_V11_ROUND_CARDS),
+    Step(V12_ROUND_MOVES, PG_V12_ROUND_MOVES),
 )
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 

@@ -32,6 +32,8 @@ from storage.models import (
     LedgerEntry,
     Person,
     PersonStats,
+    RoundMove,
+    RoundMoves,
     RoundRecord,
     SavedRound,
     SavedTable,
@@ -391,6 +393,7 @@ class Store:
         joined: Collection[int] = (),
         taken: Sequence[int] = (),
         owed: str | None = None,
+        move: RoundMove | None = None,
     ) -> bool:
         """Book one engine action's ``Paid`` events and save the table, in one transaction.
 
@@ -403,9 +406,15 @@ class Store:
         the coins the table states they hold after the action; None: unchanged) must be backed by
         the wallets (exactly, for those who sat down with it: ``joined``), one open table a person:
         else ``SeatRefused`` and nothing is booked. ``taken``: the updates the action answers,
-        marked taken in its transaction (``UpdateTaken`` if one was already).
+        marked taken in its transaction (``UpdateTaken`` if one was already). ``move``: the action
+        kept for the round's replay, in the same transaction (``round_moves``).
         """
         state_text = compact_json(state)  # (here: bad input fails before anything is queued)
+        move_texts = (
+            None
+            if move is None
+            else (compact_json(move.action), None if move.before is None else compact_json(move.before))
+        )
         messages = self._take_unsaved(table_id)  # (written with the action: one write)
         if messages is not None:
             messages["fence"] = None  # (the action's write is fenced)
@@ -430,6 +439,7 @@ class Store:
                 taken=taken,
                 messages=messages,
                 owed=owed,
+                move=move_texts,
             )
         except BaseException:
             if messages is not None:
@@ -628,6 +638,10 @@ class Store:
     async def chat_tables(self, chat_id: int, limit: int = summaries.RECENT_TABLES) -> list[TableSummary]:
         """The summaries of a chat's last tables where a round was played, newest first."""
         return await self._read(summaries.chat_tables, chat_id, limit)
+
+    async def round_moves(self, table_id: int, round_no: int) -> RoundMoves | None:
+        """A round's actions as kept for its replay (None: a round played before they were kept)."""
+        return await self._read(tables.round_moves, table_id, round_no)
 
 
 def _unsaved_lost(table_id: int, write: asyncio.Future[object]) -> None:

@@ -26,7 +26,7 @@ from storage.errors import (
     UpdateTaken,
 )
 from storage.jsontext import compact_json
-from storage.models import GAMES, RoundRecord, SavedTable
+from storage.models import GAMES, RoundMoves, RoundRecord, SavedTable
 from storage.partitions import PARTITION_SQL, Fence, fenced
 from storage.people import ensure_chat
 from storage.sql import Query, Violation, first, first_to_change, many, marks, rows, run, value
@@ -146,6 +146,7 @@ def commit_action(
     taken: Sequence[int] = (),
     messages: Mapping[str, Any] | None = None,
     owed: str | None = None,
+    move: tuple[str, str | None] | None = None,
 ) -> Query[bool]:
     """Book one action's movements and save the table (``state``: its
     :func:`~storage.jsontext.compact_json`); False (and no change) on a replayed batch.
@@ -159,7 +160,9 @@ def commit_action(
     table states for them, ``joined`` those who sat down with it; see :func:`save_seats`.
     ``taken``: the updates this action answers, marked taken in the same transaction
     (``storage/updates.py``); ``UpdateTaken`` and no change if one was taken already. ``owed``: the
-    first is a press whose answer is still to come (its query's id).
+    first is a press whose answer is still to come (its query's id). ``move``: the action kept
+    for the round's replay (its JSON, and for a round's first action the table's JSON before it),
+    under ``round_no`` and ``action_seq``.
     """
     legs = wallet.action_legs(table_id, round_no, action_seq, payments)
     deadline_text = None if deadline is None else to_db(deadline)
@@ -207,9 +210,31 @@ def commit_action(
             table_id,
         ),
     )
+    if move is not None:
+        yield from run(
+            "INSERT INTO round_moves (table_id, round_no, seq, action, before) VALUES (?, ?, ?, ?, ?)",
+            (table_id, round_no, action_seq, *move),
+        )
     if round_record is not None:
         yield from insert_round(table_id, saved["chat_id"], saved["game"], round_record, now_text)
     return True
+
+
+def round_moves(table_id: int, round_no: int) -> Query[RoundMoves | None]:
+    """A round's kept actions in order, and the table before the first; None when none were kept
+    (a round played before they were) or the first is missing."""
+    found = yield from rows(
+        "SELECT action, before FROM round_moves WHERE table_id = ? AND round_no = ? ORDER BY seq",
+        (table_id, round_no),
+    )
+    if not found or found[0]["before"] is None:
+        return None
+    return RoundMoves(before=_json(found[0]["before"]), actions=tuple(_json(row["action"]) for row in found))
+
+
+def _json(text: Any) -> Any:
+    """A JSON column's value (SQLite hands back its text; so does asyncpg for ``json``)."""
+    return json.loads(text) if isinstance(text, str) else text
 
 
 def save_seats(table_id: int, seats: Mapping[int, int], joined: Collection[int] = ()) -> Query[None]:

@@ -25,7 +25,17 @@ from storage.schema import migrate
 from storage.sql import marks
 
 # In the order their foreign keys allow; ``accounts`` exists already (its three rows: balances set).
-COPIED = ("people", "chats", "tables", "ledger", "rounds", "round_results", "seats", "updates_taken")
+COPIED = (
+    "people",
+    "chats",
+    "tables",
+    "ledger",
+    "rounds",
+    "round_results",
+    "round_moves",
+    "seats",
+    "updates_taken",
+)
 IDENTITIES = ("tables", "ledger", "rounds")  # ids kept: their sequences continue after the last
 FIGURES = ("people", "ledger_rows", "open_tables", "granted", "balances", "escrow", "house")
 

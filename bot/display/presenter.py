@@ -26,11 +26,11 @@ from dataclasses import replace
 from telegram import Bot
 
 from bot.display.game_kinds import KINDS
-from bot.display.views.common import Rendering
+from bot.display.views.common import Rendering, replay_keyboard
 from bot.display.views.lobby import off_autopilot
 from bot.model.live_table import LiveTable
 from bot.model.shown import Shown
-from bot.send.courier import Courier, TableEvents
+from bot.send.courier import Courier, LastRound, TableEvents
 from bot.send.dm_reach import DmReach
 from bot.send.kept_tables import message_of
 from bot.send.messages import (
@@ -74,9 +74,10 @@ class Presenter:
             bot, store, self.sender, self.replies, self, chat_events, dms, clock
         )
         self.orphans = self.courier.orphans  # the DMs where a message may show whose id was never learnt
-        # A last round's message (the table's, a DM) a new round is to leave behind: its id, and the
-        # text it is then to be edited to (the table: that round's results; a DM: none, it has its end).
-        self.last_round: dict[TableKey | DmKey, tuple[int, str | None]] = {}
+        # A last round's message (the table's, a DM) a new round is to leave behind: its id, the text
+        # it is then to be edited to (the table: that round's results; a DM: none, it has its end),
+        # and its buttons then (the table: "▶ 回放", when the bot has a Mini App).
+        self.last_round: dict[TableKey | DmKey, LastRound] = {}
         # A DM saying 托管中 (its button 我回来了): the text it is to keep once that is over (in memory
         # only: after a restart such a DM loses its button only).
         self.autopilot_ends: dict[DmKey, str] = {}
@@ -92,7 +93,10 @@ class Presenter:
             last = self.last_round.pop(TableKey(live.table_id), None)
             old, live.message_id = live.message_id, None
             if last is not None and last[0] == old:  # the last round's message keeps its results
-                self.clean_up(Cleanup(live.chat_id, old, last[1], table_id=live.table_id), since=self.clock())
+                self.clean_up(
+                    Cleanup(live.chat_id, old, last[1], markup=last[2], table_id=live.table_id),
+                    since=self.clock(),
+                )
             else:
                 self.clean_up(Cleanup(live.chat_id, old, delete=True, table_id=live.table_id))
         kind = KINDS[live.game]
@@ -152,13 +156,15 @@ class Presenter:
     def keep_last_round_table(self, live: LiveTable, screen: Rendering) -> None:
         """A new round gets its own table message (as a prompt does: a new message while the bot's
         new-message budget has room, else an edit of the last one): the last one keeps that round's
-        results only (no lobby, no buttons). The first round goes on in its lobby's message."""
+        results only (no lobby; its one button "▶ 回放" when the bot has a Mini App). The first round
+        goes on in its lobby's message."""
         if live.message_id is None or not live.view.results or live.view.results_round != live.round_no - 1:
             return
         live.shown.pop("table", None)
         self.last_round[TableKey(live.table_id)] = (
             live.message_id,
             KINDS[live.game].results_text(live, screen),
+            replay_keyboard(live.table_id, live.view.results_round, screen.language),
         )
 
     def keep_last_round_dms(self, live: LiveTable) -> None:
@@ -177,7 +183,7 @@ class Presenter:
                 self.clean_up(
                     Cleanup(person, message_id, ending or last.payload.text, table_id=live.table_id)
                 )
-            self.last_round[key] = (message_id, ending)
+            self.last_round[key] = (message_id, ending, None)
 
     def stale_buttons(self, chat_id: int, message_id: int) -> None:
         """A DM message pressed that is not the person's DM for the table now (a prompt Telegram
@@ -200,12 +206,12 @@ class Presenter:
     def drop_cleanup(self, chat_id: int, message_id: int) -> None:
         self.sender.withdraw(chat_id, CleanupKey(chat_id, message_id))
 
-    def last_round_of(self, key: TableKey | DmKey, message_id: int | None) -> tuple[int, str | None] | None:
+    def last_round_of(self, key: TableKey | DmKey, message_id: int | None) -> LastRound | None:
         """The last round's message ``key`` shows now, if a new round is to leave it behind."""
         last = self.last_round.get(key)
         return last if last is not None and last[0] == message_id else None
 
-    def left_behind(self, key: TableKey | DmKey, last: tuple[int, str | None]) -> None:
+    def left_behind(self, key: TableKey | DmKey, last: LastRound) -> None:
         """The new round shows (anew, or in the last round's message): ``last`` is left behind."""
         if self.last_round.get(key) is last:
             del self.last_round[key]

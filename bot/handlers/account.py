@@ -23,6 +23,7 @@ from bot.handlers.common import (
     runtime_of,
 )
 from bot.settings import LANGUAGES
+from storage import SavedRound
 
 LANGUAGE_PICK = "lang:"
 
@@ -44,6 +45,9 @@ async def start(update: Update, context: Context) -> None:
     table_id = parse_id(payload[1:]) if payload.startswith("t") else None
     if table_id is not None:
         lines.append(await _back_to_table(context, user.id, table_id, language))
+    elif (asked := verify_payload(payload)) is not None:  # a replay's "🔓 /verify" link
+        found = await runtime_of(context).store.get_round(*asked)
+        lines.append(t(language, "verify.none") if found is None else _proof(found, language))
     lines.append(t(language, "start.next"))
     reply(context, update, "\n".join(lines))
 
@@ -159,19 +163,30 @@ async def verify(update: Update, context: Context) -> None:
     if found is None:
         reply(context, update, t(language, "verify.none"))
         return
-    reply(
-        context,
-        update,
-        t(
-            language,
-            "verify.proof",
-            table=found.table_id,
-            round=found.round_no,
-            commitment=found.commitment,
-            deck=found.deck,
-            salt=found.salt,
-        ),
+    reply(context, update, _proof(found, language))
+
+
+def _proof(found: SavedRound, language: str) -> str:
+    """A round's fairness proof: its commitment, deck order and salt, and how to check them."""
+    return t(
+        language,
+        "verify.proof",
+        table=found.table_id,
+        round=found.round_no,
+        commitment=found.commitment,
+        deck=found.deck,
+        salt=found.salt,
     )
+
+
+def verify_payload(payload: str) -> tuple[int, int] | None:
+    """The round a ``/start v<table>_<round>`` deep link asks /verify about (a replay links so:
+    ``bot.display.views.common.verify_link``); None for any other payload."""
+    if not payload.startswith("v"):
+        return None
+    table, _, round_no = payload[1:].partition("_")
+    ids = parse_id(table), parse_id(round_no)
+    return None if ids[0] is None or ids[1] is None else (ids[0], ids[1])
 
 
 HANDLERS = [

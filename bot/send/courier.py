@@ -21,7 +21,7 @@ from telegram import Bot
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot import telegram_facts
-from bot.model.shown import Shown
+from bot.model.shown import Markup, Shown
 from bot.send import orphans
 from bot.send.aiohttp_request import may_have_arrived
 from bot.send.dm_reach import DmReach
@@ -47,7 +47,8 @@ RETRY = 3.0  # seconds before a send that failed for a passing reason (a network
 LATE = 1.0  # a prompt delivered later than this after its turn began gives the turn that time back
 
 
-LastRound = tuple[int, str | None]  # a last round's message: its id, and the text it is to end with
+# A last round's message: its id, the text it is to end with, and its buttons then (the replay's).
+LastRound = tuple[int, str | None, Markup | None]
 T_contra = TypeVar("T_contra", bound=TableState, contravariant=True)
 
 
@@ -70,9 +71,7 @@ class Keeper(Protocol):
     """What the courier asks of whoever keeps the messages up (``bot.display.presenter.Presenter``):
     which message a new round leaves behind, whether a message goes anew, the messages left behind."""
 
-    def last_round_of(
-        self, key: TableKey | DmKey, message_id: int | None
-    ) -> tuple[int, str | None] | None: ...
+    def last_round_of(self, key: TableKey | DmKey, message_id: int | None) -> LastRound | None: ...
 
     def left_behind(self, key: TableKey | DmKey, last: LastRound) -> None: ...
 
@@ -215,9 +214,8 @@ class Courier(Generic[T]):
         if last is not None and wanted.text is not None:
             self.keeper.left_behind(wanted.key, last)  # the new round shows (anew or in it)
             if earlier is not None and last[1] is not None:  # the last round's table: its results
-                self.keeper.clean_up(
-                    Cleanup(wanted.chat_id, earlier, last[1], table_id=wanted.table_id), since=parcel.since
-                )
+                ending = Cleanup(wanted.chat_id, earlier, last[1], markup=last[2], table_id=wanted.table_id)
+                self.keeper.clean_up(ending, since=parcel.since)
         elif earlier is not None and isinstance(wanted, PersonalMessage) and not ended:
             self._leave_behind(wanted, earlier, shown)
         self._late(parcel, live, wanted, shown)

@@ -206,14 +206,16 @@ class Reply:
 @dataclass(frozen=True)
 class Cleanup:
     """A message left behind, brought to its last state once: deleted (a prompt posted anew), or
-    edited to ``text`` with no buttons (a last round's table message, a last round's DM), or, with
-    no text, only its buttons taken away. ``table_id``: the table it was a message of (None: none
-    known), whose worker alone may send it (a table let go takes it along)."""
+    edited to ``text`` with ``markup`` (a last round's table message: its replay's button), else
+    none (a last round's DM), or, with no text, only its buttons taken away. ``table_id``: the
+    table it was a message of (None: none known), whose worker alone may send it (a table let go
+    takes it along)."""
 
     chat_id: int
     message_id: int
     text: str | None = None
     delete: bool = False
+    markup: Markup | None = None
     table_id: int | None = None
 
     @property
@@ -224,7 +226,7 @@ class Cleanup:
         if self.delete:
             await bot.delete_message(self.chat_id, self.message_id)
         else:
-            await edit(bot, self.chat_id, self.message_id, self.text, None)
+            await edit(bot, self.chat_id, self.message_id, self.text, self.markup if self.text else None)
 
 
 async def show(

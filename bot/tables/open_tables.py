@@ -32,6 +32,7 @@ from bot.model.live_table import (
 )
 from bot.updates.seen import HANDLING
 from games.cards import format_cards
+from games.codec import Plain
 from games.errors import RuleError
 from games.events import (
     ClosingAfterRound,
@@ -45,11 +46,24 @@ from games.events import (
     TimerStarted,
     Unseated,
 )
+from games.replay import action_to_plain
 from games.table import Join
-from storage import RoundRecord, RoundResult, SavedTable, StaleVersion, Store
+from storage import RoundMove, RoundRecord, RoundResult, SavedTable, StaleVersion, Store
 
 log = logging.getLogger(__name__)
 _PENALTIES = (PayReason.ESCAPE_PENALTY, PayReason.BANKER_ESCAPE)
+
+
+def _kept_move(
+    action: Action, events: list[Event], before: dict[str, Plain], in_round: bool
+) -> RoundMove | None:
+    """The action as kept for its round's replay (``games/replay.py``): every action while a round
+    is under way, and the one that starts it, with the table as saved before it (its engine to
+    re-run, its view for the names); None for an action between rounds."""
+    started = any(isinstance(event, RoundStarted) for event in events)
+    if not (in_round or started):
+        return None
+    return RoundMove(action_to_plain(action), before if started else None)
 
 
 class SavedBefore(Exception):
@@ -203,6 +217,7 @@ class Tables:
 
     async def _apply(self, live: LiveTable, action: Action) -> list[Event]:
         turn = live.turn  # (what its clock knows besides what is saved: kept if the save fails)
+        before, in_round = live.saved, live.in_round  # (for the round's replay: ``_kept_move``)
         try:
             # The table's engine is its game's and so are the actions its buttons make (another
             # game's would raise TypeError): a pairing no checker follows from ``live.game``.
@@ -237,6 +252,7 @@ class Tables:
                 joined=joined,
                 taken=taken,
                 owed=owed,
+                move=_kept_move(action, events, before, in_round),
             )
             if not booked:
                 raise SavedBefore(f"table {live.table_id}: action {live.engine.version} was saved before")

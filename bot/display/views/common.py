@@ -130,6 +130,29 @@ class MiniAppLink:
     def of(self, table_id: int) -> str | None:
         return None if self.base is None else f"{self.base}?startapp=t{table_id}"
 
+    def replay(self, table_id: int, round_no: int) -> str | None:
+        """The link that opens a finished round's replay (回放) in the Mini App: for the results
+        message's "▶ 回放" button, and for /history; None until the bot serves a Mini App."""
+        return None if self.base is None else f"{self.base}?startapp={replay_startapp(table_id, round_no)}"
+
+
+def replay_startapp(table_id: int, round_no: int) -> str:
+    """The Mini App's start parameter that opens a round's replay: ``r<table>_<round>``, the two
+    numbers /verify takes (Telegram allows letters, digits and ``_`` in it)."""
+    return f"r{table_id}_{round_no}"
+
+
+def verify_link(bot_username: str, table_id: int, round_no: int) -> str:
+    """The bot's deep link that answers with a round's fairness proof, as ``/verify <table> <round>``
+    does (``/start v<table>_<round>``: the replay's "🔓" line opens it)."""
+    return f"https://t.me/{bot_username}?start=v{table_id}_{round_no}"
+
+
+def replay_keyboard(table_id: int, round_no: int, language: str) -> Markup | None:
+    """A round's results message's one button, "▶ 回放" (none when the bot has no Mini App)."""
+    link = MINI_APP.replay(table_id, round_no)
+    return None if link is None else keyboard([[(t(language, "button.replay"), link)]])
+
 
 MINI_APP = MiniAppLink()
 

@@ -12,6 +12,7 @@ from bot.display.views.common import (
     keyboard,
     mention,
     name,
+    replay_keyboard,
     short_hash,
     signed,
 )
@@ -164,9 +165,24 @@ def table_button(live: LiveTable, language: str, key: str, action: str) -> tuple
 
 
 def app_row(live: LiveTable, language: str) -> list[tuple[str, str]]:
-    """The row of the button that opens the table in the Mini App (none when the bot has none)."""
+    """The row of the button that opens the table in the Mini App (none when the bot has none),
+    with "▶ 回放" beside it while the message shows a finished round's results."""
     link = MINI_APP.of(live.table_id)
-    return [] if link is None else [(t(language, "miniapp.open"), link)]
+    if link is None:
+        return []
+    replay = MINI_APP.replay(live.table_id, live.view.results_round)
+    showing = live.view.results and live.view.results_round == live.round_no and not live.in_round
+    return [
+        (t(language, "miniapp.open"), link),
+        *([(t(language, "button.replay"), replay)] if showing and replay else []),
+    ]
+
+
+def closed_keyboard(live: LiveTable, language: str) -> Markup | None:
+    """A closed table's message: "▶ 回放" under its last round's results, if it shows them."""
+    if not live.view.results or live.view.results_round != live.round_no:
+        return None
+    return replay_keyboard(live.table_id, live.view.results_round, language)
 
 
 def lobby_keyboard(live: LiveTable, language: str) -> Markup | None:

@@ -7,6 +7,7 @@ from bot.display.views.acted import acted
 from bot.display.views.common import Rendering, cards_text, closed_up, keyboard, name, signed
 from bot.display.views.lobby import (
     app_row,
+    closed_keyboard,
     dm_prompt,
     dm_result,
     footer_lines,
@@ -180,7 +181,7 @@ def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     engine = engine_of(live)
     phase = engine.phase
     if phase is Phase.CLOSED:
-        return None
+        return closed_keyboard(live, language)
     if phase is Phase.LOBBY:
         return lobby_keyboard(live, language)
 

@@ -18,6 +18,7 @@ from bot.display.views.common import (
 )
 from bot.display.views.lobby import (
     app_row,
+    closed_keyboard,
     dm_prompt,
     dm_result,
     footer_lines,
@@ -77,6 +78,11 @@ def _said_as(move: Acted) -> str:
     number (``加注 400``, not ``加注 400（本轮到 400）``)."""
     raise_code = ACTION_CODES[Move.RAISE]
     return f"{raise_code}_first" if move.move == raise_code and move.round_total == move.paid else move.move
+
+
+def told(live: LiveTable, move: Acted, language: str) -> str:
+    """A move as the table tells it (the replay tells each move so: ``bot/display/replay.py``)."""
+    return _told(live, move, language)
 
 
 def _amounts(move: Acted) -> dict[str, str]:
@@ -288,7 +294,7 @@ def _other_amount(live: LiveTable, person: int, language: str) -> list[tuple[str
 def table_keyboard(live: LiveTable, language: str) -> Markup | None:
     engine = engine_of(live)
     if engine.closed:
-        return None
+        return closed_keyboard(live, language)
     if engine.phase is Phase.LOBBY:
         return lobby_keyboard(live, language)
     rows = [[table_button(live, language, "button.cards", "cards")]]

@@ -7,7 +7,9 @@ Under one path prefix (``/miniapp/`` unless ``PAIJU_WEBAPP_URL`` names another):
 * ``POST <prefix>api/ticket``    a ticket for the event stream (``?table=<id>``): ``{"ticket"}``;
 * ``GET  <prefix>api/events``    the table pushed at every change (Server-Sent Events,
                                  ``?table=<id>&ticket=<ticket>``);
-* ``POST <prefix>api/act``       a press: ``{"table", "round", "action", "arg"}``.
+* ``POST <prefix>api/act``       a press: ``{"table", "round", "action", "arg"}``;
+* ``GET  <prefix>api/replay``    a finished round's replay (``?table=<id>&round=<no>``:
+                                 ``bot/web/miniapp/replays.py``).
 
 Every API request but the stream carries Telegram's signed initData in the ``X-Telegram-Init-Data``
 header, never in the URL (which proxies write to their access logs): unsigned, forged or stale
@@ -41,6 +43,7 @@ from bot.model.live_table import LiveTable
 from bot.settings import DEFAULT_LANGUAGE
 from bot.tables.acting import Actor, Refused, act, refusal_text
 from bot.tables.runtime import Runtime
+from bot.web.miniapp import replays
 from bot.web.miniapp.auth import InvalidInitData, WebAppUser, validate
 from bot.web.miniapp.elsewhere import Elsewhere
 from bot.web.miniapp.hub import Hub, Subscriber
@@ -107,6 +110,7 @@ class MiniApp:
         app.router.add_post(prefix + "api/ticket", self.ticket)
         app.router.add_get(prefix + "api/events", self.events)
         app.router.add_post(prefix + "api/act", self.act)
+        app.router.add_get(prefix + replays.ROUTE, self.replay)  # 回放: a finished round
         app.on_startup.append(self._startup)
         app.on_shutdown.append(self._shutdown)
         app.on_cleanup.append(self._cleanup)
@@ -309,6 +313,9 @@ class MiniApp:
             if request.transport is not None:
                 request.transport.abort()  # (closing would wait for the page to read what is sent)
         return response
+
+    async def replay(self, request: web.Request) -> web.StreamResponse:
+        return await replays.replay(self, request)
 
     async def act(self, request: web.Request) -> web.StreamResponse:
         person = self.who(request)

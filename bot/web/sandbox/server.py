@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import os
 import random
+import re
 import signal
 import sys
 import tempfile
@@ -94,12 +95,15 @@ class Sandbox:
 
     async def miniapp_launch(self, request: web.Request) -> web.Response:
         """The signed initData Telegram would give the Mini App opened by ``as`` from a table's
-        button (signed with the sandbox's token, as Telegram signs with the bot's)."""
+        button (``table``, or ``start``: ``t<table>``) or a round's "▶ 回放" (``start``:
+        ``r<table>_<round>``), signed with the sandbox's token, as Telegram signs with the bot's."""
         person = self._person(request)
-        table = request.query.get("table", "")
-        if not (table.isascii() and table.isdigit()):
+        table, start = request.query.get("table", ""), request.query.get("start", "")
+        if start and not re.fullmatch(r"t\d{1,18}|r\d{1,18}_\d{1,9}", start, re.ASCII):
+            raise web.HTTPBadRequest(text="which table or round?")
+        if not start and not (table.isascii() and table.isdigit()):
             raise web.HTTPBadRequest(text="which table?")
-        extra = {"start_param": f"t{table}"}
+        extra = {"start_param": start or f"t{table}"}
         code = self.world.people[person].language_code
         if code:  # Telegram tells the Mini App the language of the person's app
             extra["language_code"] = code

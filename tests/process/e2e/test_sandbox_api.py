@@ -91,3 +91,13 @@ async def test_the_people_of_an_english_sandbox_speak_english(page):
     launch = (await client.get("/api/miniapp", params={"as": XIAOHONG, "table": "1"})).json()
     person = validate(launch["init_data"], TOKEN, time.time())
     assert person.id == XIAOHONG and person.language_code == "en" and person.start_param == "t1"
+
+
+async def test_a_replay_link_opens_the_mini_app_for_its_round(page):
+    """A round's "▶ 回放" (startapp=r<table>_<round>) opens the Mini App signed for that round."""
+    _, client = page
+    launch = (await client.get("/api/miniapp", params={"as": XIAOHONG, "start": "r1_2"})).json()
+    assert validate(launch["init_data"], TOKEN, time.time()).start_param == "r1_2"
+    for wrong in ("r1", "x1_2", "r1_2;", "t"):
+        response = await client.get("/api/miniapp", params={"as": XIAOHONG, "start": wrong})
+        assert response.status_code == 400, wrong

@@ -354,7 +354,9 @@ document.addEventListener("visibilitychange", () => {
   if (document.visibilityState === "visible" && !stream && !document.body.dataset.refused) connect();
 });
 
-if (!initData || !tableId) {
+if (/^r\d+_\d+$/.test(startParam)) {
+  // a finished round's replay (回放): replay.js opens it
+} else if (!initData || !tableId) {
   $("banner").hidden = false;
   $("banner").textContent = document.body.dataset.unauthorized || "";
   document.body.dataset.refused = "1";

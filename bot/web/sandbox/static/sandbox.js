@@ -230,7 +230,7 @@ function renderChat(view, people) {
 // "/start <payload>"); a mention goes nowhere; anything else opens in a new tab.
 function openLink(href) {
   const start = new RegExp(`^https?://t\\.me/${state.botUsername}\\?start=([\\w-]+)$`, "i").exec(href);
-  const app = new RegExp(`^https://t\\.me/${state.botUsername}/\\w+\\?startapp=t(\\d+)$`, "i").exec(href);
+  const app = new RegExp(`^https://t\\.me/${state.botUsername}/\\w+\\?startapp=(t\\d+|r\\d+_\\d+)$`, "i").exec(href);
   if (app) {
     openMiniApp(app[1]);
   } else if (start) {
@@ -250,13 +250,14 @@ const THEMES = {
     button_text_color: "#ffffff", secondary_bg_color: "#232e3c", destructive_text_color: "#ec3942" },
 };
 
-async function openMiniApp(table) {
-  state.miniapp = table;
-  const launch = await api(`/api/miniapp?as=${state.me}&table=${table}`);
+// ``start``: what the link's startapp says: t<table> (the table), r<table>_<round> (a round's 回放)
+async function openMiniApp(start) {
+  state.miniapp = start;
+  const launch = await api(`/api/miniapp?as=${state.me}&start=${start}`);
   const theme = document.documentElement.dataset.theme === "dark" ? "dark" : "light";
   const hash = new URLSearchParams({
     tgWebAppData: launch.init_data,
-    tgWebAppStartParam: `t${table}`,
+    tgWebAppStartParam: start,
     tgWebAppThemeParams: JSON.stringify(THEMES[theme]),
     tgWebAppVersion: "8.0",
     tgWebAppPlatform: "web",
