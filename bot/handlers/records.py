@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import html
+
 from telegram import Update
 from telegram.ext import CommandHandler
 
 from bot.botdata import Context
 from bot.display.i18n import t
-from bot.display.views.common import coins, name, short_hash, signed
+from bot.display.views.common import MINI_APP, coins, name, short_hash, signed
 from bot.display.views.summary import history_line, round_count
 from bot.handlers.common import is_group, language_for, person_of, reply, reply_about_them, runtime_of
 from games.muxi import Kind
@@ -145,13 +147,14 @@ async def _table_rounds(update: Update, context: Context, summary: TableSummary,
 
 
 async def _round_line(context: Context, saved: SavedRound, language: str) -> str:
-    """A round as /history has always listed it: each person's net, its commitment, /verify."""
+    """A round as /history has always listed it: each person's net, its commitment, /verify; and
+    the link to its replay (回放) when the bot serves a Mini App."""
     runtime = runtime_of(context)
     results = []
     for result in saved.results:
         person = await runtime.store.get_person(result.person_id)
         results.append(f"{name(person.name if person else str(result.person_id))} {signed(result.net)}")
-    return t(
+    line = t(
         language,
         "history.round",
         game=t(language, f"{saved.game}.title"),
@@ -160,6 +163,10 @@ async def _round_line(context: Context, saved: SavedRound, language: str) -> str
         results="  ".join(results) or t(language, "history.unsettled"),
         hash=short_hash(saved.commitment),
     )
+    link = MINI_APP.replay(saved.table_id, saved.round_no) if saved.results else None
+    if link is not None:  # (a finished round: its 回放 opens in the Mini App)
+        line += f' · <a href="{html.escape(link)}">{t(language, "button.replay")}</a>'
+    return line
 
 
 HANDLERS = [CommandHandler("top", top), CommandHandler("stats", stats), CommandHandler("history", history)]

@@ -240,3 +240,14 @@ async def test_a_table_that_closes_after_a_round_keeps_its_replay_button(served)
     assert bot.runtime.tables.get(GROUP) is None  # everyone left: the table is closed
     last = bot.driver.message_with(GROUP, label="▶ 回放")
     assert "结算" in last.text and urls(last) == [f"https://t.me/paiju_test_bot/table?startapp=r{table}_1"]
+
+
+async def test_history_links_each_finished_round_to_its_replay(served):
+    """/history <table> lists the table's rounds, each finished one with its ▶ 回放 link."""
+    bot, _, _ = served
+    table = await play_a_muxi_round(bot)
+    await bot.driver.send(1, GROUP, f"/history {table}")
+    await bot.runtime.wait_idle()
+    listed = bot.world.bot_messages(GROUP)[-1]
+    link = f"https://t.me/paiju_test_bot/table?startapp=r{table}_1"
+    assert f"/verify {table} 1" in listed.text and f'<a href="{link}">▶ 回放</a>' in listed.text
