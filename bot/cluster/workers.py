@@ -78,6 +78,7 @@ RELEASE_AT_ONCE = 4  # partitions let go of in one look, at most (a new worker's
 BATCH = 200  # updates read from the inbox at once, per partition
 MOVED = "paiju_table_moved"  # a table went to another chat's partition (a group upgraded): its id
 HEARD = "paiju_hearing"  # the polling worker's deaf spells ("since until", until "-" while it lasts)
+CAPPED = "paiju_new_cap"  # a 429 about the bot capped its new messages: the cap, a second, for all
 LEASE = 5.0  # seconds a worker's lease runs past its renewal, by the database's clock
 RENEW_EVERY = 1.0  # seconds between renewals
 LEASE_MARGIN = 1.0  # a worker stops acting this long before its lease may have lapsed
@@ -185,6 +186,7 @@ class Worker:
             )
         self.fence = Fence(self.name, self.count)
         self.store.fence_with(self.fence)
+        self.runtime.presenter.sender.told_cap = self._tell_cap
         await self._join()
         await self.renew()
         await self.rebalance()
@@ -204,6 +206,7 @@ class Worker:
             await self.conn.add_listener(CHANNEL, self._notified)
             await self.conn.add_listener(MOVED, self._moved)
             await self.conn.add_listener(HEARD, self._heard_of)
+            await self.conn.add_listener(CAPPED, self._cap_heard)
         self.conn.add_termination_listener(self._cut_off)
 
     def _cut_off(self, conn: object) -> None:
@@ -250,6 +253,7 @@ class Worker:
             await self.conn.remove_listener(CHANNEL, self._notified)
             await self.conn.remove_listener(MOVED, self._moved)
             await self.conn.remove_listener(HEARD, self._heard_of)
+            await self.conn.remove_listener(CAPPED, self._cap_heard)
 
     # -- the lease ------------------------------------------------------------------------------------
     async def renew(self) -> None:
@@ -528,6 +532,16 @@ class Worker:
             since, until = float(since_text), None if until_text == "-" else float(until_text)
             if math.isfinite(since) and (until is None or math.isfinite(until)):
                 self.runtime.hearing.learn(since, until)
+
+    # -- the bot's cap on new messages, learnt from a 429 by one worker, kept by all ---------------
+    def _tell_cap(self, cap: float) -> None:
+        self.runtime.background(self._notify(CAPPED, repr(cap)))
+
+    def _cap_heard(self, conn: object, pid: int, channel: str, payload: str) -> None:
+        if pid == self.conn.get_server_pid():
+            return  # (its own)
+        with contextlib.suppress(ValueError):
+            self.runtime.presenter.sender.learn_cap(float(payload))
 
     # -- a table that moves to another partition (its group became a supergroup: a new chat id) ------
     def owns(self, chat_id: int) -> bool:

@@ -103,7 +103,8 @@ class Metrics:
             self.as_edit.labels(message)
         self.new_budget = Gauge(
             "paiju_new_messages_per_second",
-            "The bot's budget for new messages across chats (below 30: backed off after 429s about the bot)",
+            "This process's part of the bot's cap on new messages a second across chats (+Inf: none,"
+            " Telegram sets none; a 429 about the bot sets one, lifted gradually)",
             registry=registry,
         )
         self.queued = Gauge("paiju_send_queue_depth", "Messages waiting to be sent", registry=registry)

@@ -16,10 +16,11 @@ table is edited less often, not the replies held back, though a flood of replies
 at least ``table_floor`` a minute. No reply is ever dropped: a reply that has
 waited ``REPLY_PATIENCE`` goes ahead of the table's changes (the presenter sends every reply of a
 chat waiting then as one message). A private chat gets one a second after a burst of 3. New
-messages (not edits) also take a token of the bot's budget across all chats, 30 a second, halved
-by a 429 that is clearly not about one chat and won back slowly; a new prompt (or a new round's
-table message) that would wait longer than ``PROMPT_WAIT`` for that budget goes as an edit of the
-message before it instead (seen, though not notified). An operator may cap every request across
+messages (not edits) are not capped across chats by default: a 429 that is clearly not about one
+chat caps them at half the rate the bot was sending at, and a calm spell lifts that cap gradually
+(``NewMessages``); while there is a cap, a new prompt (or a new round's table message) that would
+wait longer than ``PROMPT_WAIT`` for it goes as an edit of the message before it instead (seen,
+though not notified). An operator may cap every request across
 chats (``requests_per_second``, where Telegram holds a bot to 30 a second of everything): then every
 request takes a place in that window too (``EveryRequest``). A 429 blocks only its own chat, for its
 ``retry_after``. Within a lane the most urgent parcel goes first (``Priority``), then the longest
@@ -29,6 +30,7 @@ meanwhile, and it sends the latest state when its turn comes.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -42,8 +44,9 @@ WINDOW = 60.0  # a group's limit is per minute, in any 60 s
 # A request leaves a group's window this much later than 60 s after it was sent: Telegram counts it
 # from when it arrived, a little later (and a window closed at both ends still holds it at 60 s).
 WINDOW_MARGIN = 0.5
-NEW_FLOOR = 3.0  # the least the new-messages budget backs off to
-NEW_RECOVERY = 1.0  # per second regained for every 10 s without a global 429
+NEW_FLOOR = 3.0  # the least a 429 about the bot caps its new messages at, a second
+NEW_RECOVERY = 1.0  # the least a calm spell gives back of that cap, a second
+CALM = 10.0  # seconds without a 429 about the bot that raise its cap
 # A new message that may be an edit instead (a prompt, a new round's table message) goes as one when
 # its new-message token would wait longer than this: seen at once, though an edit notifies nobody.
 PROMPT_WAIT = 1.0
@@ -65,7 +68,9 @@ class Limits:
     table_floor: int = 6  # a minute's requests a flood of replies leaves the table
     private_per_second: float = 1.0  # about one message a second in one chat (a group's too)
     private_burst: int = 3
-    new_per_second: float = 30.0  # new messages across all chats, before a 429 says otherwise
+    # New messages across all chats: none by default (Telegram sets none; a 429 about the bot sets
+    # one, ``NewMessages``); a number caps them for good (tests; a bot Telegram holds to one).
+    new_per_second: float | None = None
     # Every request across all chats in any second (0: no such cap, new messages only): an operator's
     # choice (PAIJU_BOT_REQUESTS_PER_SECOND) where Telegram holds a bot to 30 a second of everything.
     requests_per_second: int = 0
@@ -428,51 +433,98 @@ class EveryRequest:
 
 
 class NewMessages:
-    """The bot's budget for new messages across all chats: 30 a second until a 429 that is not
-    about one chat halves it; each 10 s without one gives a message a second back."""
+    """The bot's budget for new messages across all chats. Telegram sets none (its "30 a second" is
+    for bulk notifications to many users; what it enforces is per chat, which the lanes keep), so
+    by default there is no cap, until Telegram says otherwise: a 429 that is not about one chat
+    (``throttled``) caps the bot at half the rate it was sending at (``NEW_FLOOR`` at least); each
+    ``CALM`` seconds without another raise the cap by a quarter (``NEW_RECOVERY`` at least), and once
+    it is twice what drew the 429 the cap is off again. Workers share what one of them learnt
+    (``learn``); each keeps to its part of the bot's cap (``share``). ``fixed``: a cap that stays (a
+    test's, or a bot held to one); the learnt one is never above it."""
 
-    def __init__(self, now: float, per_second: float) -> None:
-        self.whole = per_second  # the bot's, when one process sends for it
-        self.ceiling = per_second  # this process's part of it
-        self.bucket = Bucket(per_second, per_second, now)
+    def __init__(self, now: float, fixed: float | None = None) -> None:
+        self.fixed = fixed  # the bot's own cap, if it has one
+        self.learnt: float | None = None  # the bot's cap a 429 set (None: none now)
+        self.drew_429 = 0.0  # the bot's rate when the 429 came
+        self.workers = 1
         self.calm_since = now
-
-    def share(self, workers: int) -> None:
-        """One of ``workers`` processes sending for the bot: its part is a ``workers``-th (what a 429
-        took back stays taken)."""
-        self.ceiling = self.whole / max(1, workers)
-        if self.bucket.per_second > self.ceiling:
-            self.bucket.per_second = self.ceiling
-            self.bucket.burst = max(1.0, self.ceiling)
-            self.bucket.tokens = min(self.bucket.tokens, self.bucket.burst)
+        self.sent: deque[float] = deque()  # when this process's new messages of the last second went
+        self.bucket: Bucket | None = None
+        self._capped(now)
 
     @property
-    def per_second(self) -> float:
-        return self.bucket.per_second
+    def cap(self) -> float | None:
+        """The bot's cap now (None: none)."""
+        caps = [cap for cap in (self.fixed, self.learnt) if cap is not None]
+        return min(caps) if caps else None
+
+    @property
+    def per_second(self) -> float | None:
+        """This process's part of the cap (None: no cap)."""
+        return None if self.bucket is None else self.bucket.per_second
+
+    def share(self, workers: int) -> None:
+        """One of ``workers`` processes sending for the bot: it keeps to a ``workers``-th of the cap."""
+        self.workers = max(1, workers)
+        self._capped(self.calm_since, keep_tokens=True)
 
     def rate(self, now: float) -> float:
-        """Its rate now (what a calm spell since the last 429 gave back counted)."""
+        """Its cap now, what a calm spell gave back counted (the metrics': infinite when none)."""
         self._recover(now)
-        return self.bucket.per_second
+        return math.inf if self.per_second is None else self.per_second
 
     def wait(self, now: float, ahead: int = 0) -> float:
         """Seconds until a token is there for the one after ``ahead`` waiting before it."""
         self._recover(now)
-        return self.bucket.wait(now, ahead)
+        return 0.0 if self.bucket is None else self.bucket.wait(now, ahead)
 
     def take(self, now: float) -> None:
-        self.bucket.take(now)
+        self.sent.append(now)
+        while self.sent and self.sent[0] <= now - 1.0:
+            self.sent.popleft()
+        if self.bucket is not None:
+            self.bucket.take(now)
 
-    def throttled(self, now: float) -> None:
-        self.bucket.per_second = min(self.ceiling, max(NEW_FLOOR, self.bucket.per_second / 2))
-        self.bucket.burst = max(1.0, self.bucket.per_second)
+    def throttled(self, now: float) -> float:
+        """A 429 about the bot: the cap becomes half the rate it was sending at (the bot's, as this
+        process's times the workers), or half the cap it had; the bot's new cap."""
+        while self.sent and self.sent[0] <= now - 1.0:
+            self.sent.popleft()
+        sending = max(len(self.sent), 1) * self.workers
+        before = min(sending, self.cap) if self.cap is not None else sending
+        self.drew_429 = max(before, NEW_FLOOR)
+        return self.learn(max(NEW_FLOOR, before / 2), now)
+
+    def learn(self, cap: float, now: float) -> float:
+        """The bot is capped at ``cap`` new messages a second (learnt here, or by another worker):
+        kept unless it had a lower one; the calm spell starts again. The bot's cap."""
+        self.learnt = cap if self.learnt is None else min(self.learnt, cap)
+        self.drew_429 = max(self.drew_429, self.learnt)
         self.calm_since = now
+        self._capped(now)
+        return self.learnt
 
     def _recover(self, now: float) -> None:
-        if self.bucket.per_second >= self.ceiling:
+        if self.learnt is None:
             return
-        steps = int((now - self.calm_since) / 10)
-        if steps > 0:
-            self.bucket.per_second = min(self.ceiling, self.bucket.per_second + steps * NEW_RECOVERY)
-            self.bucket.burst = max(1.0, self.bucket.per_second)
-            self.calm_since += steps * 10
+        steps = int((now - self.calm_since) / CALM)
+        if steps <= 0:
+            return
+        for _ in range(steps):
+            self.learnt += max(NEW_RECOVERY, self.learnt / 4)
+        self.calm_since += steps * CALM
+        if self.learnt >= 2 * self.drew_429:  # (well past what drew the 429: no cap now)
+            self.learnt = None
+        self._capped(now, keep_tokens=True)
+
+    def _capped(self, now: float, *, keep_tokens: bool = False) -> None:
+        """The bucket for this process's part of the cap (none without a cap)."""
+        cap = self.cap
+        if cap is None:
+            self.bucket = None
+            return
+        part = cap / self.workers
+        tokens = self.bucket.tokens if keep_tokens and self.bucket is not None else None
+        self.bucket = Bucket(part, max(1.0, part), now)
+        if tokens is not None:
+            self.bucket.tokens = min(tokens, self.bucket.burst)

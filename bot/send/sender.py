@@ -87,6 +87,7 @@ class Sender:
         self._last_429: tuple[float, int] = (float("-inf"), 0)
         self.received_429 = 0
         self.on_sent: Callable[[Parcel, float], None] | None = None  # a parcel as sent, seconds since wanted
+        self.told_cap: Callable[[float], None] | None = None  # a cap learnt here, for the other workers
         # Waited for before each request (a worker's lease: nothing is sent while it is not sure; a
         # parcel called off meanwhile, its table let go, is not sent).
         self.gate: Callable[[], Awaitable[None]] | None = None
@@ -282,9 +283,16 @@ class Sender:
         now = self.clock()
         at, chat = self._last_429
         if chat != chat_id and now - at < GLOBAL_WINDOW:
-            self.new.throttled(now)
-            log.warning("429s in two chats at once: new messages now %.0f a second", self.new.per_second)
+            cap = self.new.throttled(now)
+            log.warning("429s in two chats at once: the bot's new messages capped at %.0f a second", cap)
+            if self.told_cap is not None:  # (the other workers keep to it too)
+                self.told_cap(cap)
         self._last_429 = (now, chat_id)
+
+    def learn_cap(self, cap: float) -> None:
+        """Another worker learnt that the bot's new messages are capped at ``cap`` a second."""
+        if math.isfinite(cap) and cap > 0:
+            self.new.learn(cap, self.clock())
 
     # -- the bot's budget across chats, granted in priority order ---------------------------------
     @staticmethod

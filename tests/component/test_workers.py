@@ -396,6 +396,21 @@ async def test_a_hung_worker_misses_its_lease_and_the_other_takes_its_tables(wor
     assert report.ok, report.problems
 
 
+async def test_a_cap_one_worker_learns_from_429s_about_the_bot_every_worker_keeps(pair):
+    """Issue 50, point 1: no cap on new messages until Telegram says otherwise; 429s in two DMs at
+    once cap the bot, and the other worker keeps to that cap too (told once, not asked per message),
+    each to its part."""
+    _, b = pair
+    senders = [bot.runtime.presenter.sender for bot in pair]
+    assert [sender.new.learnt for sender in senders] == [None, None]
+    senders[0].rate_limited(1001)
+    senders[0].rate_limited(1002)
+    cap = senders[0].new.learnt
+    assert cap is not None
+    await until(lambda: senders[1].new.learnt == cap, "the other worker keeps to the cap learnt")
+    assert senders[1].new.per_second == cap / worker(b).workers
+
+
 async def test_a_worker_keeps_renewing_its_lease_while_keeping_its_groups_last_minute_waits(
     world, postgres_url, pair
 ):

@@ -362,51 +362,75 @@ def sent_as_fast_as_allowed(budget: NewMessages | EveryRequest, start: float, en
     return sent
 
 
-# -- the new-messages budget -----------------------------------------------------------------------------
-def test_new_messages_halve_on_a_throttle_down_to_the_floor():
-    new = NewMessages(0.0, 30.0)
+# -- the new-messages budget: none until Telegram says (issue 50) ---------------------------------------
+def sent_in_the_last_second(new: NewMessages, count: int, now: float) -> None:
+    for n in range(count):
+        new.take(now - 0.5 + n * 0.4 / count)
+
+
+def test_new_messages_have_no_cap_by_default():
+    new = NewMessages(0.0)
+    assert new.per_second is None and new.rate(0.0) == math.inf
+    for _ in range(10_000):
+        assert new.wait(0.0) == 0
+        new.take(0.0)
+
+
+def test_a_429_about_the_bot_caps_it_at_half_what_it_sent_and_again_down_to_the_floor():
+    new = NewMessages(0.0)
+    sent_in_the_last_second(new, 40, 100.0)
+    assert new.throttled(100.0) == 20 and new.per_second == 20 and new.bucket.burst == 20
     seen = []
     for at in range(6):
-        new.throttled(float(at))
+        sent_in_the_last_second(new, 40, 100.1 + at / 10)
+        new.throttled(100.1 + at / 10)  # (sending faster than the cap: half the cap)
         seen.append(new.per_second)
-    assert seen == [15, 7.5, 3.75, NEW_FLOOR, NEW_FLOOR, NEW_FLOOR]
-    assert new.bucket.burst == NEW_FLOOR
+    assert seen == [10, 5, NEW_FLOOR, NEW_FLOOR, NEW_FLOOR, NEW_FLOOR]
 
 
-def test_new_messages_recover_one_a_second_per_10_calm_seconds():
-    new = NewMessages(0.0, 30.0)
-    new.throttled(100.0)
-    assert new.per_second == 15
-    assert new.rate(109.9) == 15, "what the metrics read: the rate now"
-    new.wait(109.9)
-    assert new.per_second == 15
+def test_a_calm_spell_lifts_the_cap_by_a_quarter_each_10_s_until_it_is_off():
+    new = NewMessages(0.0)
+    sent_in_the_last_second(new, 40, 100.0)
+    new.throttled(100.0)  # 20 a second: 40 drew the 429
+    assert new.rate(109.9) == 20, "what the metrics read: the cap now"
     new.wait(110.0)
-    assert new.per_second == 16
+    assert new.per_second == 25
     new.wait(135.0)
-    assert new.per_second == 18, "two more calm 10 s (the 5 s over count towards the next)"
-    new.wait(140.0)
-    assert new.per_second == 19
-    new.throttled(141.0)
-    assert new.per_second == 9.5, "a new throttle halves and restarts the calm"
-    new.wait(150.9)
-    assert new.per_second == 9.5
+    assert new.per_second == pytest.approx(39.0625), (
+        "two more calm 10 s (the 5 s over count towards the next)"
+    )
+    new.wait(169.9)
+    assert new.per_second == pytest.approx(76.29, abs=0.01)
+    new.wait(170.0)
+    assert new.per_second is None, "twice what drew the 429: no cap again"
+
+
+def test_a_fixed_cap_stays_and_the_learnt_one_is_never_above_it():
+    new = NewMessages(0.0, 30.0)
+    assert new.per_second == 30
+    sent_in_the_last_second(new, 30, 5.0)
+    new.throttled(5.0)
+    assert new.per_second == 15
     new.wait(10_000.0)
-    assert new.per_second == 30 and new.bucket.burst == 30, "back to the ceiling, not above"
+    assert new.per_second == 30 and new.bucket.burst == 30, "back to the fixed cap, not above"
 
 
-def test_workers_sending_for_one_bot_each_keep_to_their_part_of_its_budgets():
-    new, every = NewMessages(0.0, 30.0), EveryRequest(30)
+def test_workers_share_the_learnt_cap_and_each_keeps_to_its_part():
+    new, every = NewMessages(0.0), EveryRequest(30)
     new.share(3)
     every.share(3)
-    assert new.per_second == 10 and new.bucket.burst == 10 and every.count == 10
-    assert len(sent_as_fast_as_allowed(new, 0.0, 10.0)) <= 10 + 10 * 10
-    new.throttled(20.0)
-    assert new.per_second == 5
+    assert new.per_second is None and every.count == 10
+    assert new.learn(12.0, 1.0) == 12 and new.per_second == 4, (
+        "another worker learnt 12: a third is this one's"
+    )
+    assert len(sent_as_fast_as_allowed(new, 1.0, 6.0)) <= 4 + 4 * 5
+    assert new.learn(30.0, 2.0) == 12, "a higher cap heard later does not lift it: calm spells do"
+    sent_in_the_last_second(new, 4, 3.0)
+    assert new.throttled(3.0) == 6, "this worker's 4 a second, the bot's 12: half of it"
+    new.share(1)  # the others are gone: the whole cap is this worker's
+    assert new.per_second == 6
     new.wait(10_000.0)
-    assert new.per_second == 10, "a calm spell gives back this worker's part, not the bot's"
-    new.share(1)  # the others are gone: the whole budget is this worker's again, as it recovers
-    new.wait(20_000.0)
-    assert new.per_second == 30
+    assert new.per_second is None
     every.share(100)
     assert every.count == 1, "never nothing"
     every.take(0.0)
@@ -414,14 +438,13 @@ def test_workers_sending_for_one_bot_each_keep_to_their_part_of_its_budgets():
     assert every.wait(1.0) > 100 / 30 - 1.0, "one in 100/30 s: a hundred workers keep to 30 a second"
 
 
-def test_new_messages_after_a_throttle_let_through_at_most_the_new_rate():
-    new = NewMessages(0.0, 30.0)
-    new.throttled(0.0)
-    new.throttled(0.0)  # 7.5 a second, 7.5 at once
+def test_new_messages_under_a_cap_go_at_most_at_its_rate():
+    new = NewMessages(0.0)
+    new.learn(7.5, 0.0)  # 7.5 a second, 7.5 at once
     sent = sent_as_fast_as_allowed(new, 1.0, 20.0)
     assert sent[:8] == [1.0] * 7 + [pytest.approx(1.0 + 0.5 / 7.5)]
-    assert peak(sent, 1.0) <= 7.5 + 8.5, "its burst, then its rate (7.5, 8.5 after 10 calm s)"
-    assert len(sent) == 7.5 + 7.5 * 9 + 8.5 * 10, "7.5 at once, 7.5 a second, 8.5 from 10 s on"
+    assert peak(sent, 1.0) <= 7.5 + 9.375, "its burst, then its rate (7.5; 9.375 after 10 calm s)"
+    assert len(sent) == pytest.approx(7.5 + 7.5 * 9 + 9.375 * 10, abs=2)
 
 
 # -- the bot's cap on every request (an operator's PAIJU_BOT_REQUESTS_PER_SECOND) --------------------------
