@@ -17,7 +17,7 @@ from tests.waiting import until
 
 def test_a_payload_wanted_while_its_parcel_waits_for_a_token_is_the_one_sent():
     async def scenario() -> list[object]:
-        telegram = Telegram(Limits())
+        telegram = Telegram(Limits(new_per_second=30.0))  # (a bot capped, as after 429s about it)
         telegram.sender.new.bucket.tokens, telegram.sender.new.bucket.at = 0.0, now()  # budget spent
         telegram.sender.want(Parcel(7, "dm", Priority.ACT, now(), Share.KEPT, True, payload="A"))
         await until(lambda: telegram.sender.lanes[7].in_flight is not None, "picked: it waits for a token")
@@ -30,7 +30,7 @@ def test_a_payload_wanted_while_its_parcel_waits_for_a_token_is_the_one_sent():
 
 def test_a_parcel_taken_while_it_waits_for_a_token_is_not_sent():
     async def scenario() -> list[object]:
-        telegram = Telegram(Limits())
+        telegram = Telegram(Limits(new_per_second=30.0))  # (a bot capped, as after 429s about it)
         telegram.sender.new.bucket.tokens, telegram.sender.new.bucket.at = 0.0, now()
         telegram.sender.want(Parcel(7, "dm", Priority.ACT, now(), Share.KEPT, True, payload="A"))
         await until(lambda: telegram.sender.lanes[7].in_flight is not None, "picked: it waits for a token")

@@ -41,10 +41,11 @@ def test_a_prompt_goes_as_a_new_message_while_the_budget_has_room():
 def test_a_prompt_behind_a_second_of_waiting_new_messages_goes_as_an_edit_at_once():
     """100 urgent new messages are wanted just before the prompt: when it was wanted nothing waited
     yet, and when it goes out the bucket lacks only one token (1/30 s), but the 70 waiting ahead of
-    it would keep it 2.3 s: it goes as an edit, now."""
+    it would keep it 2.3 s: it goes as an edit, now (a bot capped at 30 new messages a second, as
+    after 429s about it: with no cap, nothing waits)."""
 
     async def scenario():
-        telegram = Telegram(Limits())
+        telegram = Telegram(Limits(new_per_second=30.0))
         for n in range(100):
             telegram.sender.want(kept(1_000 + n, "cards", Priority.ACT, new=True, since=n * 1e-6))
         telegram.sender.want(prompt(7, 1e-3))
@@ -61,7 +62,7 @@ def test_a_prompt_behind_a_second_of_waiting_new_messages_goes_as_an_edit_at_onc
 
 def test_less_urgent_new_messages_waiting_do_not_hold_a_prompt_back():
     async def scenario():
-        telegram = Telegram(Limits())
+        telegram = Telegram(Limits(new_per_second=30.0))
         for n in range(100):
             telegram.sender.want(kept(1_000 + n, "cosmetic", Priority.COSMETIC, new=True, since=n * 1e-6))
         telegram.sender.want(prompt(7, 1e-3))

@@ -475,6 +475,29 @@ def test_the_mini_app_speaks_the_language_each_person_chose(two_pages, sandbox_u
         expect(page.frame_locator("#miniapp-frame").locator("#banner")).to_have_text(watching, timeout=LIVE)
 
 
+def test_a_table_that_ends_shows_its_summary_card(two_pages):
+    """The bot's owner (🔑 in the sandbox) cancels the table the showhand game was played at: the
+    group gets its 总结算, whose button opens the card in the Mini App, the viewer's line marked (issue
+    49, point 5): a phone's screen, in both themes."""
+    group_page, app_page = two_pages
+    group, player = InFront(group_page), InFront(app_page)
+    group.act_as("阿明")
+    group.say("/cancel")
+    group.sees("总结算", timeout=TABLE)
+    player.act_as("阿强")
+    player.press("📱 总结算卡片")
+    app = app_page.frame_locator("#miniapp-frame")
+    card = app.locator("#summary")
+    expect(card).to_be_visible(timeout=LIVE)
+    expect(card.locator("h3")).to_contain_text("总结算")
+    expect(card.locator(".line.me")).to_have_count(1)
+    expect(card).to_contain_text("大赢家")
+    for theme in ("dark", "light"):
+        use_theme(app_page, theme)
+        expect(app.locator("#summary")).to_be_visible(timeout=LIVE)
+        shoot(app_page, "8-summary")
+
+
 def test_a_forged_init_data_is_refused(browser, sandbox_url):
     """In a page of its own: every answer it gets is a refusal (no other page's answers counted)."""
     forged = urlencode(
