@@ -492,6 +492,7 @@ def test_a_table_that_ends_shows_its_summary_card(two_pages):
     expect(card.locator("h3")).to_contain_text("总结算")
     expect(card.locator(".line.me")).to_have_count(1)
     expect(card).to_contain_text("大赢家")
+    expect(app.locator("#felt")).to_be_hidden()  # (no empty table under the card)
     for theme in ("dark", "light"):
         use_theme(app_page, theme)
         expect(app.locator("#summary")).to_be_visible(timeout=LIVE)

@@ -117,6 +117,7 @@ function renderSummary(summary) {
   if (!summary) { if (box) box.hidden = true; return; }
   if (!box) { box = el("section"); box.id = "summary"; $("felt").before(box); }
   box.hidden = false;
+  if (!$("felt").querySelector(".seat")) $("felt").hidden = true;  // (an ended table: no empty felt under it)
   box.replaceChildren(el("h3", "", summary.title), el("div", "meta", summary.meta));
   const me = viewerId();
   for (const line of summary.nets) {
