@@ -5,19 +5,41 @@ one event at a time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import AsyncIterator
+from typing import Any
 
 from aiohttp import ClientResponse
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
 
+from bot.display.views.common import MINI_APP
 from bot.web.miniapp.auth import signed_for
 from bot.web.miniapp.routes import HEADER
-from faketg.harness import PEOPLE, TOKEN
+from bot.web.server import build_web_app
+from faketg.harness import PEOPLE, TOKEN, make_world, start_bot, stop_bot
 
 URL = "https://paiju.example/miniapp/"  # where the bot says the Mini App is served
 API = "/miniapp/api/"
 JSON = dict[str, object]
+STRANGER = 77  # on Telegram, not in the group
+
+
+@contextlib.asynccontextmanager
+async def serving(path: str) -> AsyncIterator[tuple[Any, TestClient]]:
+    """A bot (its database at ``path``) serving the Mini App, and a client of its web app."""
+    world = make_world()
+    world.add_person(STRANGER, "过客")
+    bot = await start_bot(world, path, webapp_url=URL)
+    client = TestClient(TestServer(build_web_app(bot.application, bot.runtime.settings)))
+    await client.start_server()
+    try:
+        yield bot, client
+    finally:
+        await client.close()
+        await stop_bot(bot)
+        MINI_APP.set(None, None)  # no other test's table gets the button
 
 
 def init(person: int, table: int, token: str = TOKEN, age: float = 0.0) -> str:

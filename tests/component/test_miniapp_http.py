@@ -7,33 +7,20 @@ import re
 import time
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
-from bot.display.views.common import MINI_APP
 from bot.send.rate_policy import Limits
 from bot.web.miniapp.hub import Hub, Subscriber
 from bot.web.miniapp.routes import HEADER
-from bot.web.server import build_web_app
 from faketg.harness import GROUP, make_world, start_bot, stop_bot
 from tests.component.decks import stack
-from tests.component.miniapp_client import API, URL, events, init, post, read_event, state
+from tests.component.miniapp_client import API, STRANGER, events, init, post, read_event, serving, state
 from tests.component.scenarios import empty_the_table_budget, handle, open_and_start
-
-STRANGER = 77
 
 
 @pytest.fixture
 async def served(tmp_path):
-    """A bot serving the Mini App, and a client of its web app."""
-    world = make_world()
-    world.add_person(STRANGER, "过客")  # on Telegram, not in the group
-    bot = await start_bot(world, str(tmp_path / "served.sqlite3"), webapp_url=URL)
-    client = TestClient(TestServer(build_web_app(bot.application, bot.runtime.settings)))
-    await client.start_server()
-    yield bot, client
-    await client.close()
-    await stop_bot(bot)
-    MINI_APP.set(None, None)  # no other test's table gets the button
+    async with serving(str(tmp_path / "served.sqlite3")) as bot_and_client:
+        yield bot_and_client
 
 
 async def test_the_page_is_served_and_the_table_has_the_button(served):

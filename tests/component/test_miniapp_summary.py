@@ -5,31 +5,18 @@ the group's message has the button that opens it."""
 import asyncio
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
-from bot.display.views.common import MINI_APP
 from bot.web.miniapp.routes import HEADER
-from bot.web.server import build_web_app
-from faketg.harness import ADMIN, GROUP, make_world, start_bot, stop_bot
+from faketg.harness import ADMIN, GROUP
 from tests.component.decks import stack
-from tests.component.miniapp_client import API, URL, events, init, read_event
+from tests.component.miniapp_client import API, STRANGER, events, init, read_event, serving
 from tests.component.scenarios import open_and_start
-
-STRANGER = 77
 
 
 @pytest.fixture
 async def served(tmp_path):
-    """A bot serving the Mini App, and a client of its web app."""
-    world = make_world()
-    world.add_person(STRANGER, "过客")  # on Telegram, not in the group
-    bot = await start_bot(world, str(tmp_path / "served.sqlite3"), webapp_url=URL)
-    client = TestClient(TestServer(build_web_app(bot.application, bot.runtime.settings)))
-    await client.start_server()
-    yield bot, client
-    await client.close()
-    await stop_bot(bot)
-    MINI_APP.set(None, None)  # no other test's table gets the button
+    async with serving(str(tmp_path / "served.sqlite3")) as bot_and_client:
+        yield bot_and_client
 
 
 async def ended_table(bot) -> int:
