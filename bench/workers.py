@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import re
 import secrets
 import statistics
@@ -109,11 +111,19 @@ def quantile(buckets: list[tuple[float, float]], q: float) -> float:
     return float("nan")
 
 
+def pin_to(pid: int, core: int) -> None:
+    """Every thread of process ``pid`` on ``core`` alone (threads it starts later inherit it)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(ProcessLookupError):
+            os.sched_setaffinity(int(task.name), {core})
+
+
 async def load(
-    scenario: Scenario, spec: BotSpec, workers: int, url: str | None
+    scenario: Scenario, spec: BotSpec, workers: int, url: str | None, *, pin: bool = False
 ) -> tuple[Session, list[float], list[str]]:
     """Run (a)'s load on one configuration; the session, the CPU of each worker (share of a core),
-    and each worker's /metrics text."""
+    and each worker's /metrics text. ``pin``: worker ``i`` runs on core ``i`` alone (the emulator,
+    the crowd and PostgreSQL where the scheduler puts them)."""
     timing = scenario.timing
     specs = table_specs(scenario.tables, games=GAMES)
     ports = [free_port() for _ in range(workers)]
@@ -126,6 +136,10 @@ async def load(
             )
             await worker.start()
             run.bots.append(worker)
+        if pin:
+            for index, bot in enumerate(run.bots):
+                assert bot.process is not None
+                pin_to(bot.process.pid, index % (os.cpu_count() or 1))
         if url is not None:
             await shared_out(url, workers)
         assert run.crowd is not None
@@ -237,7 +251,9 @@ async def run_all(server: str, scenario: Scenario, kills: int, root: Path | None
     return results
 
 
-async def capacity(server: str, scenario: Scenario, counts: list[int], root: Path | None) -> list[Result]:
+async def capacity(
+    server: str, scenario: Scenario, counts: list[int], root: Path | None, *, pin: bool = False
+) -> list[Result]:
     """(d): for each configuration, (a)'s load at each of ``counts`` tables in turn until one misses
     a target; the most tables each held (with the latencies of each try), and 2 workers / 1."""
     base = BotSpec() if root is None else BotSpec(root=root)
@@ -247,7 +263,7 @@ async def capacity(server: str, scenario: Scenario, counts: list[int], root: Pat
         most[label] = 0
         for tables in counts:
             async with configured(server, base, postgres) as (spec, url):
-                run, cpu, _ = await load(replace(scenario, tables=tables), spec, workers, url)
+                run, cpu, _ = await load(replace(scenario, tables=tables), spec, workers, url, pin=pin)
             answers, prompts = latencies(run, run.figures())
             kept = held(answers, prompts, scenario.targets)
             results.append(
@@ -333,6 +349,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--capacity", help="table counts to try in turn, e.g. 50,100,200: run (d) only")
     parser.add_argument("--bot-root", help="run the bot from this source tree (default: this one)")
+    parser.add_argument("--pin", action="store_true", help="(d): worker i on core i alone")
     arguments = parser.parse_args()
     base = (QUICK if arguments.quick else FULL)["per-chat"]
     timing = Timing(ramp=10, warmup=20, window=60, drain=15) if not arguments.quick else base.timing
@@ -340,7 +357,8 @@ def main() -> None:
     root = Path(arguments.bot_root).resolve() if arguments.bot_root else None
     if arguments.capacity:
         counts = sorted(int(count) for count in arguments.capacity.split(","))
-        print(markdown_table(asyncio.run(capacity(arguments.server_url, scenario, counts, root))))
+        found = asyncio.run(capacity(arguments.server_url, scenario, counts, root, pin=arguments.pin))
+        print(markdown_table(found))
     else:
         print(
             markdown_table(
