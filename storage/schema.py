@@ -370,6 +370,16 @@ PG_V9_WORKER_LEASES: tuple[str, ...] = (
 V10_DM_REFUSED: tuple[str, ...] = ("ALTER TABLE people ADD COLUMN dm_refused INTEGER NOT NULL DEFAULT 0",)
 PG_V10_DM_REFUSED: tuple[str, ...] = ("ALTER TABLE people ADD COLUMN dm_refused integer NOT NULL DEFAULT 0",)
 
+# A chat's pause after a round's results before the bot readies its auto-ready and autopilot (托管)
+# people for the next one (issue 49, point 4): NULL until its admins choose one (the operator's
+# default, ``PAIJU_PAUSE_SECONDS``), 0 for none.
+V11_PAUSE_SECONDS: tuple[str, ...] = (
+    "ALTER TABLE chats ADD COLUMN pause_seconds INTEGER CHECK (pause_seconds >= 0)",
+)
+PG_V11_PAUSE_SECONDS: tuple[str, ...] = (
+    "ALTER TABLE chats ADD COLUMN pause_seconds integer CHECK (pause_seconds >= 0)",
+)
+
 
 MIGRATIONS: tuple[Step, ...] = (
     Step(V1_BASE, PG_V1_BASE),
@@ -382,6 +392,7 @@ MIGRATIONS: tuple[Step, ...] = (
     Step(V8_WORKERS, PG_V8_WORKERS),
     Step(V9_WORKER_LEASES, PG_V9_WORKER_LEASES),
     Step(V10_DM_REFUSED, PG_V10_DM_REFUSED),
+    Step(V11_PAUSE_SECONDS, PG_V11_PAUSE_SECONDS),
 )
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 

@@ -50,6 +50,7 @@ PAGE_STRINGS = (
     "miniapp.clock.draw",
     "miniapp.clock.banker_draw",
     "miniapp.clock.betting",
+    "miniapp.revealing",  # an all-in's cards dealt one by one (issue 49, point 4)
 )
 
 
@@ -120,9 +121,11 @@ def table_view(live: LiveTable, viewer: int, language: str, now: float) -> Table
 
 def _results(live: LiveTable, language: str) -> ResultsJSON | None:
     """The last show-down: hands named, who won what (cards only as the table message shows them);
-    the banker first (muxi)."""
+    the banker first (muxi). Not while an all-in's cards are still being dealt one by one; kept
+    through the pause and the next deal, until the next round's first move (issue 49, point 4)."""
     view = live.view
-    if not view.results:
+    moved = live.in_round and live.engine.version > view.dealt_version
+    if not view.results or live.reveal is not None or moved:
         return None
     line_of = KINDS[live.game].app_result_line
     lines = [line_of(live, line, language) for line in view.results]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage import RoundRecord, RoundResult, hold, hold_database, open_store
+from storage import SCHEMA_VERSION, RoundRecord, RoundResult, hold, hold_database, open_store
 from tests.unit.storage.storage_helpers import STATE, ante, pot, storage_command
 
 
@@ -82,7 +82,7 @@ async def test_everything_in_the_file_moves_into_postgresql_and_the_bot_plays_on
 
     moved = storage_command("migrate-to", postgres_url, "--from", str(path))
     assert moved.returncode == 0, moved.stderr
-    assert "moved" in moved.stdout and "OK: schema v10, 3 people" in moved.stdout
+    assert "moved" in moved.stdout and f"OK: schema v{SCHEMA_VERSION}, 3 people" in moved.stdout
     assert "PAIJU_DATABASE_URL" in moved.stdout
 
     async with await open_store(postgres_url) as store:
