@@ -84,8 +84,9 @@ class Breath:
 
     async def _over(self, chat_id: int, table_id: int) -> None:
         """The pause is over: the table is presented again, which readies those the bot readies."""
-        if not self.host.may_act():
-            return  # (a worker whose lease is not sure: the next owner presents it on taking it)
+        if not self.host.may_act():  # a worker whose lease is not sure: looked at again in a second
+            self.moments.arm(chat_id, table_id, 1.0)  # (if another owns it by then, it is not here)
+            return
         tables = self.host.tables
         async with tables.lock(chat_id):
             live = tables.get(chat_id)

@@ -77,8 +77,9 @@ class Reveals:
 
     async def step(self, chat_id: int, table_id: int) -> None:
         """The next card (a test fires it by hand); the last one shows the results."""
-        if not self.host.may_act():
-            return  # (a worker whose lease is not sure: the next owner shows the end)
+        if not self.host.may_act():  # a worker whose lease is not sure: looked at again in a second
+            self.moments.arm(chat_id, table_id, 1.0)  # (if another owns it by then, it is not here)
+            return
         tables = self.host.tables
         async with tables.lock(chat_id):
             live = tables.get(chat_id)

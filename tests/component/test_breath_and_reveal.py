@@ -74,6 +74,9 @@ async def test_auto_ready_waits_for_the_pause_and_then_starts_the_next_round(pau
     assert shown is not None, d.table(GROUP)
     assert shown.group(1) == bot.runtime.time_text(live.view.ended_at + PAUSE)
     assert "第 2 局 · 结算" in d.table(GROUP) and "👈" not in d.table(GROUP), "no turn runs"
+    view = table_view(live, 1, "zh-hans", 0.0)
+    assert view["pause_until"] == live.view.ended_at + PAUSE and view["results"]["round"] == 2, "the app too"
+    assert view["strings"]["pause"] == "☕ 休息片刻，{n} 秒后自动准备"
     assert bot.runtime.turns.moment(live.table_id) == "deadline", "only the lobby's own expiry"
 
     await bot.runtime.breath.moments.fire(GROUP, live.table_id)  # too early (a clock ahead): nothing
@@ -85,6 +88,8 @@ async def test_auto_ready_waits_for_the_pause_and_then_starts_the_next_round(pau
     assert live.in_round and live.round_no == 3, "both readied by the bot: round 3 is dealt"
     assert live.deadline is not None and live.deadline > bot.runtime.clock(), "its clock starts now"
     assert not PAUSE_LINE.search(d.table(GROUP))
+    assert table_view(live, 1, "zh-hans", 0.0)["pause_until"] is None
+    assert table_view(live, 1, "zh-hans", 0.0)["results"]["round"] == 2, "kept through the deal"
 
 
 async def test_someone_who_presses_themselves_waits_only_for_those_the_bot_readies(pausing):

@@ -51,6 +51,7 @@ PAGE_STRINGS = (
     "miniapp.clock.banker_draw",
     "miniapp.clock.betting",
     "miniapp.revealing",  # an all-in's cards dealt one by one (issue 49, point 4)
+    "miniapp.pause",  # the seconds left of the pause before auto-ready (same)
 )
 
 
@@ -75,6 +76,7 @@ class TableJSON(GameJSON):
     language: str
     strings: dict[str, str]
     results: NotRequired[ResultsJSON | None]
+    pause_until: float | None  # the pause after the results ends then (auto-ready: bot/tables/breath.py)
 
 
 def page_strings(language: str) -> dict[str, str]:
@@ -115,6 +117,7 @@ def table_view(live: LiveTable, viewer: int, language: str, now: float) -> Table
         "strings": page_strings(language),
         **kind.app_part(live, viewer if dealt else SPECTATOR, language),
         "results": _results(live, language),
+        "pause_until": live.pause_until or None,
     }
     return view
 
