@@ -14,10 +14,12 @@ import time
 
 import pytest
 
+from bot.send.messages import TableKey
+from bot.tables.reveals import REVEAL_PATIENCE
 from bot.web.miniapp.view import table_view
 from faketg.harness import ADMIN, GROUP, start_bot, stop_bot
 from tests.component.decks import SHOWHAND_ACES_WIN, stack_showhand
-from tests.component.scenarios import act, live_table, open_and_start
+from tests.component.scenarios import act, empty_the_table_budget, live_table, open_and_start
 
 PAUSE = 5
 PAUSE_LINE = re.compile(r"☕ 休息片刻，(\d\d:\d\d:\d\d) 起自动准备")
@@ -318,3 +320,27 @@ async def test_the_last_results_stay_in_the_mini_app_until_the_next_round_s_firs
         assert results is not None and results["round"] == 1, "kept through the deal"
     await act(bot, "过牌")
     assert table_view(live, 1, "zh-hans", 0.0)["results"] is None, "the first move: gone"
+
+
+async def test_each_card_waits_for_the_group_s_budget_and_the_end_comes_whatever_it_is(world, database):
+    """A card whose edit is still queued (the group's table share is spent) is not followed by the
+    next one, which would coalesce it away; by ``REVEAL_PATIENCE`` the results are wanted anyway."""
+    bot = await start_bot(world, database, reveal_seconds=1.0)
+    try:
+        await all_in_answered(bot)
+        live = live_table(bot)
+        assert live.reveal is not None and live.reveal.shown == 4
+        empty_the_table_budget(bot, seconds=3)
+        await bot.runtime.reveals.step(GROUP, live.table_id)  # card 5: its edit waits for the budget
+        assert live.reveal.shown == 5 and bot.runtime.presenter.sender.pending(GROUP)
+        await bot.runtime.reveals.step(GROUP, live.table_id)
+        assert live.reveal.shown == 5, "card 5 is not shown yet: the show-down waits for it"
+        due = bot.runtime.reveals.moments.due_in(live.table_id)
+        assert due is not None and due <= 0.5, "looked at again soon"
+        bot.runtime.clock = lambda: time.time() + REVEAL_PATIENCE
+        await bot.runtime.reveals.step(GROUP, live.table_id)
+        assert live.reveal is None and bot.runtime.reveals.moments.due_in(live.table_id) is None
+        assert "结算" in bot.runtime.presenter.sender.waiting(GROUP, TableKey(live.table_id)).payload.text
+    finally:
+        await bot.runtime.presenter.sender.stop()
+        await stop_bot(bot)
