@@ -16,7 +16,7 @@ import pytest
 
 from bot.send.messages import TableKey
 from bot.tables.reveals import REVEAL_PATIENCE
-from bot.web.miniapp.view import table_view
+from bot.web.miniapp.view import table_view, viewer_of
 from faketg.harness import ADMIN, GROUP, start_bot, stop_bot
 from tests.component.decks import SHOWHAND_ACES_WIN, stack_showhand
 from tests.component.scenarios import act, empty_the_table_budget, live_table, open_and_start
@@ -240,6 +240,9 @@ async def test_the_mini_app_reveals_the_cards_one_after_another_and_then_the_res
     seats = {seat["person"]: seat for seat in view["seats"]}
     assert seats[1]["cards"] == ["8S", "9H", "10D", "QC"] and seats[1]["hole"], "their own face-down card"
     assert seats[2]["cards"] == ["?", "AH", "8D", "9C"], "another's still down"
+    assert live.engine.core.seat_of(1) is None and viewer_of(live, 1) == 1, "unseated: still his own"
+    assert seats[1]["me"] and viewer_of(live, 3) == 0, "阿强 watches as anyone does"
+    assert not any("score" in seat or seat["balance"] for seat in view["seats"]), "nothing tells who won"
     assert view["strings"]["revealing"] == "🔥 全员梭哈，开牌中…"
     await next_card(bot)
     seats = {seat["person"]: seat for seat in table_view(live, 2, "zh-hans", 0.0)["seats"]}

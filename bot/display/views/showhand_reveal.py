@@ -110,6 +110,18 @@ def staged_keyboard(
     return keyboard
 
 
+def staged_people(private_people: Callable[[LiveTable], list[int]]) -> Callable[[LiveTable], list[int]]:
+    """Who holds cards: while they are dealt one by one, those of the game just played (someone
+    it left with no coins, no longer seated, still sees their own face-down card in the Mini App)."""
+
+    def people(live: LiveTable) -> list[int]:
+        if revealing(live):
+            return [player.person for player in engine_of(live).state.ended]
+        return private_people(live)
+
+    return people
+
+
 def reveal_part(live: LiveTable, viewer: int, language: str) -> GameJSON:
     """The Mini App's part while the cards are dealt: the hands as shown so far, the pot, nothing
     to press."""
@@ -118,6 +130,8 @@ def reveal_part(live: LiveTable, viewer: int, language: str) -> GameJSON:
     for player in engine.state.ended:
         shown = _as_shown(live, player)
         one = seat(live, player.person, viewer)
+        one.pop("score", None)  # (both count this game already: they would tell who won)
+        one["balance"] = None
         one["total"] = player.total
         one["folded"] = player.folded or player.escaped
         hole = [player.hole if player.person == viewer else None] if player.hole is not None else []

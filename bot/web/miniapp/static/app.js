@@ -80,7 +80,8 @@ function render() {
   if (!view) return;
   words = view.strings;
   document.documentElement.lang = view.language === "en" ? "en" : view.language === "zh-hant" ? "zh-TW" : "zh-CN";
-  const round = view.in_round ? view.round : view.round + 1; // in the lobby: the round to come
+  const revealing = view.phase === "reveal"; // an all-in's cards still coming: that round's
+  const round = view.in_round || revealing ? view.round : view.round + 1; // in the lobby: the round to come
   $("title").textContent = `${view.title} · ${say("round", { round })}`;
   const stakes = [];
   if (view.base) stakes.push(say("base", { amount: coins(view.base) }));
@@ -98,7 +99,7 @@ function render() {
   const turns = view.seats.filter((seat) => seat.turn);
   const myTurn = turns.some((seat) => seat.me) && view.actions.some((a) => a.action !== "leave" && a.action !== "join");
   $("turn").textContent = view.closed ? "" : myTurn ? say("your_turn")
-    : turns.length ? turns.map((seat) => seat.name).join("、") : view.in_round ? "" : say("waiting");
+    : turns.length ? turns.map((seat) => seat.name).join("、") : view.in_round || revealing ? "" : say("waiting");
   if (myTurn && !wasMyTurn && tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred("warning");
   wasMyTurn = myTurn;
   renderFeed();
