@@ -48,7 +48,7 @@ def settings_text(settings: ChatSettings, language: str, default_language: str) 
 
 
 def pause_label(seconds: int, language: str, *, short: bool = False) -> str:
-    """The pause between rounds as a setting names it: ``5 秒``, ``5秒`` on a button, ``不停`` for none."""
+    """The pause between rounds as a setting names it: ``5 秒``, ``5秒`` on a button, ``无`` for none."""
     if not seconds:
         return t(language, "settings.pause_none")
     return short_duration(seconds, language) if short else duration(seconds, language)

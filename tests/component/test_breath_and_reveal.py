@@ -119,12 +119,12 @@ async def test_a_pause_of_none_chosen_in_settings_starts_the_next_round_at_once(
     settings = d.message_with(GROUP, data="cfg:pause:0")
     assert "☕ 局间休息：5 秒" in settings.text, settings.text
     rows = [[str(button["text"]) for button in row] for row in settings.reply_markup["inline_keyboard"]]
-    assert ["☕ 局间休息（结算后多久自动开局）"] in rows and ["不停", "3秒", "✅5秒", "10秒"] in rows, rows
+    assert ["☕ 局间休息（结算后多久自动开局）"] in rows and ["无", "3秒", "✅5秒", "10秒"] in rows, rows
     await d.press(ADMIN, GROUP, data="cfg:pause:0")
     assert d.popup(ADMIN) == "✅ 已保存"
     assert (await bot.runtime.store.chat_settings(GROUP)).pause_seconds == 0
-    assert "☕ 局间休息：不停" in d.message_with(GROUP, data="cfg:pause:0").text
-    assert "✅不停" in d.labels(GROUP)
+    assert "☕ 局间休息：无" in d.message_with(GROUP, data="cfg:pause:0").text
+    assert "✅无" in d.labels(GROUP)
     await d.press(2, GROUP, data="cfg:pause:10")
     assert d.popup(2) == "只有群管理员可以更改设置", "only admins choose it"
 
