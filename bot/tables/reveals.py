@@ -6,9 +6,10 @@ instead (``LiveTable.reveal``: display only, the engine stays as it is), about
 Each step is a JobQueue job (``reveal <table id>``) that presents the table again, which edits the
 group's message (and pushes the open Mini Apps). The group's budget decides the pace beyond that: a
 step waits while the last one's edit is still queued (``REVEAL_PATIENCE`` at most), so every card
-is seen rather than coalesced away. The DMs (each person's result) wait for the end, and so does
-the pause before auto-ready (``bot/tables/breath.py``), which counts from it. Nothing of it is
-saved: a restarted bot, or a worker taking the table over, shows the end at once.
+is seen rather than coalesced away. The DMs follow it (each person's cards so far, their result
+only at the end: ``showhand_reveal.staged_dm``), and the pause before auto-ready
+(``bot/tables/breath.py``) counts from its end. Nothing of it is saved: a restarted bot, or a
+worker taking the table over, shows the end at once.
 """
 
 from __future__ import annotations

@@ -133,8 +133,7 @@ class Runtime:
         self.presenter.want_table(live, screen)
         await self.turns.call(live)
         kind = KINDS[live.game]
-        if live.reveal is None:  # (each person's result once the reveal has shown it)
-            await self.send_private(live, [*kind.private_people(live), *live.dm_ids, *kind.acting(live)])
+        await self.send_private(live, [*kind.private_people(live), *live.dm_ids, *kind.acting(live)])
         self.watchers.changed(live)  # the open Mini Apps (bot/web/miniapp/hub.py)
         if any(isinstance(event, DeckRevealed) for event in events):
             await self._stand_up_idle(live)

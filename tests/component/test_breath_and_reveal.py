@@ -212,13 +212,16 @@ async def test_an_all_in_everyone_answered_is_dealt_on_the_table_card_by_card(pa
     assert "1. 阿明  🂠 9♥️ 10♦️ Q♣︎  已下 10,000" in table, "four cards each, the face-down one down"
     assert "2. 小红  🂠 A♥️ 8♦️ 9♣︎  已下 10,000" in table
     assert d.labels(GROUP) == [], "nothing to press while the cards come"
-    assert "+10,000" not in d.texts(2)[-1], "nobody's DM tells the result before the table shows it"
+    dm = d.texts(2)[-1]
+    assert "+10,000" not in dm and "开牌中" in dm, "nobody's DM tells the result before the table shows it"
+    assert "明牌：A♥️ 8♦️ 9♣︎" in dm and d.labels(1) == d.labels(2) == [], "nor offers a move"
     assert (await bot.balance(1), await bot.balance(2)) == (0, 20_000), "the engine settled it already"
 
     await next_card(bot)
     table = d.table(GROUP)
     assert "1. 阿明  🂠 9♥️ 10♦️ Q♣︎ K♠︎  已下 10,000" in table and "A♦️" not in table, table
     assert "2. 小红  🂠 A♥️ 8♦️ 9♣︎ J♥️  已下 10,000" in table
+    assert "明牌：A♥️ 8♦️ 9♣︎ J♥️" in d.texts(2)[-1], "her DM follows the table"
 
     await next_card(bot)
     table = d.table(GROUP)

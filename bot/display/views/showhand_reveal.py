@@ -15,12 +15,15 @@ from dataclasses import replace
 from bot.display.i18n import t
 from bot.display.views.acted import folded_as
 from bot.display.views.app import GameJSON, SeatJSON, seat, tokens
-from bot.display.views.common import Rendering, cards_text, coins, name
+from bot.display.views.common import Rendering, card_text, cards_text, coins, name
+from bot.display.views.lobby import DmView
 from bot.display.views.showhand import engine_of
 from bot.model.live_table import LiveTable
 from bot.model.shown import Markup
 from games.showhand import BettingRoundStarted, CardsDealt, Phase, Player, ShowDown
 
+#: A person's DM for a table (as ``bot.display.game_kinds.DrawDm``): its text and buttons, or None.
+DrawDm = Callable[[LiveTable, int, Rendering, str], DmView | None]
 FULL_HAND = 5  # a showhand hand's cards: the step after the last card shows the hands and results
 REVEAL_PHASE = "reveal"  # the Mini App's phase while the cards are dealt one by one
 
@@ -108,6 +111,31 @@ def staged_keyboard(
         return None if revealing(live) else table_keyboard(live, language)
 
     return keyboard
+
+
+def staged_dm(dm: DrawDm) -> DrawDm:
+    """A player's DM while the cards are dealt: their cards so far and that they are coming, no
+    result yet and nothing to press (an answered prompt loses its buttons at once, as always)."""
+
+    def drawn(live: LiveTable, person: int, screen: Rendering, chat_title: str) -> DmView | None:
+        if not revealing(live):
+            return dm(live, person, screen, chat_title)
+        engine, language = engine_of(live), screen.language
+        player = next((one for one in engine.state.ended if one.person == person), None)
+        if player is None or player.hole is None:
+            return None
+        title = t(
+            language,
+            "showhand.dm",
+            title=t(language, "showhand.title"),
+            chat=name(chat_title, 32),
+            round=engine.game_no,
+        )
+        up = cards_text(_as_shown(live, player).face_up, language) or "—"
+        cards = t(language, "showhand.your_cards", hole=card_text(player.hole, language), up=up)
+        return "\n".join([title, cards, t(language, "showhand.reveal")]), None
+
+    return drawn
 
 
 def staged_people(private_people: Callable[[LiveTable], list[int]]) -> Callable[[LiveTable], list[int]]:
