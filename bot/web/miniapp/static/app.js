@@ -229,7 +229,8 @@ function dealtAnew(seat, row) {
   const key = `${view.table}:${view.round}:${seat.person}`;
   const before = cardsSeen[key];
   cardsSeen[key] = (seat.cards || []).length;
-  if (before !== undefined) [...row.children].slice(before).forEach((card) => card.classList.add("dealt"));
+  if (before === undefined || view.phase !== "reveal") return row; // (a deal lands as it always did)
+  [...row.children].slice(before).forEach((card) => card.classList.add("dealt"));
   return row;
 }
 
