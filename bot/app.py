@@ -236,7 +236,7 @@ async def halt(application: App) -> None:
     await stop_menu(application)
     runtime = application.bot_data.runtime
     if runtime is not None:
-        runtime.turns.stop()
+        runtime.stop_clocks()
         await runtime.presenter.flush()
 
 

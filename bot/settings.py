@@ -31,6 +31,11 @@ class Settings:
     owners: frozenset[int] = frozenset()
     turn_seconds: int = 30
     lobby_seconds: int = 300
+    # After a round's results, before its auto-ready (and 托管) people are readied for the next one,
+    # in every group whose admins chose none in /settings (0: at once).
+    pause_seconds: int = 5
+    # Between the cards of an all-in's run-out, dealt one by one on the table (0: all at once).
+    reveal_seconds: float = 1.0
     base_url: str | None = None
     start_grant: int = 10_000
     daily_bonus: int = 2_000
@@ -99,6 +104,8 @@ class Settings:
             owners=frozenset(_integers("PAIJU_OWNERS", get("PAIJU_OWNERS", ""))),
             turn_seconds=_integer("PAIJU_TURN_SECONDS", get("PAIJU_TURN_SECONDS", "30"), 10, 120),
             lobby_seconds=_integer("PAIJU_LOBBY_SECONDS", get("PAIJU_LOBBY_SECONDS", "300"), 30, 3600),
+            pause_seconds=_integer("PAIJU_PAUSE_SECONDS", get("PAIJU_PAUSE_SECONDS", "5"), 0, 60),
+            reveal_seconds=_number("PAIJU_REVEAL_SECONDS", get("PAIJU_REVEAL_SECONDS", "1"), 0, 5),
             base_url=get("PAIJU_BOT_API_URL", "") or None,
             start_grant=_integer("PAIJU_START_GRANT", get("PAIJU_START_GRANT", "10000"), 0, 10**12),
             daily_bonus=_integer("PAIJU_DAILY_BONUS", get("PAIJU_DAILY_BONUS", "2000"), 0, 10**12),

@@ -65,6 +65,10 @@ async def start_bot(
 ) -> Bot:
     options.setdefault("table_requests_per_minute", 10_000)  # every edit at once: tests read the table
     options.setdefault("token", TOKEN)
+    # The next round at once and an all-in's cards all at once, unless a test asks for the pause
+    # and the reveal (tests/component/test_breath_and_reveal.py): the others read the table then.
+    options.setdefault("pause_seconds", 0)
+    options.setdefault("reveal_seconds", 0)
     settings = Settings(database=database, **options)
     application = build_application(
         settings,

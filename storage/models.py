@@ -32,6 +32,7 @@ class ChatSettings:
     turn_seconds: int | None = None
     lobby_seconds: int | None = None
     allowed_games: tuple[str, ...] = GAMES
+    pause_seconds: int | None = None  # after a round's results, before auto-ready readies (0: none)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from storage.sql import Query, first, run
 from storage.timeutil import from_db_required
 
 PERSON_COLUMNS = "id, name, language, balance, created_at, dm_refused"
-CHAT_COLUMNS = "id, language, turn_seconds, lobby_seconds, allowed_games"
+CHAT_COLUMNS = "id, language, turn_seconds, lobby_seconds, allowed_games, pause_seconds"
 
 
 def person_from_row(row: Any) -> Person:
@@ -37,6 +37,7 @@ def chat_from_row(row: Any) -> ChatSettings:
         turn_seconds=row["turn_seconds"],
         lobby_seconds=row["lobby_seconds"],
         allowed_games=tuple(json.loads(row["allowed_games"])),
+        pause_seconds=row["pause_seconds"],
     )
 
 
@@ -102,8 +103,10 @@ def migrate_chat(old: int, new: int, now_text: str, fence: Fence | None = None) 
     yield from fenced(fence, old)
     yield from run(
         """
-        INSERT INTO chats (id, language, turn_seconds, lobby_seconds, allowed_games, created_at, updated_at)
-        SELECT CAST(? AS bigint), language, turn_seconds, lobby_seconds, allowed_games, created_at, ?
+        INSERT INTO chats
+            (id, language, turn_seconds, lobby_seconds, allowed_games, pause_seconds, created_at, updated_at)
+        SELECT CAST(? AS bigint), language, turn_seconds, lobby_seconds, allowed_games, pause_seconds,
+            created_at, ?
         FROM chats WHERE id = ?
         ON CONFLICT (id) DO NOTHING
         """,

@@ -401,6 +401,15 @@ PG_V12_ROUND_MOVES: tuple[str, ...] = (
         PRIMARY KEY (table_id, round_no, seq)
     )""",
 )
+# A chat's pause after a round's results before the bot readies its auto-ready and autopilot (托管)
+# people for the next one (issue 49, point 4): NULL until its admins choose one (the operator's
+# default, ``PAIJU_PAUSE_SECONDS``), 0 for none.
+V13_PAUSE_SECONDS: tuple[str, ...] = (
+    "ALTER TABLE chats ADD COLUMN pause_seconds INTEGER CHECK (pause_seconds >= 0)",
+)
+PG_V13_PAUSE_SECONDS: tuple[str, ...] = (
+    "ALTER TABLE chats ADD COLUMN pause_seconds integer CHECK (pause_seconds >= 0)",
+)
 
 
 MIGRATIONS: tuple[Step, ...] = (
@@ -416,6 +425,7 @@ MIGRATIONS: tuple[Step, ...] = (
     Step(V10_DM_REFUSED, PG_V10_DM_REFUSED),
     Step(V11_ROUND_CARDS, PG_V11_ROUND_CARDS),
     Step(V12_ROUND_MOVES, PG_V12_ROUND_MOVES),
+    Step(V13_PAUSE_SECONDS, PG_V13_PAUSE_SECONDS),
 )
 """Step ``i`` (0-based) takes the database from version ``i`` to ``i + 1``."""
 

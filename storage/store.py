@@ -316,8 +316,10 @@ class Store:
         turn_seconds: int | None = _UNSET,
         lobby_seconds: int | None = _UNSET,
         allowed_games: Sequence[str] = _UNSET,
+        pause_seconds: int | None = _UNSET,
     ) -> ChatSettings:
-        """Change only the settings given; None (language, seconds) goes back to the bot's default."""
+        """Change only the settings given; None (language, seconds) goes back to the bot's default
+        (a pause may be 0: none)."""
         changes: dict[str, object] = {}
         if language is not _UNSET:
             changes["language"] = language
@@ -330,6 +332,12 @@ class Store:
                 changes[column] = seconds
         if allowed_games is not _UNSET:
             changes["allowed_games"] = people.games_json(allowed_games)
+        if pause_seconds is not _UNSET:
+            if pause_seconds is not None and (
+                isinstance(pause_seconds, bool) or not isinstance(pause_seconds, int) or pause_seconds < 0
+            ):
+                raise ValueError(f"pause_seconds must be an int of at least 0 or None, not {pause_seconds!r}")
+            changes["pause_seconds"] = pause_seconds
         return await self._write(_update_chat_settings, chat_id, changes, self._now_text())
 
     async def migrate_chat(self, old: int, new: int) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bot.display.views import muxi as muxi_view
-from bot.display.views import muxi_app, showhand_app
+from bot.display.views import muxi_app, showhand_app, showhand_reveal
 from bot.display.views import showhand as showhand_view
 from bot.display.views.acted import folded_as
 from bot.display.views.app import GameJSON, ResultLineJSON
@@ -269,16 +269,17 @@ SHOWHAND = GameKind(
     },
     note_event=_showhand_note,
     round_results=_showhand_results,
-    table_text=showhand_view.table_text,
+    # (an all-in's reveal, dealt one card at a time, drawn instead while under way)
+    table_text=showhand_reveal.staged(showhand_view.table_text),
     results_text=showhand_view.results_text,
-    table_keyboard=showhand_view.table_keyboard,
+    table_keyboard=showhand_reveal.staged_keyboard(showhand_view.table_keyboard),
     private_hand=showhand_view.private_hand,
     move_answer=showhand_view.move_answer,
-    dm=_with_summary(_with_autopilot(showhand_view.dm)),
-    private_people=showhand_view.private_people,
+    dm=_with_summary(_with_autopilot(showhand_reveal.staged_dm(showhand_view.dm))),
+    private_people=showhand_reveal.staged_people(showhand_view.private_people),
     acting=lambda live: list(showhand_view.engine_of(live).awaited()),
     autopilot=_showhand_autopilot,
-    app_part=showhand_app.app_part,
+    app_part=showhand_reveal.staged_app(showhand_app.app_part),
     app_result_line=showhand_app.app_result_line,
 )
 

@@ -1,4 +1,5 @@
-"""/settings: a chat's admins choose its language, turn seconds, lobby expiry and games, by buttons."""
+"""/settings: a chat's admins choose its language, turn seconds, lobby expiry, games and the pause
+between rounds (before auto-ready starts the next one), by buttons."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from storage import ChatSettings
 PREFIX = "cfg:"
 TURN_CHOICES = (10, 20, 30, 45, 60, 90, 120)
 LOBBY_CHOICES = (60, 180, 300, 600, 1800)
+PAUSE_CHOICES = (0, 3, 5, 10)  # seconds after a round's results before auto-ready readies anyone
 ROW = 4  # the most durations in one row (more would wrap on a phone): more go in two rows
 
 
@@ -33,7 +35,7 @@ def settings_text(settings: ChatSettings, language: str, default_language: str) 
     """The settings in effect (``Preferences.chat_settings``: the operator's seconds where none were
     chosen)."""
     games = " ".join(t(language, f"{game}.title") for game in settings.allowed_games)
-    return t(
+    text = t(
         language,
         "settings.text",
         language=t(settings.language or default_language, "language.name"),
@@ -41,6 +43,15 @@ def settings_text(settings: ChatSettings, language: str, default_language: str) 
         lobby=duration(settings.lobby_seconds or 0, language),
         games=games,
     )
+    pause = t(language, "settings.pause", pause=pause_label(settings.pause_seconds or 0, language))
+    return f"{text}\n{pause}"
+
+
+def pause_label(seconds: int, language: str, *, short: bool = False) -> str:
+    """The pause between rounds as a setting names it: ``5 秒``, ``5秒`` on a button, ``无`` for none."""
+    if not seconds:
+        return t(language, "settings.pause_none")
+    return short_duration(seconds, language) if short else duration(seconds, language)
 
 
 def settings_keyboard(settings: ChatSettings, language: str, default_language: str) -> Markup | None:
@@ -51,11 +62,16 @@ def settings_keyboard(settings: ChatSettings, language: str, default_language: s
         return f"✅{space}{label}" if chosen else label
 
     def durations(field: str, choices: tuple[int, ...], chosen: int | None) -> list[list[tuple[str, str]]]:
-        buttons = [
-            (mark(s == chosen, short_duration(s, language), ""), f"{PREFIX}{field}:{s}") for s in choices
-        ]
+        def label(seconds: int) -> str:
+            if field == "pause":
+                return pause_label(seconds, language, short=True)
+            return short_duration(seconds, language)
+
+        buttons = [(mark(s == chosen, label(s), ""), f"{PREFIX}{field}:{s}") for s in choices]
         half = -(-len(buttons) // 2) if len(buttons) > ROW else len(buttons)
         named = t(language, "settings.turn_row" if field == "turn" else "settings.lobby_row")
+        if field == "pause":
+            named = t(language, "settings.pause_row")
         return [[(named, f"{PREFIX}row:{field}")], buttons[:half], buttons[half:]]
 
     current = settings.language or default_language
@@ -64,6 +80,7 @@ def settings_keyboard(settings: ChatSettings, language: str, default_language: s
             [(mark(code == current, t(code, "language.name")), f"{PREFIX}lang:{code}") for code in LANGUAGES],
             *durations("turn", TURN_CHOICES, settings.turn_seconds),
             *durations("lobby", LOBBY_CHOICES, settings.lobby_seconds),
+            *durations("pause", PAUSE_CHOICES, settings.pause_seconds),
             [
                 (mark(game in settings.allowed_games, t(language, f"{game}.title")), f"{PREFIX}game:{game}")
                 for game in KINDS
@@ -111,6 +128,8 @@ async def settings_press(update: Update, context: Context) -> None:
         current = await runtime.preferences.update_chat_settings(chat.id, turn_seconds=seconds)
     elif field == "lobby" and (seconds := parse_id(value)) in LOBBY_CHOICES:
         current = await runtime.preferences.update_chat_settings(chat.id, lobby_seconds=seconds)
+    elif field == "pause" and (seconds := parse_id(value)) in PAUSE_CHOICES:
+        current = await runtime.preferences.update_chat_settings(chat.id, pause_seconds=seconds)
     elif field == "game" and value in KINDS:
         games = set(current.allowed_games) ^ {value}
         if not games:

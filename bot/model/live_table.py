@@ -92,6 +92,12 @@ class ViewState:
     # showhand: every unfolded person's total when the betting round under way began (0: unknown,
     # a table saved by an older version; the engine's is read then).
     opening: int = 0
+    # When the last round's results were shown (its end, or the end of its all-in's reveal): the
+    # pause before auto-ready readies anyone counts from it (0: no round ended yet).
+    ended_at: float = 0.0
+    # The engine's version once the round under way was dealt: the last round's results stay in the
+    # Mini App until an action follows (the round's first move).
+    dealt_version: int = 0
 
 
 # A game's table state machine, one of the two (not a Protocol: each takes only its own game's
@@ -137,6 +143,16 @@ class Turn:
 
 
 @dataclass
+class Reveal:
+    """An all-in everyone answered: the cards left are dealt on the table one by one (display
+    only: the engine dealt them all at once). Kept in memory: a restarted bot shows the end."""
+
+    round_no: int
+    shown: int  # how many cards each hand shows now (the face-down one included)
+    began: float  # when the answer came
+
+
+@dataclass
 class LiveTable:
     table_id: int
     chat_id: int
@@ -152,6 +168,10 @@ class LiveTable:
     saved_seats: dict[int, int] | None = field(default=None, kw_only=True)
     # Its 总结算 as the store kept it when it closed (None while open, or not read: nothing is shown).
     summary: TableSummary | None = field(default=None, kw_only=True)
+    # In memory only (not saved): an all-in's reveal under way, and when the pause after the last
+    # results ends (0: none pending), both for the views.
+    reveal: Reveal | None = field(default=None, kw_only=True)
+    pause_until: float = field(default=0.0, kw_only=True)
 
     @property
     def round_no(self) -> int:

@@ -325,6 +325,7 @@ class Tables:
             if isinstance(event, RoundStarted):
                 # The last round's results and notices stay: its message shows them to the end.
                 view.commitment, view.moves = event.commitment, []
+                view.dealt_version = live.engine.version
                 view.notices = [notice for notice in view.notices if notice.round_no == live.round_no - 1]
             elif isinstance(event, TimerStarted):
                 live.turn = Turn.start(event.timer, self.clock(), event.seconds)
@@ -351,6 +352,7 @@ class Tables:
             elif isinstance(event, TableClosed):
                 view.closed_reason = event.reason
             elif isinstance(event, DeckRevealed):
+                view.ended_at = self.clock()  # (the pause before auto-ready counts from it)
                 # Every revealed deck is recorded, with or without results (nobody took the bank,
                 # the table was cancelled): each commitment shown can be checked with /verify.
                 record = RoundRecord(

@@ -19,8 +19,8 @@ class Preferences:
         self._chats: dict[int, ChatSettings] = {}  # each chat's settings as they apply
 
     async def chat_settings(self, chat_id: int) -> ChatSettings:
-        """A chat's settings as they apply: the operator's turn and lobby seconds where the chat
-        chose none."""
+        """A chat's settings as they apply: the operator's turn, lobby and pause seconds where the
+        chat chose none."""
         if chat_id not in self._chats:
             self._chats[chat_id] = self._in_effect(await self.store.chat_settings(chat_id))
         return self._chats[chat_id]
@@ -40,6 +40,9 @@ class Preferences:
             chosen,
             turn_seconds=chosen.turn_seconds or self.settings.turn_seconds,
             lobby_seconds=chosen.lobby_seconds or self.settings.lobby_seconds,
+            pause_seconds=(
+                self.settings.pause_seconds if chosen.pause_seconds is None else chosen.pause_seconds
+            ),
         )
 
     async def chat_language(self, chat_id: int) -> str:

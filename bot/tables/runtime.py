@@ -30,10 +30,12 @@ from bot.model.live_table import AUTOPILOT_ROUNDS, TURN, Action, Event, LiveTabl
 from bot.send.dm_reach import DmReach
 from bot.send.rate_policy import Limits, Parcel
 from bot.settings import Settings
+from bot.tables.breath import Breath
 from bot.tables.chat_events import ChatEvents
 from bot.tables.escapes import Escapes
 from bot.tables.open_tables import Tables
 from bot.tables.preferences import Preferences
+from bot.tables.reveals import Reveals
 from bot.tables.turn_clock import TurnClock
 from bot.tables.watchers import Watchers
 from bot.updates.hearing import Hearing
@@ -75,6 +77,9 @@ class Runtime:
         self.presenter = Presenter(bot, store, limits, self.chat_events, self.dms)
         self.tables.closed = self._closed
         self.turns = TurnClock(self, jobs)
+        # Between rounds: an all-in's cards dealt one by one, then a pause before auto-ready.
+        self.reveals = Reveals(self, jobs, settings.reveal_seconds)
+        self.breath = Breath(self, jobs)
         self.zone = ZoneInfo(settings.timezone)
         self.chat_titles: dict[int, str] = {}
         self._time_shown: tuple[float, str] = (float("nan"), "")
@@ -109,6 +114,13 @@ class Runtime:
         """Queue what an applied action changed: the table message (everyone's view) and each private
         view. Nothing waits for Telegram here: the presenter sends within each chat's budget."""
         self.turns.arm(live)
+        self.reveals.begin(live, events)
+        between = bool(live.round_no) and not (live.in_round or live.engine.closed)
+        if between:
+            await self.breath.holds(live)  # (its end, shown on the table, armed)
+        elif live.pause_until:
+            live.pause_until = 0.0
+            self.breath.let_go(live.table_id)
         self.credit_elsewhere(live, events)
         if any(isinstance(event, RoundStarted) for event in events):
             for person in live.seated():  # whose DM Telegram refused before: named from the deal on
@@ -127,7 +139,7 @@ class Runtime:
         self.watchers.changed(live)  # the open Mini Apps (bot/web/miniapp/hub.py)
         if any(isinstance(event, DeckRevealed) for event in events):
             await self._stand_up_idle(live)
-        if live.round_no and not (live.in_round or live.engine.closed):
+        if live.round_no and not (live.in_round or live.engine.closed) and not await self.breath.holds(live):
             await self._ready_again(live)
 
     async def _stand_up_idle(self, live: LiveTable) -> None:
@@ -159,8 +171,9 @@ class Runtime:
 
     async def _ready_again(self, live: LiveTable) -> None:
         """Between rounds, whoever chose 再来一局 ✓ 自动准备, or is on autopilot, is ready for the next
-        one; it starts once everyone seated is, as always (when someone left a lobby where all the
-        others were ready, their Start is pressed again: that starts it)."""
+        one (once the pause after the results is over: ``bot/tables/breath.py``); it starts once
+        everyone seated is, as always (when someone left a lobby where all the others were ready,
+        their Start is pressed again: that starts it)."""
         view, core = live.view, live.engine.core
         for person in [*view.auto_ready, *view.autopilot]:
             seat = core.seat_of(person)
@@ -178,6 +191,12 @@ class Runtime:
             log.info("table %s: %s was refused: %s", live.table_id, action, refused)
         except Exception:
             log.exception("table %s: %s for someone failed", live.table_id, action)
+
+    def stop_clocks(self) -> None:
+        """At shutdown: no turn's deadline, reveal's card or pause's end fires any more."""
+        self.turns.stop()
+        self.reveals.moments.stop()
+        self.breath.moments.stop()
 
     async def save_between_actions(self, live: LiveTable, *, turn: bool = False, view: bool = False) -> None:
         """A part of the table's state changed with no action (the turn's clock moved, someone came
@@ -303,6 +322,8 @@ class Runtime:
             for live in gone:
                 async with self.tables.lock(live.chat_id):
                     self.turns.disarm(live.table_id)
+                    self.reveals.let_go(live.table_id)
+                    self.breath.let_go(live.table_id)
                     self.tables.let_go(live)
             if lost:
                 self.presenter.sender.withdraw_all(shown_in, queued)  # (queued meanwhile by work under way)

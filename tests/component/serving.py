@@ -72,6 +72,8 @@ async def serve_bot(
     emulator = Emulator(world, faults)
     await emulator.start()
     options.setdefault("table_requests_per_minute", 1000)  # as the process tests: every edit at once
+    options.setdefault("pause_seconds", 0)  # the next round at once (as faketg/harness.py)
+    options.setdefault("reveal_seconds", 0)
     if webhook:
         port = free_port()
         options.update(

@@ -65,6 +65,8 @@ def lobby_lines(
         lines.append(t(language, "lobby.hint_next", min=coins(MIN_BALANCE)))
     else:
         lines.append(t(language, "lobby.hint", low=low, high=high, min=coins(MIN_BALANCE)))
+    if live.pause_until:  # (the pause after the results: bot/tables/breath.py)
+        lines.append(t(language, "lobby.pause", time=screen.when(live.pause_until)))
     if live.deadline:
         deadline = screen.deadline(live.engine.core.lobby_seconds, live.deadline)
         lines.append(t(language, "lobby.expires", deadline=deadline))

@@ -61,6 +61,8 @@ PAGE_STRINGS = (
     "miniapp.clock.draw",
     "miniapp.clock.banker_draw",
     "miniapp.clock.betting",
+    "miniapp.revealing",  # an all-in's cards dealt one by one (issue 49, point 4)
+    "miniapp.pause",  # the seconds left of the pause before auto-ready (same)
 )
 
 
@@ -85,6 +87,7 @@ class TableJSON(GameJSON):
     language: str
     strings: dict[str, str]
     results: NotRequired[ResultsJSON | None]
+    pause_until: float | None  # the pause after the results ends then (auto-ready: bot/tables/breath.py)
 
 
 class EndedTableJSON(TableJSON):
@@ -132,6 +135,7 @@ def table_view(live: LiveTable, viewer: int, language: str, now: float, zone: tz
         "strings": page_strings(language),
         **kind.app_part(live, viewer if dealt else SPECTATOR, language),
         "results": _results(live, language),
+        "pause_until": live.pause_until or None,
     }
     if engine.closed and live.summary is not None and live.summary.played:
         ended: EndedTableJSON = {**view, "summary": summary_card(live.summary, language, zone)}
@@ -141,9 +145,11 @@ def table_view(live: LiveTable, viewer: int, language: str, now: float, zone: tz
 
 def _results(live: LiveTable, language: str) -> ResultsJSON | None:
     """The last show-down: hands named, who won what (cards only as the table message shows them);
-    the banker first (muxi)."""
+    the banker first (muxi). Not while an all-in's cards are still being dealt one by one; kept
+    through the pause and the next deal, until the next round's first move (issue 49, point 4)."""
     view = live.view
-    if not view.results:
+    moved = live.in_round and live.engine.version > view.dealt_version
+    if not view.results or live.reveal is not None or moved:
         return None
     line_of = KINDS[live.game].app_result_line
     lines = [line_of(live, line, language) for line in view.results]

@@ -246,7 +246,8 @@ def test_a_player_who_lets_the_clock_run_goes_on_autopilot_and_comes_back(page):
     me.say("/cancel")  # the showhand table may still be open between games
     expect(page.locator("#messages")).to_contain_text(re.compile("管理员已结束本桌|本群现在没有牌桌"))
     me.say("/settings")
-    me.press("10秒")
+    # 10秒 of the turn's row (the first: the pause between rounds has a 10秒 of its own below it)
+    page.locator(".msg.bot .kb button").filter(has_text=re.compile("^10秒$")).first.click()
     me.say("/newgame showhand")
     me.sees("梭哈 · 等待开局")
     me.act_as("小红")

@@ -233,7 +233,8 @@ async def test_showhand_an_answered_prompt_loses_its_buttons_before_the_next_one
     stage = await staged(SHOWHAND)
     await open_round(stage, "showhand")
     problems = await answered_then_asked_again(stage, SHOWHAND_CARD_4)
-    assert "结算" in stage.driver.table(GROUP), "the game is over: the all-in was called"
+    # The all-in was called: the last card is dealt on the table, then the game is over.
+    await until(lambda: "结算" in stage.driver.table(GROUP), "the game is over: the all-in was called")
     assert not problems, str(problems)
 
 

@@ -29,7 +29,7 @@ def dump(path: Path, table: str) -> list[tuple]:
 
 async def test_a_new_database_is_at_the_latest_version_with_wal_and_foreign_keys(db_path):
     async with await open_store(db_path) as store:
-        assert await schema_version_of(store) == SCHEMA_VERSION
+        assert await schema_version_of(store) == SCHEMA_VERSION == schema.LATEST
         writer = store.backend.writer
         assert await writer.on_connection(pragma, "journal_mode") == "wal"
         assert await writer.on_connection(pragma, "synchronous") == 2  # FULL
@@ -118,7 +118,7 @@ async def test_v6_leaves_the_seconds_no_chat_chose_to_the_operator(db_path):
     before = dump(db_path, "chats")
 
     async with await open_store(db_path) as store:
-        assert await schema_version_of(store) == SCHEMA_VERSION
+        assert await schema_version_of(store) == SCHEMA_VERSION == schema.LATEST
         assert await store.backend.writer.on_connection(pragma, "foreign_keys") == 1
         assert await store.backend.writer.on_connection(execute, "PRAGMA foreign_key_check") == []
         chosen = {

@@ -65,7 +65,7 @@ function seatBox(seat) {
   if (seat.me) who.append(el("span", "tag me", say("you")));
   if (seat.autopilot) who.append(el("span", "tag autopilot", say("autopilot")));
   who.append(el("span", "name", seat.name));
-  box.append(who, cardsRow(seat.cards, seat.hole));
+  box.append(who, dealtAnew(seat, cardsRow(seat.cards, seat.hole)));
   const info = el("div", "info");
   const score = seat.score !== undefined ? say("score", { net: (seat.score > 0 ? "+" : "") + coins(seat.score) }) : "";
   info.append(el("span", "status", [seat.hand, seat.status, score].filter(Boolean).join(" · ")));
@@ -80,14 +80,15 @@ function render() {
   if (!view) return;
   words = view.strings;
   document.documentElement.lang = view.language === "en" ? "en" : view.language === "zh-hant" ? "zh-TW" : "zh-CN";
-  const round = view.in_round ? view.round : view.round + 1; // in the lobby: the round to come
+  const revealing = view.phase === "reveal"; // an all-in's cards still coming: that round's
+  const round = view.in_round || revealing ? view.round : view.round + 1; // in the lobby: the round to come
   $("title").textContent = `${view.title} · ${say("round", { round })}`;
   const stakes = [];
   if (view.base) stakes.push(say("base", { amount: coins(view.base) }));
   if (view.pot !== null && view.pot !== undefined) stakes.push(say("pot", { amount: coins(view.pot) }));
   $("stakes").textContent = stakes.join(" · ");
-  const banner = view.closed ? say("closed") : !view.seated ? say("spectating")
-    : view.dealing ? say("dealing") : view.no_dm ? say("no_dm") : "";
+  const banner = view.closed ? say("closed") : view.phase === "reveal" ? say("revealing")
+    : !view.seated ? say("spectating") : view.dealing ? say("dealing") : view.no_dm ? say("no_dm") : "";
   $("banner").hidden = !banner;
   $("banner").textContent = banner;
   const others = $("others");
@@ -98,7 +99,7 @@ function render() {
   const turns = view.seats.filter((seat) => seat.turn);
   const myTurn = turns.some((seat) => seat.me) && view.actions.some((a) => a.action !== "leave" && a.action !== "join");
   $("turn").textContent = view.closed ? "" : myTurn ? say("your_turn")
-    : turns.length ? turns.map((seat) => seat.name).join("、") : view.in_round ? "" : say("waiting");
+    : turns.length ? turns.map((seat) => seat.name).join("、") : view.in_round || revealing ? "" : say("waiting");
   if (myTurn && !wasMyTurn && tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred("warning");
   wasMyTurn = myTurn;
   renderFeed();
@@ -134,6 +135,7 @@ function renderResults() {
   const box = $("results");
   const results = view.results;
   box.hidden = !results;
+  box.classList.toggle("first", Boolean(results) && !view.in_round); // between rounds: the results on top
   if (!results) return;
   box.replaceChildren(el("h3", "", `${say("results")} · ${say("round", { round: results.round })}`));
   for (const line of results.lines) {
@@ -221,7 +223,8 @@ function amountPicker(range, chosen, presets) {
 // -- the countdown: the deadline the server set, by its clock -------------------------------------
 function tick() {
   const clock = $("clock");
-  if (!view || !view.deadline || view.closed) { clock.hidden = true; return; }
+  tickPause();
+  if (!view || !view.deadline || view.closed || view.phase === "reveal") { clock.hidden = true; return; }
   const left = Math.max(0, view.deadline - (Date.now() / 1000 + offset));
   clock.hidden = false;
   const whole = view.turn_seconds || 30;
@@ -233,6 +236,26 @@ function tick() {
   clock.classList.toggle("low", left < whole / 3);
 }
 setInterval(tick, 250);
+
+// -- between rounds (issue 49, point 4): the pause before auto-ready, and the cards of an all-in's
+// reveal arriving one by one (the server sends each step; the newest cards of a seat turn over)
+function tickPause() {
+  const line = $("pause");
+  const left = view && view.pause_until && !view.in_round && !view.closed
+    ? Math.ceil(view.pause_until - (Date.now() / 1000 + offset)) : 0;
+  line.hidden = left <= 0;
+  if (left > 0) line.textContent = say("pause", { n: left });
+}
+
+const cardsSeen = {}; // "table:round:person" -> how many of their cards were drawn last
+function dealtAnew(seat, row) {
+  const key = `${view.table}:${view.round}:${seat.person}`;
+  const before = cardsSeen[key];
+  cardsSeen[key] = (seat.cards || []).length;
+  if (before === undefined || view.phase !== "reveal") return row; // (a deal lands as it always did)
+  [...row.children].slice(before).forEach((card) => card.classList.add("dealt"));
+  return row;
+}
 
 // -- acting ---------------------------------------------------------------------------------------
 function toast(text) {
