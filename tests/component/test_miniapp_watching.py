@@ -45,7 +45,9 @@ def my_turn(view: dict[str, Any]) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def page(client: TestClient, person: int, table: int, *, acknowledge: bool = True) -> AsyncIterator[None]:
+async def page(
+    client: TestClient, person: int, table: int, *, acknowledge: bool = True
+) -> AsyncIterator[None]:
     """``person``'s page of the table, open and visible: its stream read as it comes, a heartbeat
     every ``HEARTBEAT`` s, and each turn of theirs it shows acknowledged at once (as watching.js)."""
     stream = await events(client, person, table)
@@ -131,7 +133,8 @@ async def test_a_game_costs_fewer_new_dms_with_the_page_open(tmp_path):
             counts["open" if watched else "closed"] = new_dms(bot, WATCHER, before)
             dm = bot.world.bot_messages(WATCHER)[-1]
             assert not dm.buttons, "her DM is left with no live prompt"
-    message = f"new DMs to the watcher in a showhand game: page closed {counts['closed']}, open {counts['open']}"
+    closed, opened = counts["closed"], counts["open"]
+    message = f"new DMs to the watcher in a showhand game: page closed {closed}, open {opened}"
     assert counts["open"] < counts["closed"], message
     assert counts["open"] <= 1, message  # (at most her cards' DM once she has acted: no prompt)
     print(message)
@@ -232,12 +235,18 @@ async def test_heartbeats_that_must_be_refused_are(served):
     assert (await client.post(API + "watch", json=body, headers=other_table)).status == 403
     assert (await watch(client, STRANGER, table)).status == 403  # not in the group
     signed = {HEADER: init(3, table)}  # (a person of their own: the cap is per person)
-    for text in ("not json", "[]", '{"table": "1"}', '{"table": "%s", "visible": "yes"}' % table):
+    for text in ("not json", "[]", '{"table": "1"}', f'{{"table": "{table}", "visible": "yes"}}'):
         response = await client.post(API + "watch", data=text, headers=signed)
         assert response.status == 400, text
         await asyncio.sleep(1.0)  # (within the cap)
     big = {HEADER: init(4, table), "Content-Type": "application/json"}
     response = await client.post(API + "watch", data=b"{" + b" " * (WATCH_BODY + 10) + b"}", headers=big)
+    assert response.status == 413
+
+    async def chunks():  # (a body of no announced length)
+        yield b'{"table": "1", "visible": true}'
+
+    response = await client.post(API + "watch", data=chunks(), headers=big)
     assert response.status == 413
     assert not bot.runtime.watchers.heartbeats.last, "no heartbeat counted from any of those"
 
@@ -264,7 +273,7 @@ async def test_watching_needs_a_fresh_heartbeat_and_an_open_stream(served):
         assert hub.watching(table, WATCHER)
         hub.heartbeats.last[(table, WATCHER)] -= 3 * HEARTBEAT  # its last heartbeat, long ago
         assert not hub.watching(table, WATCHER), "a stale heartbeat: not watching"
-        hub.heartbeats.allowance.clear()  # (this test's posts come faster than a page's: the cap is not its point)
+        hub.heartbeats.allowance.clear()  # (posts faster than a page's: the cap is not this test's point)
         assert (await watch(client, WATCHER, table)).status == 200
         assert hub.watching(table, WATCHER)
         assert (await watch(client, WATCHER, table, visible=False)).status == 200
