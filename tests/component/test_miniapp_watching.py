@@ -24,7 +24,7 @@ from bot.web.miniapp.watching import BURST, HEARTBEAT
 from faketg.harness import GROUP, make_world, start_bot, stop_bot
 from tests.component.decks import SHOWHAND_ACES_WIN, stack_showhand
 from tests.component.miniapp_client import API, STRANGER, events, init, post, read_event, serving
-from tests.component.scenarios import live_table
+from tests.component.scenarios import live_table, remind
 
 WATCH_GAP = 1.1  # seconds between a page's posts at least (watching.js's WATCH_GAP_MS)
 WATCHER, OTHER = 2, 1  # 小红 watches the table in the Mini App; 阿明 plays by the group's buttons
@@ -301,3 +301,25 @@ async def test_a_turn_acknowledged_then_the_page_hidden_gets_its_prompt_by_dm(tm
             await bot.runtime.wait_idle()
             assert new_dms(bot, WATCHER, before) == 1
             assert "过牌" in [button["text"] for button in bot.world.bot_messages(WATCHER)[-1].buttons]
+
+
+async def test_the_reminder_follows_the_same_rule(tmp_path):
+    """A third of her turn left: watching, 小红 is reminded in her page (it acknowledges the turn
+    with its heartbeat) and gets no new DM; her page closed, the reminder is a new DM as ever."""
+    async with serving(str(tmp_path / "reminded.sqlite3")) as (bot, client):
+        table = await open_showhand(bot)
+        async with page(client, WATCHER, table):
+            for person in (OTHER, WATCHER):
+                await bot.driver.press(person, GROUP, "开始")
+            live = live_table(bot)
+            assert live.engine.turn == WATCHER
+            before = len(bot.world.requests)
+            await remind(bot)  # (idle once her page acknowledged the reminded turn)
+            assert live.turn.reminded and new_dms(bot, WATCHER, before) == 0
+        await bot.runtime.wait_idle()  # (her stream closed: she is not watching)
+        response = await post(client, WATCHER, table, "check", live.engine.core.round_no)
+        assert response.status == 200
+        await bot.driver.press(OTHER, GROUP, "过牌")
+        before = len(bot.world.requests)
+        await remind(bot)
+        assert new_dms(bot, WATCHER, before) == 1

@@ -27,6 +27,7 @@ Acting goes through ``bot.tables.acting.act``: the same path as a button of the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import json
 import logging
@@ -288,7 +289,8 @@ class MiniApp:
         finally:
             self.hub.unsubscribe(page)
             if not self.hub.watching(page.table_id, page.person):  # (its prompt in its grace goes now)
-                self.runtime().presenter.stopped_watching(page.table_id, page.person)
+                with contextlib.suppress(web.HTTPException):  # (no runtime: the bot is stopping)
+                    self.runtime().presenter.stopped_watching(page.table_id, page.person)
 
     async def stream(self, request: web.Request, live: LiveTable, page: Subscriber) -> web.StreamResponse:
         """The page's stream, until it goes away, stops reading, or has been open ``LIFETIME``
