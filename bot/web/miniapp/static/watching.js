@@ -2,8 +2,9 @@
 // seconds, POST api/watch, one at once when it becomes visible) and says when it is hidden; the
 // turn it shows as the viewer's own goes with each heartbeat (at once when a turn comes), so the
 // bot need not buzz them with that turn's prompt as a new DM (bot/send/watched.py). Their turn is
-// told here: a banner (and app.js's buzz). Loaded after app.js, whose globals it reads (view,
-// tableId, initData); app.js calls watchShown() after each render.
+// told here: its banner lit (watching.css; app.js writes it and buzzes). Loaded after app.js,
+// whose globals it reads (view, tableId, initData, startParam, say); app.js calls watchShown()
+// after each render.
 "use strict";
 
 let watchEvery = 3; // seconds between heartbeats: each answer says how often (bot/web/miniapp/watching.py)
@@ -59,18 +60,10 @@ function watchHidden() {
   watchRequest(false, true).catch(() => {}); // (missed: the heartbeat goes stale, the same in seconds)
 }
 
-// After each render (app.js): the banner, and a turn of theirs told to the bot at once.
+// After each render (app.js, which already writes "轮到你了" and buzzes as a turn comes): the
+// turn's banner lit (watching.css), and a turn of theirs told to the bot at once.
 function watchShown(myTurn) {
   document.body.dataset.myTurn = myTurn ? "1" : "";
-  let banner = document.getElementById("your-turn");
-  if (!banner) {
-    banner = document.createElement("div");
-    banner.id = "your-turn";
-    banner.setAttribute("role", "status");
-    document.getElementById("page").prepend(banner);
-  }
-  banner.hidden = !myTurn;
-  banner.textContent = myTurn ? say("your_turn") : "";
   const turn = watchTurn();
   if (turn !== null && turn !== watchTold && document.visibilityState === "visible") watchBeat();
 }
