@@ -122,6 +122,7 @@ async def test_a_game_costs_fewer_new_dms_with_the_page_open(tmp_path):
     """The same showhand game twice: 小红's new DMs with her page closed, then open (heartbeats
     and acknowledgements through the real routes)."""
     counts: dict[str, int] = {}
+    requests: dict[str, int] = {}  # every request to her DM (its edits too)
     for watched in (False, True):
         async with serving(str(tmp_path / f"watched-{watched}.sqlite3")) as (bot, client):
             table = await open_showhand(bot)
@@ -131,10 +132,16 @@ async def test_a_game_costs_fewer_new_dms_with_the_page_open(tmp_path):
             await bot.runtime.wait_idle()
             assert "结算" in bot.driver.table(GROUP) and (await bot.balance(WATCHER)) == 10_100
             counts["open" if watched else "closed"] = new_dms(bot, WATCHER, before)
+            requests["open" if watched else "closed"] = sum(
+                1 for r in bot.world.requests[before:] if r.chat_id == WATCHER
+            )
             dm = bot.world.bot_messages(WATCHER)[-1]
             assert not dm.buttons, "her DM is left with no live prompt"
     closed, opened = counts["closed"], counts["open"]
-    message = f"new DMs to the watcher in a showhand game: page closed {closed}, open {opened}"
+    message = (
+        f"new DMs to the watcher in a showhand game: page closed {closed}, open {opened} "
+        f"(requests to her DM: closed {requests['closed']}, open {requests['open']})"
+    )
     assert counts["open"] < counts["closed"], message
     assert counts["open"] <= 1, message  # (at most her cards' DM once she has acted: no prompt)
     print(message)
