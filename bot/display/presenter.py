@@ -47,6 +47,7 @@ from bot.send.messages import (
 from bot.send.rate_policy import Limits, Parcel, Priority, Share
 from bot.send.replies import Replies
 from bot.send.sender import Sender
+from bot.send.watched import GRACE
 from storage import Store
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,9 @@ class Presenter:
         # A DM saying 托管中 (its button 我回来了): the text it is to keep once that is over (in memory
         # only: after a restart such a DM loses its button only).
         self.autopilot_ends: dict[DmKey, str] = {}
+        # Is this person watching this table in the Mini App now (``Watchers.watching``; the runtime
+        # sets it)? Their turn's prompt then waits its ``GRACE`` before it may go as a new DM.
+        self.watching: Callable[[int, int], bool] = lambda _table_id, _person: False
 
     async def _deliver(self, parcel: Parcel) -> float | None:
         return await self.courier.deliver(parcel)
@@ -140,10 +144,11 @@ class Presenter:
     def prompt_waits(self, live: LiveTable) -> bool:
         """Someone's prompt for the running turn still waits to be sent (or is being sent) and their
         DM shows none of this turn (its reminder waiting does not count): they cannot act yet."""
-        timer = live.engine.core.timer
+        timer, now = live.engine.core.timer, self.clock()
         for person in live.seated():
             parcel = self.sender.waiting(person, DmKey(live.table_id, person), in_flight=True)
-            wanted = None if parcel is None else parcel.payload
+            # (one in its grace does not count: its person watches the table, told of the turn there)
+            wanted = None if parcel is None or parcel.waits(now) else parcel.payload
             if not isinstance(wanted, PersonalMessage) or wanted.timer != timer:
                 continue
             if wanted.shown.turn is None:  # not a prompt (none, or 托管's button)
@@ -279,9 +284,45 @@ class Presenter:
             priority = _table_priority(live, new_buttons)
         else:
             priority = Priority.ACT if new_buttons and wanted.shown.turn is not None else Priority.INFO
+        not_before = 0.0
+        prompt = new and priority is Priority.ACT and wanted.shown.turn is not None
+        if prompt and wanted.person is not None and self.watching(live.table_id, wanted.person):
+            not_before = self.clock() + GRACE  # told in the Mini App: the DM may wait
         self.sender.want(
-            Parcel(wanted.chat_id, wanted.key, priority, self.clock(), Share.KEPT, new, anew, wanted)
+            Parcel(
+                wanted.chat_id, wanted.key, priority, self.clock(), Share.KEPT, new, anew, wanted, not_before
+            )
         )
+
+    # -- a turn told in the Mini App (bot/send/watched.py) ------------------------------------------
+    def turn_seen(self, live: LiveTable, person: int, timer: int) -> bool:
+        """``person``'s open page showed them their turn ``timer``: their prompt still in its grace
+        is not sent (no new DM buzzes them; their DM is edited when they act or the turn ends).
+        What it carried for the DM before it (what they did last, or its old buttons gone) is
+        still shown, by an edit. Whether a prompt was withdrawn."""
+        key = DmKey(live.table_id, person)
+        parcel = self.sender.waiting(person, key)
+        if parcel is None or not parcel.waits(self.clock()) or live.engine.core.timer != timer:
+            return False
+        prompt = parcel.payload
+        if not isinstance(prompt, PersonalMessage) or prompt.shown.turn != timer:
+            return False
+        self.sender.withdraw(person, key)
+        shown = live.shown.get(str(person))
+        if person not in live.dm_ids or shown is None:
+            return True
+        if prompt.record is not None:
+            ended = Shown.of(prompt.record, None)
+            self._want(live, PersonalMessage(live.table_id, person, prompt.record, None, ended, timer))
+        elif shown.has_buttons and shown.turn != timer:
+            self._want(
+                live, PersonalMessage(live.table_id, person, None, None, shown.without_buttons(), timer)
+            )
+        return True
+
+    def stopped_watching(self, table_id: int, person: int) -> None:
+        """``person``'s page of the table is hidden or closed: a prompt in its grace goes now."""
+        self.sender.hasten(person, DmKey(table_id, person))
 
     def _want_opening(self, wanted: Kept, new: bool, anew: bool) -> None:
         """A new round's table message, its base and 🔐 commitment (the round waits for it: nothing

@@ -257,7 +257,9 @@ class Courier(Generic[T]):
         )
         turn_prompt = wanted.timer and wanted.timer == live.timer and first
         if parcel.priority <= Priority.PHASE and turn_prompt:
-            late = self.clock() - parcel.since
+            # (a prompt's grace, while its person watched the table in the Mini App, is no delay:
+            # the page told them at once)
+            late = self.clock() - max(parcel.since, parcel.not_before)
             if late > LATE:
                 self.events.delivered_late(live, late)
 

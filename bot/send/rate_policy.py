@@ -279,6 +279,13 @@ class Parcel:
     new_message: bool = False  # a sendMessage: takes a token of the new-messages budget too
     may_edit: bool = False  # a new message that may go as an edit instead, when the budget is busy
     payload: object = None  # what is to be sent (the latest one wanted: the lane is the one place it waits)
+    # Not sent before this time (0: no such wait): a turn's prompt to someone watching the table in
+    # the Mini App waits its grace there (``bot.display.presenter.GRACE``), withdrawn if they answer.
+    not_before: float = 0.0
+
+    def waits(self, now: float) -> bool:
+        """Is it held back until ``not_before``?"""
+        return self.not_before > now
 
     def order(self, now: float) -> tuple[float, float]:
         """Its place in its lane: the most urgent first, then the longest waiting; a reply that
@@ -315,11 +322,21 @@ class ChatLane:
             return True
         if newer:
             known.payload = parcel.payload
+            known.not_before = _grace(known.not_before, parcel.not_before)
         known.priority = min(known.priority, parcel.priority)
         known.since = min(known.since, parcel.since)
         known.new_message = known.new_message or parcel.new_message  # (a 429's parcel is older)
         known.may_edit = known.may_edit or parcel.may_edit
         return False
+
+    def hasten(self, key: Hashable) -> bool:
+        """The parcel queued for ``key`` waits no longer for its ``not_before`` (the person stopped
+        watching the table); whether one did."""
+        parcel = self.parcels.get(key)
+        if parcel is None or parcel.not_before <= 0:
+            return False
+        parcel.not_before = 0.0
+        return True
 
     def next(self, now: float) -> tuple[Parcel | None, float]:
         """The parcel to send now, taken off the queue with its budget spent; else (None, seconds to
@@ -333,7 +350,9 @@ class ChatLane:
         best: Parcel | None = None
         wait = float("inf")
         for parcel in self.parcels.values():
-            if ready_in[parcel.share] > 0:
+            if parcel.waits(now):  # (its grace: asked again when it is over, or when woken)
+                wait = min(wait, parcel.not_before - now)
+            elif ready_in[parcel.share] > 0:
                 wait = min(wait, ready_in[parcel.share])
             elif best is None or parcel.order(now) < best.order(now):
                 best = parcel
@@ -352,6 +371,7 @@ class ChatLane:
         for other in self.parcels.values():
             if (
                 other.key != parcel.key  # (a newer state of the same message replaces its payload)
+                and not other.waits(now)
                 and other.order(now) < parcel.order(now)
                 and (other.share is parcel.share or isinstance(self.budget, PrivateBudget))
                 and (new_message or not other.new_message)
@@ -379,6 +399,15 @@ class ChatLane:
             self.blocked_until = max(self.blocked_until, now + retry_after)
         if again:
             self.put(parcel, newer=False)
+
+
+def _grace(queued: float, wanted: float) -> float:
+    """The ``not_before`` of a queued parcel a newer payload replaces: the newer one's say (none:
+    at once, as when they have answered or stopped watching), but a grace running is never made
+    longer by a newer state of the same message."""
+    if wanted <= 0 or queued <= 0:
+        return wanted
+    return min(queued, wanted)
 
 
 class EveryRequest:

@@ -160,6 +160,13 @@ class Sender:
             self._wakes[chat_id].set()  # its task may have nothing left to wait for
         return parcel
 
+    def hasten(self, chat_id: int, key: Hashable) -> None:
+        """The parcel queued for ``key`` goes as soon as its chat's budget allows, whatever its
+        ``not_before`` (its person stopped watching the table in the Mini App)."""
+        lane = self.lanes.get(chat_id)
+        if lane is not None and lane.hasten(key) and chat_id in self._wakes:
+            self._wakes[chat_id].set()
+
     def withdraw_all(self, chats: Collection[int], which: Callable[[Parcel], bool]) -> None:
         """:meth:`withdraw` every parcel of these chats that ``which`` says (queued, or picked)."""
         for chat_id in chats:
@@ -238,6 +245,8 @@ class Sender:
                     # What is sent is what is wanted when the request starts: a newer payload
                     # wanted while this one waited for its token replaces it; one called off is not sent.
                     newer = lane.parcels.get(parcel.key)
+                    if newer is not None and newer.waits(self.clock()):
+                        newer = None  # (in its grace: it stays queued, this one goes as it was)
                     if newer is not None and newer.new_message and not as_new:
                         # A new prompt wanted while an edit of its DM waited: a new message now if
                         # the new-message budget has room, else an edit if it may be one.
@@ -247,7 +256,7 @@ class Sender:
                         elif not newer.may_edit:
                             continue
                     lane.started = True
-                    newer = lane.parcels.pop(parcel.key, None)
+                    newer = None if newer is None else lane.parcels.pop(parcel.key, None)
                     if newer is not None:
                         parcel.payload, parcel.priority = newer.payload, min(parcel.priority, newer.priority)
                     elif lane.called_off:
@@ -258,8 +267,8 @@ class Sender:
                         retry_after = await self.deliver(sent)
                     finally:
                         SENDING.reset(sending)
-                if retry_after is None and self.on_sent is not None:
-                    self.on_sent(sent, self.clock() - parcel.since)
+                if retry_after is None and self.on_sent is not None:  # (its grace is no delay)
+                    self.on_sent(sent, self.clock() - max(parcel.since, parcel.not_before))
             except Exception:
                 log.exception("sending to chat %s failed", lane.chat_id)
             finally:

@@ -84,6 +84,8 @@ class Runtime:
         self.chat_titles: dict[int, str] = {}
         self._time_shown: tuple[float, str] = (float("nan"), "")
         self.watchers: Watchers = Watchers()  # told of every change of a table (the Mini App's hub)
+        # (a turn's prompt to someone watching the table in the Mini App waits: bot/send/watched.py)
+        self.presenter.watching = lambda table_id, person: self.watchers.watching(table_id, person)
         self.preferences = Preferences(settings, store)
         self.escapes = Escapes(lambda: self.clock())  # (a test may set the clock)
         self.hearing = Hearing(lambda: self.clock())  # when updates did not come in (bot/updates/hearing.py)

@@ -10,3 +10,7 @@ class Watchers:
 
     def changed(self, live: LiveTable) -> None:
         """``live`` changed (the caller holds its chat's lock): called once per presented change."""
+
+    def watching(self, table_id: int, person: int) -> bool:
+        """Is ``person`` watching this table in the Mini App now (``bot/send/watched.py``)?"""
+        return False

@@ -74,6 +74,10 @@ async def test_a_page_at_the_worker_without_the_table_is_served_by_the_one_with_
     assert stream.status == 200
     first = await read_event(stream)
     assert first["table"] == table
+    beat = {"table": str(table), "visible": True, "turn": None}  # its heartbeat: the holder's to know
+    watched = await client.post(API + "watch", json=beat, headers={HEADER: init(2, table)})
+    assert watched.status == 200, await watched.text()
+    assert holder.runtime.watchers.watching(table, 2) and not other.runtime.watchers.watching(table, 2)
     answer = await post(client, 1, table, "banker", 1)  # an action, carried out by the holder
     assert answer.status == 200, await answer.text()
     assert (await answer.json())["ok"]

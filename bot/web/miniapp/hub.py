@@ -17,6 +17,7 @@ from bot.model.live_table import LiveTable
 from bot.tables.watchers import Watchers
 from bot.web.miniapp.streams import Full, StreamLimits
 from bot.web.miniapp.view import SPECTATOR, table_view, viewer_of
+from bot.web.miniapp.watching import Heartbeats
 from storage.jsontext import compact_json
 
 
@@ -52,6 +53,7 @@ class Hub(Watchers):
         self.total = 0
         self.rendered = 0  # views made for changes since start (the tests read it)
         self.zone: tzinfo = UTC  # the bot's (a closed table's 总结算 gives its times in it)
+        self.heartbeats = Heartbeats(clock)  # the visible pages (bot/web/miniapp/watching.py)
 
     def room_for(self, person: int, live: LiveTable) -> None:
         """``Full`` unless one more page of ``person`` on ``live`` may be opened now (a table's cap
@@ -101,6 +103,12 @@ class Hub(Watchers):
                 payload = made[key] = compact_json(table_view(live, key[0], page.language, now, self.zone))
             page.offer(payload)
         self.rendered += len(made)
+
+    def watching(self, table_id: int, person: int) -> bool:
+        """A fresh heartbeat of ``person``'s page of the table, and a stream of theirs open on it."""
+        if not self.heartbeats.fresh(table_id, person):
+            return False
+        return any(page.person == person for page in self.open.get(table_id, ()))
 
     def count(self) -> int:
         return self.total

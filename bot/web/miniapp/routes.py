@@ -9,7 +9,10 @@ Under one path prefix (``/miniapp/`` unless ``PAIJU_WEBAPP_URL`` names another):
                                  ``?table=<id>&ticket=<ticket>``);
 * ``POST <prefix>api/act``       a press: ``{"table", "round", "action", "arg"}``;
 * ``GET  <prefix>api/replay``    a finished round's replay (``?table=<id>&round=<no>``:
-                                 ``bot/web/miniapp/replays.py``).
+                                 ``bot/web/miniapp/replays.py``);
+* ``POST <prefix>api/watch``     a visible page's heartbeat, or its being hidden, and the turn it
+                                 shows the person as theirs: ``{"table", "visible", "turn"}``
+                                 (``bot/web/miniapp/watching.py``, ``bot/send/watched.py``).
 
 Every API request but the stream carries Telegram's signed initData in the ``X-Telegram-Init-Data``
 header, never in the URL (which proxies write to their access logs): unsigned, forged or stale
@@ -24,6 +27,7 @@ Acting goes through ``bot.tables.acting.act``: the same path as a button of the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import json
 import logging
@@ -56,6 +60,7 @@ from bot.web.miniapp.streams import (
     StreamLimits,
     Tickets,
 )
+from bot.web.miniapp.watching import HEARTBEAT
 from bot.web.refusal_log import RefusalLog
 from games.errors import RuleError
 from storage.jsontext import compact_json
@@ -69,6 +74,7 @@ KEEPALIVE = 15.0  # seconds between comments on a quiet event stream (proxies cl
 # a page gone away is noticed at the next write)
 _ACTION = re.compile(r"^[a-z_]{1,16}$", re.ASCII)
 _ARG = re.compile(r"^[0-9]{1,16}$", re.ASCII)
+WATCH_BODY = 256  # bytes of a heartbeat's body at most (it needs some 50)
 
 
 class MiniApp:
@@ -111,6 +117,7 @@ class MiniApp:
         app.router.add_get(prefix + "api/events", self.events)
         app.router.add_post(prefix + "api/act", self.act)
         app.router.add_get(prefix + replays.ROUTE, self.replay)  # 回放: a finished round
+        app.router.add_post(prefix + "api/watch", self.watch)  # a visible page: its turns told there
         app.on_startup.append(self._startup)
         app.on_shutdown.append(self._shutdown)
         app.on_cleanup.append(self._cleanup)
@@ -281,6 +288,9 @@ class MiniApp:
             return await self.stream(request, live, page)
         finally:
             self.hub.unsubscribe(page)
+            if not self.hub.watching(page.table_id, page.person):  # (its prompt in its grace goes now)
+                with contextlib.suppress(web.HTTPException):  # (no runtime: the bot is stopping)
+                    self.runtime().presenter.stopped_watching(page.table_id, page.person)
 
     async def stream(self, request: web.Request, live: LiveTable, page: Subscriber) -> web.StreamResponse:
         """The page's stream, until it goes away, stops reading, or has been open ``LIFETIME``
@@ -316,6 +326,52 @@ class MiniApp:
 
     async def replay(self, request: web.Request) -> web.StreamResponse:
         return await replays.replay(self, request)
+
+    async def watch(self, request: web.Request) -> web.StreamResponse:
+        """A heartbeat of a visible page (``visible``), or its being hidden; ``turn``: the engine's
+        timer of the turn it shows as the person's own (the turn is told there: its DM prompt in its
+        grace is not sent). Hidden, the person's DM is brought up to date at once (their prompt, if
+        it is their turn)."""
+        person = self.who(request)
+        if not self.hub.heartbeats.allowed(person.id):
+            raise self.refuse(429, "too_many", "too many heartbeats", "a flood of heartbeats", 1)
+        if request.content_length is None or request.content_length > WATCH_BODY:
+            raise self.too_big()  # (a page's fetch names its length: a chunked body is not a heartbeat)
+        raw = await request.read()  # (kept: passed on as it is to the worker holding the table)
+        try:
+            body = json.loads(raw)
+            table, visible, turn = str(body["table"]), body["visible"], body.get("turn")
+            if not isinstance(visible, bool) or not (turn is None or _is_timer(turn)):
+                raise ValueError("visible is true or false; turn a timer or null")
+        except (ValueError, KeyError, TypeError, RecursionError):
+            raise self.refuse(
+                400, "bad_request", "table, visible and turn, please", "a malformed heartbeat"
+            ) from None
+        if (passed_on := await self.held_elsewhere(request, table)) is not None:
+            return passed_on
+        live = await self.table_for(request, person, table)
+        runtime = self.runtime()
+        if visible:
+            self.hub.heartbeats.beat(live.table_id, person.id)
+            if turn is not None:
+                runtime.presenter.turn_seen(live, person.id, turn)
+        else:
+            self.hub.heartbeats.hidden(live.table_id, person.id)
+            runtime.presenter.stopped_watching(live.table_id, person.id)
+            if person.id in live.seated():  # its prompt, if it is their turn, as a new DM now
+                async with runtime.tables.lock(live.chat_id):
+                    if runtime.tables.get(live.chat_id) is live:
+                        await runtime.send_private(live, [person.id])
+        return web.json_response({"ok": True, "every": HEARTBEAT}, headers={"Cache-Control": "no-store"})
+
+    def too_big(self) -> web.HTTPException:
+        self.refusals.refused("Mini App too_big: a big heartbeat")
+        return web.HTTPRequestEntityTooLarge(
+            max_size=WATCH_BODY,
+            actual_size=WATCH_BODY + 1,
+            text=compact_json({"error": "too_big", "text": "a heartbeat is a few bytes"}),
+            content_type="application/json",
+        )
 
     async def act(self, request: web.Request) -> web.StreamResponse:
         person = self.who(request)
@@ -359,6 +415,10 @@ class MiniApp:
 
 def _is_table(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= 18  # (a table's id is a SQLite rowid)
+
+
+def _is_timer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
 
 
 def _plain(text: str) -> str:

@@ -74,6 +74,7 @@ class TableJSON(GameJSON):
     title: str
     round: int
     version: int
+    timer: int  # the engine's turn: the page acknowledges the turn it shows by it (api/watch)
     closed: bool
     me: int
     seated: bool
@@ -121,6 +122,7 @@ def table_view(live: LiveTable, viewer: int, language: str, now: float, zone: tz
         "title": t(language, f"{live.game}.title"),
         "round": core.round_no,
         "version": engine.version,
+        "timer": core.timer,
         "closed": engine.closed,
         "me": viewer,
         "seated": core.seat_of(viewer) is not None,

@@ -370,6 +370,8 @@ def test_a_showhand_game_half_in_the_mini_app_and_a_spectators_wire(two_pages, s
             if now["phase"] != "betting":
                 break
             if next(seat for seat in now["seats"] if seat["turn"])["me"]:
+                expect(app.locator("body")).to_have_attribute("data-my-turn", "1")  # (watching.js: told here)
+                expect(app.locator("#turn")).to_have_text("轮到你了")
                 if now["amount"] and not played_slider:  # an amount the buttons do not offer
                     played_slider = True
                     amount = now["amount"]

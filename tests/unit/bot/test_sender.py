@@ -634,3 +634,52 @@ def test_a_parcel_that_takes_two_requests_takes_two_places_under_the_cap():
     assert len(requests) == 4
     assert peak(requests, 1.0) <= 2, "two requests in any second, the second of each parcel counted too"
     assert requests[2] >= requests[1] + 0.4 + 1.0, "the second's place is held until its answer came"
+
+
+# -- a prompt's grace (its person watches the table in the Mini App: bot/send/watched.py) ------------
+def graced(chat_id: int, until: float) -> Parcel:
+    return Parcel(chat_id, "dm", Priority.ACT, now(), Share.KEPT, True, True, "prompt", not_before=until)
+
+
+def test_a_prompt_in_its_grace_goes_when_it_is_over_and_nothing_else_waits_for_it():
+    async def scenario():
+        telegram = Telegram(Limits())
+        telegram.sender.want(graced(PRIVATES[0], 4.0))
+        telegram.sender.want(kept(PRIVATES[0], "other", Priority.INFO))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    assert [(moment, job.key) for moment, job in telegram.sent] == [(0.0, "other"), (4.0, "dm")]
+
+
+def test_hastened_it_goes_at_once_and_withdrawn_it_never_goes():
+    async def scenario():
+        telegram = Telegram(Limits())
+        telegram.sender.want(graced(PRIVATES[0], 4.0))
+        telegram.sender.want(graced(PRIVATES[1], 4.0))
+        await at(1.0)
+        telegram.sender.hasten(PRIVATES[0], "dm")  # their page was hidden
+        assert telegram.sender.withdraw(PRIVATES[1], "dm") is not None  # their page showed the turn
+        await telegram.sender.drain()
+        return telegram, now()
+
+    telegram, end = simulate(scenario)
+    assert [(moment, job.chat_id) for moment, job in telegram.sent] == [(1.0, PRIVATES[0])]
+    assert end == 1.0, "nothing left waiting for a grace"
+
+
+def test_a_graced_prompt_wanted_while_an_edit_of_its_dm_waits_for_its_token_keeps_its_grace():
+    async def scenario():
+        telegram = Telegram(Limits(requests_per_second=1))
+        telegram.sender.want(kept(GROUPS[0], "table", Priority.COSMETIC))  # takes the second's token
+        telegram.sender.want(kept(PRIVATES[0], "dm", Priority.INFO))  # an edit: waits for the next
+        await at(0.5)
+        telegram.sender.want(graced(PRIVATES[0], 4.5))
+        await telegram.sender.drain()
+        return telegram
+
+    telegram = simulate(scenario)
+    dm = [(moment, job.payload) for moment, job in telegram.sent if job.chat_id == PRIVATES[0]]
+    assert [payload for _, payload in dm] == [None, "prompt"], "the edit as it was, then the prompt"
+    assert dm[0][0] < 2.0 and dm[1][0] >= 4.5

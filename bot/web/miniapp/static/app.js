@@ -102,6 +102,7 @@ function render() {
     : turns.length ? turns.map((seat) => seat.name).join("、") : view.in_round || revealing ? "" : say("waiting");
   if (myTurn && !wasMyTurn && tg && tg.HapticFeedback) tg.HapticFeedback.notificationOccurred("warning");
   wasMyTurn = myTurn;
+  if (typeof watchShown === "function") watchShown(myTurn); // watching.js: the banner, the turn told
   renderFeed();
   renderResults();
   renderSummary(view.summary);
