@@ -127,7 +127,10 @@ async def test_a_showhand_show_down_keeps_five_cards_a_seat_on_one_row(serving):
             page = await browser.new_page(viewport=PHONE)
             await page.goto(launch_address(base, table, "zh-hans", "dark"))
             await expect(page.locator("#replay-play")).to_be_visible()
-            while await page.locator("#turn").get_attribute("data-kind") != "showdown":
+            kinds = []
+            while (kind := await page.locator("#turn").get_attribute("data-kind")) != "showdown":
+                kinds.append(kind)
+                assert len(kinds) < 60, f"no show-down step: {kinds}"  # (never a loop without end)
                 await page.click("#replay-next")
             rows = await page.evaluate(
                 """[...document.querySelectorAll('.seat .cards')].map(row =>

@@ -250,6 +250,7 @@ function tickPause() {
 
 const cardsSeen = {}; // "table:round:person" -> how many of their cards were drawn last
 function dealtAnew(seat, row) {
+  if (!view) return row; // (a replay draws seats with no live view: nothing is turned over)
   const key = `${view.table}:${view.round}:${seat.person}`;
   const before = cardsSeen[key];
   cardsSeen[key] = (seat.cards || []).length;
