@@ -55,7 +55,7 @@ class Breath:
 
     def __init__(self, host: BreathHost, jobs: JobQueue[Any] | None) -> None:
         self.host = host
-        self.moments = TableMoments(jobs, "breath", self._over)
+        self.moments = TableMoments(jobs, "breath", host, self._over)
 
     async def holds(self, live: LiveTable) -> bool:
         """Whether the bot waits before readying anyone at this table now (between rounds, the
@@ -82,15 +82,7 @@ class Breath:
     def let_go(self, table_id: int) -> None:
         self.moments.disarm(table_id)
 
-    async def _over(self, chat_id: int, table_id: int) -> None:
+    async def _over(self, live: LiveTable) -> None:
         """The pause is over: the table is presented again, which readies those the bot readies."""
-        if not self.host.may_act():  # a worker whose lease is not sure: looked at again in a second
-            self.moments.arm(chat_id, table_id, 1.0)  # (if another owns it by then, it is not here)
-            return
-        tables = self.host.tables
-        async with tables.lock(chat_id):
-            live = tables.get(chat_id)
-            if live is None or live.table_id != table_id:
-                return
-            live.pause_until = 0.0
-            await self.host.present(live, [])
+        live.pause_until = 0.0
+        await self.host.present(live, [])

@@ -11,22 +11,35 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from apscheduler.jobstores.base import JobLookupError
 from telegram.ext import CallbackContext, JobQueue
 
-#: What a moment does when it comes: (the table's chat id, the table's id).
-Fire = Callable[[int, int], Coroutine[Any, Any, None]]
+from bot.model.live_table import LiveTable
+
+if TYPE_CHECKING:
+    from bot.tables.open_tables import Tables
+
+#: What a moment does when it comes, to its table (its chat's lock held).
+Come = Callable[[LiveTable], Coroutine[Any, Any, None]]
+
+
+class MomentsHost(Protocol):
+    """What a moment needs of the bot (``bot.tables.runtime.Runtime``)."""
+
+    tables: Tables
+    may_act: Callable[[], bool]
 
 
 class TableMoments:
     """One job per table for ``kind``; nothing is armed without a JobQueue (a bot with none)."""
 
-    def __init__(self, jobs: JobQueue[Any] | None, kind: str, fire: Fire) -> None:
+    def __init__(self, jobs: JobQueue[Any] | None, kind: str, host: MomentsHost, come: Come) -> None:
         self.jobs = jobs
         self.kind = kind
-        self.fire = fire
+        self.host = host
+        self.come = come
         self.stopped = False
 
     def name(self, table_id: int) -> str:
@@ -67,8 +80,22 @@ class TableMoments:
                 if job.name and job.name.startswith(f"{self.kind} "):
                     job.schedule_removal()
 
+    async def fire(self, chat_id: int, table_id: int) -> None:
+        """The table's moment came (a test fires it by hand): carried out on the table under its
+        chat's lock, if it is still held here; on a worker whose lease is not sure, looked at again
+        in a second (if another worker owns the table by then, it is not here)."""
+        if self.stopped:
+            return
+        if not self.host.may_act():
+            self.arm(chat_id, table_id, 1.0)
+            return
+        tables = self.host.tables
+        async with tables.lock(chat_id):
+            live = tables.get(chat_id)
+            if live is not None and live.table_id == table_id:
+                await self.come(live)
+
     async def _fired(self, context: CallbackContext[Any, Any, Any, Any]) -> None:
         assert context.job is not None
         chat_id, table_id = cast(tuple[int, int], context.job.data)
-        if not self.stopped:
-            await self.fire(chat_id, table_id)
+        await self.fire(chat_id, table_id)

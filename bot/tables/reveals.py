@@ -55,7 +55,7 @@ class Reveals:
     def __init__(self, host: RevealHost, jobs: JobQueue[Any] | None, step_seconds: float) -> None:
         self.host = host
         self.step_seconds = step_seconds
-        self.moments = TableMoments(jobs, "reveal", self.step)
+        self.moments = TableMoments(jobs, "reveal", host, self._step)
 
     def begin(self, live: LiveTable, events: list[Event]) -> None:
         """An action was presented: if it dealt the cards left of an all-in everyone answered, its
@@ -78,28 +78,25 @@ class Reveals:
 
     async def step(self, chat_id: int, table_id: int) -> None:
         """The next card (a test fires it by hand); the last one shows the results."""
-        if not self.host.may_act():  # a worker whose lease is not sure: looked at again in a second
-            self.moments.arm(chat_id, table_id, 1.0)  # (if another owns it by then, it is not here)
+        await self.moments.fire(chat_id, table_id)
+
+    async def _step(self, live: LiveTable) -> None:
+        reveal = live.reveal
+        if reveal is None:
             return
-        tables = self.host.tables
-        async with tables.lock(chat_id):
-            live = tables.get(chat_id)
-            reveal = None if live is None or live.table_id != table_id else live.reveal
-            if live is None or reveal is None:
-                return
-            now = self.host.clock()
-            late = now - reveal.began >= REVEAL_PATIENCE
-            if self._still_queued(live) and not late:
-                self.moments.arm(chat_id, table_id, self.step_seconds / 2)  # (the group's budget)
-                return
-            reveal.shown += 1  # (past a whole hand: the show-down, the face-down cards and results)
-            if reveal.shown <= FULL_HAND and not late:
-                self.moments.arm(chat_id, table_id, self.step_seconds)
-            else:
-                self.end(live)
-                live.view.ended_at = now  # the results are shown now: the pause counts from here
-                await self.host.save_between_actions(live, view=True)
-            await self.host.present(live, [])
+        now = self.host.clock()
+        late = now - reveal.began >= REVEAL_PATIENCE
+        if self._still_queued(live) and not late:
+            self.moments.arm(live.chat_id, live.table_id, self.step_seconds / 2)  # (the group's budget)
+            return
+        reveal.shown += 1  # (past a whole hand: the show-down, the face-down cards and results)
+        if reveal.shown <= FULL_HAND and not late:
+            self.moments.arm(live.chat_id, live.table_id, self.step_seconds)
+        else:
+            self.end(live)
+            live.view.ended_at = now  # the results are shown now: the pause counts from here
+            await self.host.save_between_actions(live, view=True)
+        await self.host.present(live, [])
 
     def _still_queued(self, live: LiveTable) -> bool:
         """The table message's last change has not gone to Telegram yet."""

@@ -58,7 +58,7 @@ def option_label(option: Option, language: str) -> str:
     return t(language, f"showhand.button.{option.move}", pay=coins(option.pay), total=coins(option.amount))
 
 
-def _state(live: LiveTable, player: Player, language: str) -> str:
+def seat_cards(live: LiveTable, player: Player, language: str) -> str:
     """A seat's cards as everyone sees them; a folded seat keeps its face-up cards, marked."""
     cards = "🂠 " + cards_text(player.face_up, language)
     if player.folded:
@@ -131,24 +131,30 @@ def _player_lines(live: LiveTable, language: str) -> list[str]:
             "showhand.player_line",
             n=number,
             name=name(live.name(player.person)),
-            cards=_state(live, player, language),
+            cards=seat_cards(live, player, language),
             total=coins(player.total),
         )
         lines.append(line + pointer)
     return lines
 
 
+def header(live: LiveTable, language: str) -> str:
+    """The table message's first line: the game, its number, its base and stake."""
+    engine = engine_of(live)
+    return t(
+        language,
+        "showhand.header",
+        title=t(language, "showhand.title"),
+        round=engine.game_no,
+        base=coins(engine.base),
+        stake=coins(engine.max_stake),
+    )
+
+
 def _game_lines(live: LiveTable, screen: Rendering) -> list[str]:
     engine, language = engine_of(live), screen.language
     lines = [
-        t(
-            language,
-            "showhand.header",
-            title=t(language, "showhand.title"),
-            round=engine.game_no,
-            base=coins(engine.base),
-            stake=coins(engine.max_stake),
-        ),
+        header(live, language),
         t(language, "showhand.pot", pot=coins(engine.pot), cap=coins(engine.cap or 0), card=engine.card_no),
         *_player_lines(live, language),
     ]

@@ -17,7 +17,7 @@ from bot.display.views.acted import folded_as
 from bot.display.views.app import GameJSON, SeatJSON, seat, tokens
 from bot.display.views.common import Rendering, card_text, cards_text, coins, name
 from bot.display.views.lobby import DmView
-from bot.display.views.showhand import engine_of
+from bot.display.views.showhand import engine_of, header, seat_cards
 from bot.model.live_table import LiveTable
 from bot.model.shown import Markup
 from games.showhand import BettingRoundStarted, CardsDealt, Phase, Player, ShowDown
@@ -59,34 +59,16 @@ def _as_shown(live: LiveTable, player: Player) -> Player:
     return replace(player, face_up=list(player.face_up[: live.reveal.shown - 1]))
 
 
-def _cards(live: LiveTable, player: Player, language: str) -> str:
-    """A hand as the table shows it during the game: the face-down card down, a fold marked."""
-    cards = "🂠 " + cards_text(player.face_up, language)
-    if player.folded:
-        return f"{cards} · {t(language, f'showhand.{folded_as(live.view, player.person)}')}"
-    return cards
-
-
 def reveal_text(live: LiveTable, screen: Rendering) -> str:
     engine, language = engine_of(live), screen.language
-    lines = [
-        t(
-            language,
-            "showhand.header",
-            title=t(language, "showhand.title"),
-            round=engine.game_no,
-            base=coins(engine.base),
-            stake=coins(engine.max_stake),
-        ),
-        t(language, "showhand.reveal"),
-    ]
+    lines = [header(live, language), t(language, "showhand.reveal")]
     for number, player in enumerate(engine.state.ended, 1):
         line = t(
             language,
             "showhand.player_line",
             n=number,
             name=name(live.name(player.person)),
-            cards=_cards(live, _as_shown(live, player), language),
+            cards=seat_cards(live, _as_shown(live, player), language),
             total=coins(player.total),
         )
         lines.append(line)
