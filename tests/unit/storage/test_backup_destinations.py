@@ -8,6 +8,7 @@ database, or in place of a file that is not one; the daily pruning deletes only 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -117,12 +118,16 @@ async def test_force_replaces_an_older_paiju_backup_and_nothing_else(store, db_p
     # What --force does not replace: the database a bot left (WAL mode), a -wal-less SQLite file
     # that is not Paiju's.
     left = tmp_path / "left.sqlite3"
-    with sqlite3.connect(left) as other:
+    # (each connection closed here: one the garbage collector closed later would checkpoint its WAL
+    # into the file after the test read it, and the file would seem changed by the backup)
+    with contextlib.closing(sqlite3.connect(left)) as other:
         other.execute("PRAGMA journal_mode = WAL")
         other.execute("CREATE TABLE people (id INTEGER)")
+        other.commit()
     foreign = tmp_path / "foreign.sqlite3"
-    with sqlite3.connect(foreign) as other:
+    with contextlib.closing(sqlite3.connect(foreign)) as other:
         other.execute("CREATE TABLE notes (text TEXT)")
+        other.commit()
     kept = contents(left, foreign)
     for other in (left, foreign):
         refused(storage_command("backup", str(db_path), "--to", str(other), "--force"), "not a Paiju backup")
@@ -190,9 +195,10 @@ async def test_a_restore_refuses_its_backup_a_file_beside_a_database_and_a_file_
 async def test_pruning_deletes_only_paiju_backups(store, db_path, tmp_path):
     await store.ensure_person(1, "Ming")
     old = tmp_path / "paiju-20250101T000000Z.sqlite3"  # named like an old automatic backup
-    with sqlite3.connect(old) as other:  # but a database some bot runs on (WAL mode)
+    with contextlib.closing(sqlite3.connect(old)) as other:  # but a database some bot runs on (WAL)
         other.execute("PRAGMA journal_mode = WAL")
         other.execute("CREATE TABLE people (id INTEGER)")
+        other.commit()
     kept = contents(old)
     for day in range(3):  # three daily backups beside it
         backup_database(db_path, tmp_path, NOW + timedelta(days=day))
